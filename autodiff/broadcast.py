@@ -1,0 +1,54 @@
+"""unbroadcast: the one place that sums a gradient back to an input's shape.
+
+When ``x`` of shape (3,) is added to ``y`` of shape (2, 3), NumPy broadcasts
+``x`` along a new leading axis. Each element of ``x`` was used twice, so its
+gradient is the *sum* of the two cotangent rows:
+
+    >>> g = ad.ones((2, 3))
+    >>> unbroadcast(g, x, ans).shape     # x: (3,), ans = x + y: (2, 3)
+    TensorShape([3])
+
+During a vectorized Jacobian, ``g`` also carries leading *batch* axes:
+shape ``B + ans.shape``. Those are never summed: the number of batch axes is
+``g.ndim - ans.ndim``, and only the axes after them are reduced.
+"""
+
+__all__ = ["unbroadcast", "sum_to"]
+
+
+def unbroadcast(g, x, ans):
+    """Sums cotangent ``g`` (shape ``B + ans.shape``) to shape ``B + x.shape``.
+
+    Args:
+        g: the cotangent of an op's output, possibly with batch axes in front.
+        x: the input whose gradient is wanted (a Tensor, used for its shape).
+        ans: the op's output (used for its shape).
+    """
+    x_shape, out_shape = x._value.shape, ans._value.shape
+    if x_shape == out_shape:
+        return g
+    return sum_to(g, x_shape, g._value.ndim - len(out_shape))
+
+
+def sum_to(g, shape, n_batch):
+    """Sums ``g`` (``n_batch`` batch axes, then a shape ``shape`` broadcasts to)
+    down to ``batch + shape``.
+
+    >>> sum_to(ad.ones((4, 2, 3)), (3,), n_batch=1).shape
+    TensorShape([4, 3])
+    """
+    g_shape = g._value.shape
+    inner = g_shape[n_batch:]
+    if inner == tuple(shape):
+        return g
+    n_new = len(inner) - len(shape)  # axes broadcasting added in front
+    axes = list(range(n_batch, n_batch + n_new))
+    axes += [n_batch + n_new + i for i, d in enumerate(shape)
+             if d == 1 and inner[n_new + i] != 1]
+    if not axes:
+        return g
+    summed = ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes], keepdims=True)
+    return ops.reshape(summed, g_shape[:n_batch] + tuple(shape))
+
+
+from . import ops  # noqa: E402

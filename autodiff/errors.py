@@ -1,0 +1,19 @@
+"""Error types raised by the engine, named as in ``tf.errors``.
+
+``InvalidArgumentError`` is a ValueError, so ``except ValueError`` catches it,
+as it does in TensorFlow.
+"""
+
+__all__ = ["InvalidArgumentError", "OpError"]
+
+
+class OpError(Exception):
+    """Base class for errors raised while running an op."""
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """An op received an argument it cannot use: a wrong shape, dtype or value.
+
+    The message always names the op type, e.g.
+    ``AddV2: cannot mix dtypes float32 and float64 (x: float32, y: float64)``.
+    """

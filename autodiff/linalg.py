@@ -1,0 +1,6 @@
+"""The ``ad.linalg`` namespace: matrix functions (as ``tf.linalg``)."""
+
+from .ops.creation import eye  # noqa: F401
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.matmul import matmul  # noqa: F401
+from .ops.shape import matrix_transpose  # noqa: F401

@@ -1,0 +1,5 @@
+"""The ``ad.math`` namespace: elementwise math and reductions (as ``tf.math``)."""
+
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.reduce import *  # noqa: F401,F403
+from .ops.clip import *  # noqa: F401,F403

@@ -1,0 +1,92 @@
+"""Tensors made from nothing but shapes and values: zeros, ones, fill, eye, ranges.
+
+None of these reads a watched tensor, so none is ever recorded: a gradient
+with respect to what they produce is None unless the result is watched.
+"""
+
+from .. import backend, dtypes
+from ..tensor import Tensor, convert_to_tensor
+
+__all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace", "range"]
+
+_builtin_range = range
+
+
+def _shape(shape):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    """A tensor of zeros. ``ad.zeros([2, 3])`` is float32 of shape (2, 3)."""
+    return Tensor(backend.xp.zeros(_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+
+
+def ones(shape, dtype=dtypes.float32, name=None):
+    """A tensor of ones. ``ad.ones([2])`` -> ``[1., 1.]``."""
+    return Tensor(backend.xp.ones(_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+
+
+def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TensorFlow's argument name
+    """Zeros with the shape (and by default the dtype) of ``input``."""
+    value = convert_to_tensor(input)._value
+    dt = value.dtype if dtype is None else dtypes.as_dtype(dtype)._np
+    return Tensor(backend.xp.zeros(value.shape, dtype=dt))
+
+
+def ones_like(input, dtype=None, name=None):  # noqa: A002
+    """Ones with the shape (and by default the dtype) of ``input``."""
+    value = convert_to_tensor(input)._value
+    dt = value.dtype if dtype is None else dtypes.as_dtype(dtype)._np
+    return Tensor(backend.xp.ones(value.shape, dtype=dt))
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape ``dims`` filled with ``value`` (its dtype is value's)."""
+    v = convert_to_tensor(value)._value
+    return Tensor(backend.xp.full(_shape(dims), v, dtype=v.dtype))
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    """The identity matrix, optionally repeated over ``batch_shape``.
+
+    >>> ad.eye(2).numpy()
+    array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    xp = backend.xp
+    matrix = xp.eye(int(num_rows), None if num_columns is None else int(num_columns),
+                    dtype=dtypes.as_dtype(dtype)._np)
+    if batch_shape is not None:
+        shape = _shape(batch_shape) + matrix.shape
+        matrix = xp.array(xp.broadcast_to(matrix, shape))
+    return Tensor(matrix)
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 for floats).
+
+    >>> ad.linspace(0.0, 1.0, 3).numpy()
+    array([0. , 0.5, 1. ], dtype=float32)
+    """
+    start, stop = convert_to_tensor(start), convert_to_tensor(stop, dtype_hint=start.dtype)
+    if start.dtype != stop.dtype:
+        raise ValueError(f"linspace: start is {start.dtype.name} but stop is {stop.dtype.name}")
+    dt = start._value.dtype
+    values = backend.xp.linspace(start._value, stop._value, int(num), axis=axis)
+    return Tensor(values.astype(dt))
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    """Like Python's range, as a tensor: ``ad.range(5)`` -> ``[0 1 2 3 4]`` (int32).
+
+    The dtype follows the arguments (int32 for ints, float32 if any is a float).
+    """
+    if limit is None:
+        start, limit = 0, start
+    args = [a.numpy().item() if isinstance(a, Tensor) else a for a in (start, limit, delta)]
+    inferred = dtypes.infer_dtype(args) if dtype is None else dtypes.as_dtype(dtype)
+    return Tensor(backend.xp.arange(*args, dtype=inferred._np))

@@ -1,0 +1,413 @@
+"""Elementwise math: one Primitive per op type, forward and VJP side by side.
+
+Each block reads: TensorFlow's op type, the forward on backend arrays (``xp``
+is NumPy or CuPy), one VJP rule per input, and what the tape must save.
+Rules are written with this library's own ops (``g * cos(x)``), so an
+outer tape can differentiate them again. Binary rules end in
+``unbroadcast`` because NumPy broadcasting may have stretched an input.
+"""
+
+import math as _math
+
+from .. import backend, dtypes
+from ..broadcast import unbroadcast
+from ..registry import NotDifferentiable, Primitive
+from ..tensor import Tensor, convert_to_tensor
+
+__all__ = ["add", "subtract", "multiply", "divide", "floordiv", "floormod", "negative", "pow", "maximum", "minimum", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "softplus", "erf", "abs", "sign", "round", "floor", "ceil", "cast", "where", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_not"]
+
+REALS = (-2.0, 2.0)
+POSITIVE = (0.2, 2.0)
+AWAY_FROM_ZERO = ((0.3, 2.0), "signs")   # sampled magnitudes with random signs
+
+BINARY_CASES = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (2, 3)), {}),
+                (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}), (((), (2, 3)), {})]
+
+
+def _unary(name, forward, rule, *, saves="inputs", domain=REALS, label=None, doc=None):
+    return Primitive(name, forward, (rule,) if callable(rule) else rule, saves=saves,
+                     domain=domain, label=label or (name + "({0})"), doc=doc)
+
+
+def _binary(name, forward, rules, *, saves="inputs", domain=REALS, label=None, doc=None):
+    return Primitive(name, forward, rules, saves=saves, domain=domain, cases=BINARY_CASES,
+                     label=label or (name + "({0}, {1})"), doc=doc)
+
+
+# ---- arithmetic -----------------------------------------------------------
+ADD = _binary("AddV2", lambda xp, x, y: x + y,
+              (lambda g, ans, x, y: unbroadcast(g, x, ans),
+               lambda g, ans, x, y: unbroadcast(g, y, ans)),
+              saves="shapes", label="{0} + {1}", doc="d(x + y) = dx + dy")
+SUB = _binary("Sub", lambda xp, x, y: x - y,
+              (lambda g, ans, x, y: unbroadcast(g, x, ans),
+               lambda g, ans, x, y: unbroadcast(-g, y, ans)),
+              saves="shapes", label="{0} - {1}", doc="d(x - y) = dx - dy")
+MUL = _binary("Mul", lambda xp, x, y: x * y,
+              (lambda g, ans, x, y: unbroadcast(g * y, x, ans),
+               lambda g, ans, x, y: unbroadcast(g * x, y, ans)),
+              label="{0} * {1}", doc="d(x y) = y dx + x dy")
+DIV = _binary("RealDiv", lambda xp, x, y: x / y,
+              (lambda g, ans, x, y: unbroadcast(g / y, x, ans),
+               lambda g, ans, x, y: unbroadcast(-g * x / (y * y), y, ans)),
+              domain=(REALS, AWAY_FROM_ZERO), label="{0} / {1}",
+              doc="d(x / y) = dx / y - x dy / y^2")
+
+
+def _pow_grad_y(g, ans, x, y):
+    # d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's convention)
+    safe_log = where(x > 0, log(where(x > 0, x, ones_like(x))), zeros_like(x))
+    return unbroadcast(g * ans * safe_log, y, ans)
+
+
+POW = _binary("Pow", lambda xp, x, y: xp.power(x, y),
+              (lambda g, ans, x, y: unbroadcast(g * y * pow(x, y - 1), x, ans),
+               _pow_grad_y),
+              saves="both", domain=(POSITIVE, REALS), label="{0} ** {1}",
+              doc="d(x^y) = y x^(y-1) dx + x^y log(x) dy")
+
+
+def _max_min_grads(pick_x):
+    """Maximum/Minimum send g to x where x wins or ties (TensorFlow's rule)."""
+    return (lambda g, ans, x, y: unbroadcast(where(pick_x(x, y), g, zeros_like(g)), x, ans),
+            lambda g, ans, x, y: unbroadcast(where(pick_x(x, y), zeros_like(g), g), y, ans))
+
+
+MAXIMUM = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y),
+                  _max_min_grads(lambda x, y: x >= y), doc="g flows to the larger input; ties to x")
+MINIMUM = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y),
+                  _max_min_grads(lambda x, y: x <= y), doc="g flows to the smaller input; ties to x")
+FLOORDIV = _binary("FloorDiv", lambda xp, x, y: xp.floor_divide(x, y), NotDifferentiable,
+                   domain=(REALS, AWAY_FROM_ZERO), label="{0} // {1}",
+                   doc="not differentiable (gradient None), as in TensorFlow")
+FLOORMOD = _binary("FloorMod", lambda xp, x, y: xp.mod(x, y),
+                   (lambda g, ans, x, y: unbroadcast(g, x, ans),
+                    lambda g, ans, x, y: unbroadcast(-g * floor(x / y), y, ans)),
+                   domain=(REALS, AWAY_FROM_ZERO), label="{0} % {1}",
+                   doc="d(x mod y) = dx - floor(x / y) dy")
+
+NEG = _unary("Neg", lambda xp, x: -x, lambda g, ans, x: -g, saves="shapes", label="-{0}",
+             doc="d(-x) = -dx")
+SQUARE = _unary("Square", lambda xp, x: x * x, lambda g, ans, x: g * (2 * x),
+                doc="d/dx x^2 = 2x")
+SQRT = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: g * 0.5 / ans,
+              saves="ans", domain=POSITIVE, doc="d/dx sqrt x = 1 / (2 sqrt x)")
+RSQRT = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, ans, x: g * -0.5 * ans * ans * ans,
+               saves="ans", domain=POSITIVE, doc="d/dx x^(-1/2) = -x^(-3/2) / 2")
+RECIPROCAL = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, ans, x: -g * ans * ans,
+                    saves="ans", domain=AWAY_FROM_ZERO, doc="d/dx 1/x = -1/x^2")
+EXP = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, ans, x: g * ans, saves="ans",
+             doc="d/dx e^x = e^x")
+EXPM1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda g, ans, x: g * (ans + 1), saves="ans",
+               doc="d/dx (e^x - 1) = e^x")
+LOG = _unary("Log", lambda xp, x: xp.log(x), lambda g, ans, x: g / x, domain=POSITIVE,
+             doc="d/dx log x = 1/x")
+LOG1P = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, ans, x: g / (1 + x),
+               domain=(-0.8, 2.0), doc="d/dx log(1 + x) = 1 / (1 + x)")
+
+# ---- trigonometric and friends ----------------------------------------------
+SIN = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, ans, x: g * cos(x), doc="d/dx sin x = cos x")
+COS = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, ans, x: -g * sin(x), doc="d/dx cos x = -sin x")
+TAN = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, ans, x: g * (1 + ans * ans), saves="ans",
+             domain=(-1.2, 1.2), doc="d/dx tan x = 1 + tan^2 x")
+TANH = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: g * (1 - ans * ans), saves="ans",
+              doc="d/dx tanh x = 1 - tanh^2 x")
+
+
+def _sigmoid_forward(xp, x):
+    # exp of a large |x| overflows; this form never feeds exp a positive number
+    z = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + z), z / (1 + z)).astype(x.dtype)
+
+
+SIGMOID = _unary("Sigmoid", _sigmoid_forward, lambda g, ans, x: g * ans * (1 - ans), saves="ans",
+                 doc="d/dx sigmoid x = sigmoid x (1 - sigmoid x)")
+SOFTPLUS = _unary("Softplus", lambda xp, x: xp.logaddexp(0, x).astype(x.dtype),
+                  lambda g, ans, x: g * sigmoid(x), doc="d/dx log(1 + e^x) = sigmoid x")
+ERF = _unary("Erf", lambda xp, x: backend.erf(x),
+             lambda g, ans, x: g * (2 / _math.sqrt(_math.pi)) * exp(-(x * x)),
+             doc="d/dx erf x = 2/sqrt(pi) exp(-x^2)")
+
+# ---- piecewise: TensorFlow's conventions at the kinks ---------------------------
+ABS = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, ans, x: g * sign(x), domain=AWAY_FROM_ZERO,
+             doc="d/dx |x| = sign x (0 at x = 0)")
+SIGN = _unary("Sign", lambda xp, x: xp.sign(x), lambda g, ans, x: zeros_like(g), saves="shapes",
+              domain=AWAY_FROM_ZERO, doc="d/dx sign x = 0 (a zero gradient, not None)")
+ROUND = _unary("Round", lambda xp, x: xp.round(x), NotDifferentiable, saves="shapes",
+               doc="not differentiable: the gradient is None")
+FLOOR = _unary("Floor", lambda xp, x: xp.floor(x), NotDifferentiable, saves="shapes",
+               doc="not differentiable: the gradient is None")
+CEIL = _unary("Ceil", lambda xp, x: xp.ceil(x), NotDifferentiable, saves="shapes",
+              doc="not differentiable: the gradient is None")
+
+
+# ---- dtype changes ------------------------------------------------------------
+def _cast_grad(g, ans, x):
+    if not x.dtype.is_differentiable:
+        return None
+    return cast(g, x.dtype)
+
+
+CAST = Primitive("Cast", lambda xp, x, dtype: x.astype(dtype), (_cast_grad,), saves="shapes",
+                 domain=REALS, label="Cast({0})", doc="d cast(x) = cast(dx) back to x's dtype")
+
+
+# ---- comparisons and logic (never differentiable) -------------------------------
+def _predicate(name, forward, label):
+    return Primitive(name, forward, NotDifferentiable, saves="shapes", label=label,
+                     cases=BINARY_CASES if "{1}" in label else None,
+                     doc="a boolean result: not differentiable")
+
+
+EQUAL = _predicate("Equal", lambda xp, x, y: xp.equal(x, y), "{0} == {1}")
+NOT_EQUAL = _predicate("NotEqual", lambda xp, x, y: xp.not_equal(x, y), "{0} != {1}")
+LESS = _predicate("Less", lambda xp, x, y: xp.less(x, y), "{0} < {1}")
+LESS_EQUAL = _predicate("LessEqual", lambda xp, x, y: xp.less_equal(x, y), "{0} <= {1}")
+GREATER = _predicate("Greater", lambda xp, x, y: xp.greater(x, y), "{0} > {1}")
+GREATER_EQUAL = _predicate("GreaterEqual", lambda xp, x, y: xp.greater_equal(x, y), "{0} >= {1}")
+LOGICAL_AND = _predicate("LogicalAnd", lambda xp, x, y: xp.logical_and(x, y), "{0} & {1}")
+LOGICAL_OR = _predicate("LogicalOr", lambda xp, x, y: xp.logical_or(x, y), "{0} | {1}")
+LOGICAL_NOT = _predicate("LogicalNot", lambda xp, x: xp.logical_not(x), "~{0}")
+
+
+# ---- where: choose elementwise ------------------------------------------------
+def _where_forward(xp, condition, x, y):
+    return xp.where(condition, x, y)
+
+
+WHERE = Primitive(
+    "SelectV2", _where_forward,
+    (lambda g, ans, c, x, y: None,  # the condition is not differentiable
+     lambda g, ans, c, x, y: unbroadcast(where(c, g, zeros_like(g)), x, ans),
+     lambda g, ans, c, x, y: unbroadcast(where(c, zeros_like(g), g), y, ans)),
+    dtype_args=(1, 2), label="where({0}, {1}, {2})",
+    doc="g flows to x where the condition holds, to y elsewhere")
+
+
+# ---- the public functions ---------------------------------------------------------
+def add(x, y, name=None):
+    """x + y elementwise, with broadcasting. ``ad.add(1.0, 2.0)`` -> 3.0."""
+    return ADD(x, y)
+
+
+def subtract(x, y, name=None):
+    """x - y elementwise, with broadcasting."""
+    return SUB(x, y)
+
+
+def multiply(x, y, name=None):
+    """x * y elementwise. ``ad.multiply(1, 3.0)`` is an error: int32 and float32 never mix."""
+    return MUL(x, y)
+
+
+def divide(x, y, name=None):
+    """x / y elementwise (true division; integer inputs give float64, as in TensorFlow)."""
+    x, y = _as_pair(x, y)
+    if x.dtype.is_integer and y.dtype == x.dtype:
+        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+    return DIV(x, y)
+
+
+def _as_pair(x, y):
+    if isinstance(x, Tensor) or not isinstance(y, Tensor):
+        x = convert_to_tensor(x)
+        return x, convert_to_tensor(y, dtype_hint=x.dtype) if not isinstance(y, Tensor) else y
+    return convert_to_tensor(x, dtype_hint=y.dtype), y
+
+
+def floordiv(x, y, name=None):
+    """x // y: the floor of the quotient (not differentiable)."""
+    return FLOORDIV(x, y)
+
+
+def floormod(x, y, name=None):
+    """x % y, with the sign of y (Python's convention)."""
+    return FLOORMOD(x, y)
+
+
+def negative(x, name=None):
+    """-x elementwise."""
+    return NEG(x)
+
+
+def pow(x, y, name=None):  # noqa: A001 - TensorFlow's name
+    """x ** y elementwise. ``ad.pow(2.0, 3.0)`` -> 8.0."""
+    return POW(x, y)
+
+
+def maximum(x, y, name=None):
+    """Elementwise max; the gradient at a tie goes to ``x``."""
+    return MAXIMUM(x, y)
+
+
+def minimum(x, y, name=None):
+    """Elementwise min; the gradient at a tie goes to ``x``."""
+    return MINIMUM(x, y)
+
+
+def square(x, name=None):
+    """x * x elementwise."""
+    return SQUARE(x)
+
+
+def sqrt(x, name=None):
+    """Square root elementwise."""
+    return SQRT(x)
+
+
+def rsqrt(x, name=None):
+    """1 / sqrt(x) elementwise."""
+    return RSQRT(x)
+
+
+def reciprocal(x, name=None):
+    """1 / x elementwise."""
+    return RECIPROCAL(x)
+
+
+def exp(x, name=None):
+    """e ** x elementwise."""
+    return EXP(x)
+
+
+def expm1(x, name=None):
+    """e ** x - 1, accurate for small x."""
+    return EXPM1(x)
+
+
+def log(x, name=None):
+    """Natural logarithm elementwise."""
+    return LOG(x)
+
+
+def log1p(x, name=None):
+    """log(1 + x), accurate for small x."""
+    return LOG1P(x)
+
+
+def sin(x, name=None):
+    """Sine elementwise. ``ad.sin(0.0)`` -> 0.0."""
+    return SIN(x)
+
+
+def cos(x, name=None):
+    """Cosine elementwise."""
+    return COS(x)
+
+
+def tan(x, name=None):
+    """Tangent elementwise."""
+    return TAN(x)
+
+
+def tanh(x, name=None):
+    """Hyperbolic tangent elementwise."""
+    return TANH(x)
+
+
+def sigmoid(x, name=None):
+    """1 / (1 + e^-x) elementwise, computed without overflow."""
+    return SIGMOID(x)
+
+
+def softplus(features, name=None):
+    """log(1 + e^x) elementwise, computed without overflow."""
+    return SOFTPLUS(features)
+
+
+def erf(x, name=None):
+    """The Gauss error function elementwise."""
+    return ERF(x)
+
+
+def abs(x, name=None):  # noqa: A001
+    """|x| elementwise; the gradient at 0 is 0."""
+    return ABS(x)
+
+
+def sign(x, name=None):
+    """-1, 0 or 1 elementwise; its gradient is zero (not None)."""
+    return SIGN(x)
+
+
+def round(x, name=None):  # noqa: A001
+    """Round half to even, elementwise (not differentiable: gradient None)."""
+    return ROUND(x)
+
+
+def floor(x, name=None):
+    """Largest integer not above x, elementwise (not differentiable: gradient None)."""
+    return FLOOR(x)
+
+
+def ceil(x, name=None):
+    """Smallest integer not below x, elementwise (not differentiable: gradient None)."""
+    return CEIL(x)
+
+
+def cast(x, dtype, name=None):
+    """Converts ``x`` to ``dtype``; the gradient flows back only between float types.
+
+    >>> ad.cast(ad.constant([1.7, -2.3]), ad.int32).numpy()
+    array([ 1, -2], dtype=int32)
+    """
+    dtype = dtypes.as_dtype(dtype)
+    x = convert_to_tensor(x)
+    if x._value.dtype == dtype._np:
+        return x
+    return CAST(x, dtype=dtype._np)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elementwise choice: ``x`` where ``condition`` is true, else ``y`` (broadcasting).
+
+    With only ``condition``, returns the coordinates of its true elements (int64).
+    """
+    condition = convert_to_tensor(condition)
+    if x is None and y is None:
+        coords = backend.xp.argwhere(condition._value).astype("int64")
+        return Tensor(coords)
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given, or neither")
+    if not condition.dtype.is_bool:
+        raise TypeError(f"where: condition must be bool, not {condition.dtype.name}")
+    return WHERE(condition, *_as_pair(x, y))
+
+
+def equal(x, y, name=None):
+    return EQUAL(x, y)
+
+
+def not_equal(x, y, name=None):
+    return NOT_EQUAL(x, y)
+
+
+def less(x, y, name=None):
+    return LESS(x, y)
+
+
+def less_equal(x, y, name=None):
+    return LESS_EQUAL(x, y)
+
+
+def greater(x, y, name=None):
+    return GREATER(x, y)
+
+
+def greater_equal(x, y, name=None):
+    return GREATER_EQUAL(x, y)
+
+
+def logical_and(x, y, name=None):
+    return LOGICAL_AND(x, y)
+
+
+def logical_or(x, y, name=None):
+    return LOGICAL_OR(x, y)
+
+
+def logical_not(x, name=None):
+    return LOGICAL_NOT(x)
+
+
+from .creation import ones_like, zeros_like  # noqa: E402

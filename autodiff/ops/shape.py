@@ -1,0 +1,127 @@
+"""Shape ops: reshape, transpose, broadcast, expand/squeeze, concat, stack, tile, pad, identity.
+
+These move elements around without changing them, so every VJP moves the
+cotangent back the same way (reshape back, transpose by the inverse
+permutation, sum over copies). With leading batch axes on ``g``, each rule
+keeps those axes in front and acts on the rest.
+"""
+
+from ..broadcast import unbroadcast
+from ..errors import InvalidArgumentError
+from ..registry import NotDifferentiable, Primitive
+from ..tensor import Tensor, convert_to_tensor
+
+__all__ = ["reshape", "transpose", "matrix_transpose", "broadcast_to", "identity", "expand_dims"]
+
+REALS = (-2.0, 2.0)
+
+
+def _batch(g, ans):
+    """The leading batch shape of cotangent ``g`` for an op whose output is ``ans``."""
+    return g._value.shape[:g._value.ndim - ans._value.ndim]
+
+
+def _static_shape(shape, op_type):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, int):
+        return (shape,)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise InvalidArgumentError(f"{op_type}: shape must be a list of ints, not {shape!r}") from None
+
+
+RESHAPE = Primitive("Reshape", lambda xp, x, shape: xp.reshape(x, shape),
+                    (lambda g, ans, x, shape: reshape(g, _batch(g, ans) + x._value.shape),),
+                    saves="shapes", domain=REALS, cases=[(((6,),), {"shape": (2, 3)}),
+                                                         (((2, 3),), {"shape": (3, 2)})],
+                    doc="reshape the cotangent back to the input's shape")
+
+
+def reshape(tensor, shape, name=None):
+    """Same elements, new shape; one dimension may be -1 (inferred).
+
+    >>> ad.reshape(ad.range(6), [2, -1]).shape
+    TensorShape([2, 3])
+    """
+    x = convert_to_tensor(tensor)
+    shape = _static_shape(shape, "Reshape")
+    return RESHAPE(x, shape=shape)
+
+
+def _transpose_grad(g, ans, x, perm):
+    n_batch = g._value.ndim - ans._value.ndim
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return transpose(g, list(range(n_batch)) + [n_batch + i for i in inverse])
+
+
+TRANSPOSE = Primitive("Transpose", lambda xp, x, perm: xp.transpose(x, perm), (_transpose_grad,),
+                      saves="shapes", domain=REALS,
+                      cases=[(((2, 3),), {"perm": (1, 0)}), (((2, 3, 4),), {"perm": (2, 0, 1)})],
+                      doc="transpose the cotangent by the inverse permutation")
+
+
+def transpose(a, perm=None, conjugate=False, name="transpose"):
+    """Permutes axes; by default reverses them (the matrix transpose for rank 2)."""
+    x = convert_to_tensor(a)
+    ndim = x._value.ndim
+    perm = tuple(reversed(range(ndim))) if perm is None else _static_shape(perm, "Transpose")
+    if sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)):
+        raise InvalidArgumentError(
+            f"Transpose: perm {list(perm)} is not a permutation of the {ndim} axes of shape "
+            f"{tuple(x._value.shape)}")
+    return TRANSPOSE(x, perm=tuple(p % ndim for p in perm))
+
+
+def matrix_transpose(a, name="matrix_transpose"):
+    """Swaps the last two axes (batch-friendly transpose)."""
+    x = convert_to_tensor(a)
+    ndim = x._value.ndim
+    if ndim < 2:
+        raise InvalidArgumentError(f"matrix_transpose: needs rank >= 2, got shape {tuple(x.shape)}")
+    return transpose(x, list(range(ndim - 2)) + [ndim - 1, ndim - 2])
+
+
+BROADCAST_TO = Primitive("BroadcastTo", lambda xp, x, shape: xp.broadcast_to(x, shape),
+                         (lambda g, ans, x, shape: unbroadcast(g, x, ans),),
+                         saves="shapes", domain=REALS,
+                         cases=[(((3,),), {"shape": (2, 3)}), (((2, 1),), {"shape": (2, 3)})],
+                         doc="sum the cotangent over the broadcast copies")
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    """Repeats ``input`` along new or size-1 axes to reach ``shape`` (NumPy broadcasting)."""
+    x = convert_to_tensor(input)
+    shape = _static_shape(shape, "BroadcastTo")
+    if shape == x._value.shape:
+        return x
+    return BROADCAST_TO(x, shape=shape)
+
+
+IDENTITY = Primitive("Identity", lambda xp, x: x, (lambda g, ans, x: g,), saves="shapes",
+                     domain=REALS, doc="d identity(x) = dx")
+
+
+def identity(input, name=None):  # noqa: A002
+    """Returns a tensor with the same value (a new node on the tape)."""
+    return IDENTITY(input)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    """Inserts a size-1 axis at ``axis`` (a reshape)."""
+    x = convert_to_tensor(input)
+    ndim = x._value.ndim
+    axis = int(axis)
+    if not -ndim - 1 <= axis <= ndim:
+        raise InvalidArgumentError(f"ExpandDims: axis {axis} out of range for rank {ndim}")
+    axis = axis % (ndim + 1)
+    shape = x._value.shape
+    return reshape(x, shape[:axis] + (1,) + shape[axis:])
+
+
+STOP_GRADIENT = Primitive("StopGradient", lambda xp, x: x, NotDifferentiable, saves="shapes",
+                          domain=REALS, label="stop_gradient({0})",
+                          doc="no gradient flows through (the gradient is None)")

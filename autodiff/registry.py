@@ -1,0 +1,200 @@
+"""Primitives: how an op and its derivative rules are declared and run.
+
+An op type (``Sin``, ``MatMul``) is declared once, as one ``Primitive``:
+
+    SIN = Primitive("Sin", lambda xp, x: xp.sin(x),
+                    vjp=(lambda g, ans, x: g * cos(x),),     # d/dx sin x = cos x
+                    saves="inputs", domain=REALS)
+
+- ``forward(xp, *arrays, **params)`` computes on backend arrays (``xp`` is
+  NumPy or CuPy); it never sees a Tensor.
+- ``vjp`` holds one rule per input, ``rule(g, ans, *inputs, **params)``,
+  returning that input's gradient (or None). Rules are written with this
+  library's own ops, so a tape recording during ``gradient()`` records them
+  too: that is how second derivatives come for free. A variadic op (concat,
+  einsum) gives one function returning the list of all input gradients.
+- ``g`` may carry extra *leading* batch axes (shape ``B + ans.shape``) and
+  the rule must return ``B + x.shape``: rules use negative axes, matmul on
+  the last two axes and ``unbroadcast``. That lets ``jacobian`` push a whole
+  stack of cotangents through one backward pass.
+- ``saves`` says what the tape keeps for the rules: ``"inputs"``, ``"ans"``,
+  ``"both"`` or ``"shapes"`` (only shapes and dtypes: no memory held).
+
+Calling a primitive converts its arguments, runs the forward, wraps the
+result in a Tensor and offers the op to every recording tape.
+"""
+
+import numpy as np
+
+from . import backend
+from .errors import InvalidArgumentError
+from .tensor import Tensor, Variable, _convert_python
+
+__all__ = ["Primitive", "NotDifferentiable", "REGISTRY", "get_primitive"]
+
+REGISTRY = {}  # op type -> Primitive
+
+
+class _NotDifferentiable:
+    """Marker for ``vjp=NotDifferentiable``: the gradient through the op is None."""
+
+    def __repr__(self):
+        return "NotDifferentiable"
+
+
+NotDifferentiable = _NotDifferentiable()
+
+_SAVES = ("inputs", "ans", "both", "shapes")
+
+
+class Primitive:
+    """One op type: forward computation, derivative rules and test metadata.
+
+    Args:
+        name: the TensorFlow op type, e.g. ``"AddV2"``.
+        forward: ``forward(xp, *arrays, **params) -> array`` (a tuple of arrays
+            when ``n_outputs > 1``).
+        vjp: a tuple with one rule per input, a single function for variadic
+            ops, ``NotDifferentiable``, or None (no gradient registered:
+            differentiating raises LookupError).
+        jvp: optional forward-mode rule ``jvp(tangents, ans, *inputs, **params)``.
+        saves: what a tape keeps for the rules (see the module docstring).
+        domain: the inputs' valid range for the gradient tests, e.g. ``(0.1, 3)``.
+        label: display template for tapes, e.g. ``"{0} * {1}"``.
+        dtype_args: positions of the inputs that must share one dtype
+            (default: all of them).
+        n_outputs: number of outputs.
+        batch_aware: whether the rules accept leading batch axes on ``g``.
+        cases: test cases, a list of ``(input_shapes, params)``; the default
+            depends on the arity (scalars, vectors, matrices, broadcasting).
+        doc: one line stating the derivative.
+        register: add to the global registry (False for one-off ops).
+    """
+
+    def __init__(self, name, forward, vjp=None, *, jvp=None, saves="inputs", domain=None,
+                 label=None, dtype_args=None, n_outputs=1, batch_aware=True, cases=None,
+                 doc=None, register=True):
+        if saves not in _SAVES:
+            raise ValueError(f"{name}: saves must be one of {_SAVES}, not {saves!r}")
+        self.name = name
+        self.forward = forward
+        self.vjp = vjp
+        self.jvp = jvp
+        self.saves = saves
+        self.domain = domain
+        self.label = label
+        self.dtype_args = dtype_args
+        self.n_outputs = n_outputs
+        self.batch_aware = batch_aware
+        self.cases = cases
+        self.doc = doc
+        if register:
+            if name in REGISTRY:
+                raise KeyError(f"Registering two primitives with name {name!r}")
+            REGISTRY[name] = self
+
+    @property
+    def differentiable(self):
+        return self.vjp is not None and self.vjp is not NotDifferentiable
+
+    def __repr__(self):
+        return f"<Primitive {self.name}>"
+
+    def __call__(self, *args, **params):
+        """Runs the op on tensors (or values convertible to tensors)."""
+        inputs = self._convert(args)
+        arrays = [t._value for t in inputs]
+        try:
+            out = self.forward(backend.xp, *arrays, **params)
+        except InvalidArgumentError:
+            raise
+        except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as err:
+            raise InvalidArgumentError(f"{self.name}: {err} ({_describe(inputs)})") from err
+        if self.n_outputs == 1:
+            outputs = (Tensor(out),)
+        else:
+            outputs = tuple(Tensor(o) for o in out)
+        if _tape.active:
+            _tape.record_operation(self, inputs, outputs, params)
+        return outputs[0] if self.n_outputs == 1 else outputs
+
+    def _convert(self, args):
+        """Tensors for the arguments; a bare number takes a tensor partner's dtype."""
+        hint = None
+        for a in args:
+            if isinstance(a, Tensor):
+                hint = a._value.dtype
+                break
+        inputs = []
+        for a in args:
+            if type(a) is Tensor:
+                inputs.append(a)
+            elif isinstance(a, Variable):
+                inputs.append(_tape.read_variable(a))
+            elif isinstance(a, Tensor):
+                inputs.append(a)
+            else:
+                inputs.append(Tensor(_convert_python(a, _fitting(a, hint))))
+        self._check_dtypes(inputs)
+        return inputs
+
+    def _check_dtypes(self, inputs):
+        positions = self.dtype_args
+        if positions is None:
+            if len(inputs) < 2:
+                return
+            positions = range(len(inputs))
+        first = None
+        for i in positions:
+            dtype = inputs[i]._value.dtype
+            if first is None:
+                first, first_i = dtype, i
+            elif dtype != first:
+                raise InvalidArgumentError(
+                    f"cannot compute {self.name} as input #{i}(zero-based) was expected to be "
+                    f"a {first.name} tensor but is a {dtype.name} tensor "
+                    f"(input #{first_i} is {first.name}; autodiff never casts implicitly, "
+                    f"use ad.cast) [Op:{self.name}]")
+
+
+def _fitting(value, hint):
+    """The hint dtype if the Python value converts to it losslessly, else None."""
+    if hint is None or hasattr(value, "dtype"):
+        return hint if hint is not None and hasattr(value, "dtype") and \
+            np.can_cast(value.dtype, hint, "same_kind") else None
+    kind = hint.kind
+    if isinstance(value, bool):
+        return hint if kind == "b" else None
+    if isinstance(value, int):
+        return hint
+    if isinstance(value, float):
+        return hint if kind in "fc" else _raise_lossy(value, hint)
+    if isinstance(value, complex):
+        return hint if kind == "c" else _raise_lossy(value, hint)
+    if isinstance(value, (list, tuple)):
+        try:
+            np.asarray(value).astype(hint, casting="same_kind")
+            return hint
+        except TypeError:
+            return None
+    return None
+
+
+def _raise_lossy(value, hint):
+    raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {np.dtype(hint).name}")
+
+
+def _describe(inputs):
+    return ", ".join(f"input #{i}: shape {tuple(t._value.shape)} {t._value.dtype}"
+                     for i, t in enumerate(inputs))
+
+
+def get_primitive(op_type):
+    """The registered Primitive named ``op_type``; KeyError naming it if none."""
+    try:
+        return REGISTRY[op_type]
+    except KeyError:
+        raise KeyError(f"no op type {op_type!r} is registered") from None
+
+
+from . import tape as _tape  # noqa: E402  (the tape module needs Primitive's users)

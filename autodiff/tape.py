@@ -1,0 +1,560 @@
+"""Reverse-mode automatic differentiation: the tape and the backward pass.
+
+How it works, in three steps.
+
+1. **Recording.** While a ``GradientTape`` is active, every op that reads a
+   tensor the tape *watches* is appended to the tape as a ``TapeRecord``
+   (op type, input and output ids, and what the op's derivative rule needs).
+   The op's outputs become watched too, so "watched" spreads forward:
+
+       >>> x = ad.constant(3.0)
+       >>> with ad.GradientTape() as tape:
+       ...     tape.watch(x)           # tape watches x
+       ...     y = x * x               # recorded: reads x; y is now watched
+       ...     z = ad.sin(y)           # recorded: reads y
+       >>> print(tape)
+       GradientTape: 2 records, watching x=v0
+         v1 = Mul(v0, v0)
+         v2 = Sin(v1)
+
+2. **Seeding.** ``tape.gradient(z, x)`` starts from dz/dz = 1 (ones shaped
+   like z; so a non-scalar target is summed).
+
+3. **Walking back.** The records are already in the order the ops ran, a
+   topological order, so the backward pass walks them in reverse. For each
+   record it takes the gradient arriving at its output (the *cotangent*
+   ``g``) and calls the op's VJP rule once per input, e.g. for ``Sin``:
+   ``g * cos(v1)``. Contributions are *added* into a dict keyed by tensor
+   id, never assigned: ``x * x`` sends two contributions to ``x``.
+
+Higher-order derivatives need no extra machinery. VJP rules are written
+with this library's ops, so if an outer tape is recording while an inner
+tape's ``gradient`` runs, the outer tape records the backward computation
+and can differentiate it again:
+
+    >>> with ad.GradientTape() as outer:
+    ...     outer.watch(x)
+    ...     with ad.GradientTape() as inner:
+    ...         inner.watch(x)
+    ...         y = x * x * x
+    ...     dy_dx = inner.gradient(y, x)     # 3x^2, recorded on `outer`
+    >>> outer.gradient(dy_dx, x)             # 6x = 18.0
+
+Every tape keeps its own watched set: a tensor watched only by the inner
+tape is invisible to the outer one, whose gradient for it is then None.
+"""
+
+import enum
+import warnings
+
+from . import nest
+from .tensor import ArraySpec, Tensor, Variable
+
+__all__ = ["GradientTape", "TapeRecord", "BackwardStep", "BackwardTrace",
+           "UnconnectedGradients", "AutodiffWarning"]
+
+# The recorders (tapes, forward accumulators) that are recording right now,
+# outermost first. Every op offers itself to each of them; when the list is
+# empty an op costs only its forward computation.
+active = []
+
+
+class AutodiffWarning(UserWarning):
+    """Warnings about probable mistakes (watching an integer tensor, ...)."""
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def record_operation(primitive, inputs, outputs, params):
+    """Offers an op that just ran to every recording tape (called by Primitive)."""
+    for recorder in active:
+        recorder._record(primitive, inputs, outputs, params)
+
+
+def read_variable(variable):
+    """A snapshot of ``variable`` for an op to read; watches it where asked."""
+    for recorder in active:
+        recorder._variable_read(variable)
+    return Tensor._with_id(variable._value, variable._id)
+
+
+def _spec(tensor):
+    """Shape and dtype of ``tensor``, keeping its id but not its data."""
+    return Tensor._with_id(ArraySpec(tensor._value.shape, tensor._value.dtype), tensor._id)
+
+
+class TapeRecord:
+    """One recorded op: a line of the tape (a Wengert list entry).
+
+    Attributes:
+        index: position on its tape.
+        primitive: the op's Primitive (``record.op_type`` is its name).
+        inputs, outputs: tuples of Tensors. Only what the op's VJP needs keeps
+            its data; the rest are shape-and-dtype placeholders with the same ids.
+        params: the op's non-tensor arguments (axis, perm, ...).
+    """
+
+    __slots__ = ("index", "primitive", "inputs", "outputs", "params")
+
+    def __init__(self, index, primitive, inputs, outputs, params):
+        self.index = index
+        self.primitive = primitive
+        self.inputs = inputs
+        self.outputs = outputs
+        self.params = params
+
+    @property
+    def op_type(self):
+        return self.primitive.name
+
+    @property
+    def input_ids(self):
+        return tuple(t._id for t in self.inputs)
+
+    @property
+    def output_ids(self):
+        return tuple(t._id for t in self.outputs)
+
+    @property
+    def vjp(self):
+        """The op's VJP rule(s), as declared in its Primitive."""
+        return self.primitive.vjp
+
+    def label(self, names=None):
+        """A readable form such as ``'v0 * v1'`` (names: id -> display name)."""
+        names = names or {}
+        args = [names.get(i, f"v{i}") for i in self.input_ids]
+        template = self.primitive.label
+        if template is None:
+            return f"{self.op_type}({', '.join(args)})"
+        return template.format(*args, **self.params)
+
+    def __repr__(self):
+        outs = ", ".join(f"v{i}" for i in self.output_ids)
+        ins = ", ".join(f"v{i}" for i in self.input_ids)
+        return f"<TapeRecord {self.index}: {outs} = {self.op_type}({ins})>"
+
+
+class BackwardStep:
+    """What one record did during a traced backward pass (``tape.backward_trace``).
+
+    Attributes:
+        record: the TapeRecord visited.
+        cotangents: gradient arriving at each output (None where nothing arrived).
+        contributions: ``(input_id, contribution)`` pairs, in input order;
+            contribution is None where the input gets no gradient.
+        totals: ``input_id -> accumulated gradient`` right after this step.
+    """
+
+    __slots__ = ("record", "cotangents", "contributions", "totals")
+
+    def __init__(self, record, cotangents, contributions, totals):
+        self.record = record
+        self.cotangents = cotangents
+        self.contributions = contributions
+        self.totals = totals
+
+    @property
+    def op_type(self):
+        return self.record.op_type
+
+    def __repr__(self):
+        sent = ", ".join(f"v{i}" for i, c in self.contributions if c is not None)
+        return f"<BackwardStep {self.record.op_type} #{self.record.index} -> {sent or 'nothing'}>"
+
+
+class BackwardTrace:
+    """The result of ``tape.backward_trace``.
+
+    Attributes:
+        gradients: what ``gradient`` would have returned.
+        steps: one BackwardStep per record visited, in the order visited.
+        seeds: ``{target id: starting cotangent}``.
+        source_ids: the ids of the sources, in the order given.
+    """
+
+    __slots__ = ("gradients", "steps", "seeds", "source_ids")
+
+    def __init__(self, gradients, steps, seeds, source_ids):
+        self.gradients = gradients
+        self.steps = steps
+        self.seeds = seeds
+        self.source_ids = source_ids
+
+    def __repr__(self):
+        return f"<BackwardTrace: {len(self.steps)} steps>"
+
+
+def _normalize_unconnected(value):
+    try:
+        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients) else value)
+    except ValueError:
+        raise ValueError(
+            f"Unknown value for unconnected_gradients: {value!r} "
+            f"(use ad.UnconnectedGradients.NONE / .ZERO or 'none' / 'zero')") from None
+
+
+class GradientTape:
+    """Records operations for automatic differentiation.
+
+    Args:
+        persistent: allow several ``gradient``/``jacobian`` calls (the records
+            are kept until the tape is garbage collected).
+        watch_accessed_variables: watch every trainable Variable read while
+            the tape is recording.
+
+    >>> w = ad.Variable(2.0)
+    >>> with ad.GradientTape() as tape:
+    ...     loss = w ** 2
+    >>> print(tape.gradient(loss, w))
+    ad.Tensor(4.0, shape=(), dtype=float32)
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._records = []
+        self._watched = set()        # ids of watched tensors (grows as ops run)
+        self._variables = {}         # id -> Variable, for watched_variables()
+        self._recording = False
+        self._used = False           # a non-persistent tape computes gradients once
+        self._warned_inside = False
+
+    # ---- context manager --------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape.")
+        self._push()
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._recording:
+            self._pop()
+
+    def _push(self):
+        self._recording = True
+        active.append(self)
+
+    def _pop(self):
+        self._recording = False
+        active.remove(self)
+
+    def stop_recording(self):
+        """Context manager: ops in the block are not recorded on this tape.
+
+        >>> with ad.GradientTape() as t:
+        ...     with t.stop_recording():
+        ...         y = x * x          # not on the tape
+        """
+        if not self._recording:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        return _Paused(self)
+
+    def reset(self):
+        """Forgets everything recorded and watched so far (keeps recording)."""
+        self._records = []
+        self._watched = set()
+        self._variables = {}
+
+    # ---- watching ---------------------------------------------------------
+    def watch(self, tensor):
+        """Ensures ``tensor`` (or every tensor in a nested structure) is watched.
+
+        Raises:
+            ValueError: for something that is not a Tensor or Variable.
+        """
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
+                                 "not ad.Tensor or ad.Variable.")
+            if not t.dtype.is_differentiable:
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. "
+                              f"ad.float32), got ad.{t.dtype.name}", AutodiffWarning, stacklevel=2)
+            if self._records is None:
+                raise RuntimeError("this non-persistent tape was already used by gradient()")
+            self._watched.add(t._id)
+            if isinstance(t, Variable):
+                self._variables[t._id] = t
+
+    def _watch_quietly(self, tensors):
+        """Watch without the integer-dtype warning (their gradients are None anyway)."""
+        for t in tensors:
+            self._watched.add(t._id)
+
+    def watched_variables(self):
+        """The Variables this tape watches, in the order they were created."""
+        return tuple(v for _, v in sorted(self._variables.items()))
+
+    def _variable_read(self, variable):
+        if self._watch_accessed_variables and variable._trainable \
+                and variable._id not in self._watched and variable.dtype.is_differentiable:
+            self._watched.add(variable._id)
+            self._variables[variable._id] = variable
+
+    # ---- recording --------------------------------------------------------
+    def _record(self, primitive, inputs, outputs, params):
+        watched = self._watched
+        for t in inputs:
+            if t._id in watched:
+                break
+        else:
+            return  # the op touches nothing this tape watches
+        if outputs[0]._value.dtype.kind not in "fc":
+            return  # integer and bool results carry no gradient
+        saves = primitive.saves
+        if saves == "inputs":
+            outputs = tuple(_spec(o) for o in outputs)
+        elif saves == "ans":
+            inputs = tuple(_spec(t) for t in inputs)
+        elif saves == "shapes":
+            inputs = tuple(_spec(t) for t in inputs)
+            outputs = tuple(_spec(o) for o in outputs)
+        self._records.append(TapeRecord(len(self._records), primitive, tuple(inputs), outputs, params))
+        for o in outputs:
+            watched.add(o._id)
+
+    @property
+    def records(self):
+        """The recorded ops, in execution order (a tuple of TapeRecords)."""
+        if self._records is None:
+            raise RuntimeError("this non-persistent tape's records were freed by gradient()")
+        return tuple(self._records)
+
+    def names(self):
+        """Display names for the tensors on this tape: variables by name, others v0, v1, ..."""
+        names = {}
+        for vid, var in self._variables.items():
+            names[vid] = var._name
+        for rec in self._records or ():
+            for t in rec.inputs + rec.outputs:
+                if t._id not in names:
+                    names[t._id] = f"v{sum(1 for n in names.values() if n.startswith('v'))}"
+        return names
+
+    def __str__(self):
+        if self._records is None:
+            return "GradientTape: freed (a non-persistent tape frees its records after gradient())"
+        names = self.names()
+        sources = sorted({i for r in self._records for i in r.input_ids} -
+                         {i for r in self._records for i in r.output_ids})
+        watching = ", ".join(names[i] if names[i] != f"v{i}" else names[i] for i in sources)
+        lines = [f"GradientTape: {len(self._records)} records"
+                 + (f", watching {watching}" if watching else "")]
+        for rec in self._records:
+            outs = ", ".join(names[i] for i in rec.output_ids)
+            ins = ", ".join(names[i] for i in rec.input_ids)
+            lines.append(f"  {outs} = {rec.op_type}({ins})")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        n = "freed" if self._records is None else f"{len(self._records)} records"
+        return f"<GradientTape persistent={self._persistent}: {n}>"
+
+    # ---- differentiation --------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """Computes the gradient of ``target`` with respect to ``sources``.
+
+        Args:
+            target: a Tensor or nested structure of Tensors; a non-scalar or
+                nested target is summed.
+            sources: a Tensor, Variable or nested structure of them.
+            output_gradients: the cotangent for each target (default ones).
+            unconnected_gradients: ``'none'`` (default) or ``'zero'``: what
+                to return for a source the target does not depend on.
+
+        Returns:
+            Gradients shaped like ``sources``: Tensors, or None where there is
+            no path (and for integer sources).
+
+        Raises:
+            RuntimeError: a second call on a non-persistent tape.
+            TypeError: a target of None.
+        """
+        return self._gradient(target, sources, output_gradients, unconnected_gradients, None)
+
+    def backward_trace(self, target, sources, output_gradients=None,
+                       unconnected_gradients=UnconnectedGradients.NONE):
+        """Like ``gradient``, but also returns every step of the backward pass.
+
+        Returns:
+            A BackwardTrace: ``.gradients`` (as ``gradient`` returns them) and
+            ``.steps``, one BackwardStep per record visited, in the order
+            visited, each with the cotangent that arrived and what it sent on.
+
+        >>> trace = tape.backward_trace(y, x)
+        >>> [step.op_type for step in trace.steps]
+        ['Mul']
+        """
+        trace = BackwardTrace(None, [], {}, ())
+        trace.gradients = self._gradient(target, sources, output_gradients,
+                                         unconnected_gradients, trace)
+        return trace
+
+    def _gradient(self, target, sources, output_gradients, unconnected_gradients, trace):
+        unconnected = _normalize_unconnected(unconnected_gradients)
+        if self._records is None:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute "
+                               "one set of gradients (or jacobians)")
+        if target is None:
+            raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
+                            "Variables to be differentiated, but received None.")
+        self._leave_context_for_gradient()
+        targets = nest.flatten(target)
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise ValueError(f"sources must be Tensors or Variables; got {type(s).__name__} {s!r}")
+        seeds = _seeds(targets, output_gradients)
+        source_ids = {s._id for s in flat_sources if s.dtype.is_differentiable}
+        steps = None
+        if trace is not None:
+            trace.seeds, trace.source_ids, steps = seeds, tuple(s._id for s in flat_sources), trace.steps
+        grads = backward(self._records, seeds, source_ids, trace=steps)
+        if not self._persistent:
+            self._records, self._watched, self._used = None, None, True
+        results = [_result_for(s, grads, unconnected) for s in flat_sources]
+        return nest.pack_sequence_as(sources, results)
+
+    def _leave_context_for_gradient(self):
+        """TensorFlow's rule for ``gradient`` called inside the tape's own block."""
+        if not self._recording:
+            return
+        if not self._persistent:
+            self._pop()  # a non-persistent tape stops recording: it is about to be freed
+        elif not self._warned_inside:
+            self._warned_inside = True
+            warnings.warn(
+                "Calling GradientTape.gradient on a persistent tape inside its context is "
+                "significantly less efficient than calling it outside the context (it causes "
+                "the gradient ops to be recorded on the tape, leading to increased CPU and "
+                "memory usage). Only call GradientTape.gradient inside the context if you "
+                "actually want to trace the gradient in order to compute higher order "
+                "derivatives.", AutodiffWarning, stacklevel=4)
+
+
+class _Paused:
+    """The context manager returned by ``tape.stop_recording()``."""
+
+    def __init__(self, tape):
+        self._tape = tape
+
+    def __enter__(self):
+        self._tape._pop()
+
+    def __exit__(self, *exc_info):
+        self._tape._push()
+
+
+def _seeds(targets, output_gradients):
+    """The starting cotangents: ones shaped like each target, or the user's."""
+    if output_gradients is not None:
+        output_gradients = nest.flatten(output_gradients)
+        if len(output_gradients) != len(targets):
+            raise ValueError(f"output_gradients has {len(output_gradients)} entries for "
+                             f"{len(targets)} targets")
+    seeds = {}
+    for i, t in enumerate(targets):
+        if t is None:
+            raise TypeError("a target of None cannot be differentiated")
+        if not isinstance(t, Tensor):
+            t = ops.convert_to_tensor(t)
+        if not t.dtype.is_differentiable:
+            continue  # integer targets have no gradient
+        given = None if output_gradients is None else output_gradients[i]
+        if given is None:
+            seed = ops.ones_like(t)
+        else:
+            seed = ops.convert_to_tensor(given, dtype=t.dtype)
+            if tuple(seed.shape) != tuple(t.shape):
+                raise ValueError(f"output_gradients[{i}] has shape {tuple(seed.shape)}, but "
+                                 f"target {i} has shape {tuple(t.shape)}")
+        previous = seeds.get(t._id)
+        seeds[t._id] = seed if previous is None else ops.add(previous, seed)
+    return seeds
+
+
+def _result_for(source, grads, unconnected):
+    if not source.dtype.is_differentiable:
+        warnings.warn(f"The dtype of the source tensor must be floating (e.g. ad.float32) when "
+                      f"calling GradientTape.gradient, got ad.{source.dtype.name}",
+                      AutodiffWarning, stacklevel=4)
+        return None
+    g = grads.get(source._id)
+    if g is None and unconnected is UnconnectedGradients.ZERO:
+        return ops.zeros(source._value.shape, dtype=source.dtype)
+    return g
+
+
+def backward(records, seeds, source_ids, trace=None):
+    """The reverse sweep over ``records``: returns ``{tensor id: gradient}``.
+
+    Args:
+        records: TapeRecords in execution order.
+        seeds: ``{target id: cotangent}`` to start from.
+        source_ids: ids whose gradients are wanted. Only inputs that depend on
+            a source get a VJP computed.
+        trace: a list to append one BackwardStep per record visited, or None.
+    """
+    # Forward sweep: which records read (directly or not) a source? Only those
+    # can carry gradient to a source, and only their inputs in `live` need one.
+    live = set(source_ids)
+    relevant = []
+    for rec in records:
+        for t in rec.inputs:
+            if t._id in live:
+                relevant.append(rec)
+                live.update(o._id for o in rec.outputs)
+                break
+
+    grads = dict(seeds)
+    for rec in reversed(relevant):
+        outputs = rec.outputs
+        if len(outputs) == 1:
+            g = grads.get(outputs[0]._id)
+            if g is None:
+                continue  # nothing flows back through this record
+        else:
+            gs = [grads.get(o._id) for o in outputs]
+            if all(x is None for x in gs):
+                continue
+            g = tuple(ops.zeros_like(o) if x is None else x for x, o in zip(gs, outputs))
+        contributions = _apply_vjp(rec, g, live)
+        for x, contribution in zip(rec.inputs, contributions):
+            if contribution is not None:
+                previous = grads.get(x._id)
+                grads[x._id] = contribution if previous is None else ops.add(previous, contribution)
+        if trace is not None:
+            cotangents = g if isinstance(g, tuple) else (g,)
+            trace.append(BackwardStep(
+                rec, cotangents, [(x._id, c) for x, c in zip(rec.inputs, contributions)],
+                {x._id: grads.get(x._id) for x in rec.inputs}))
+    return grads
+
+
+def _apply_vjp(rec, g, live):
+    """Calls the record's VJP rule for each input that needs a gradient."""
+    primitive, inputs = rec.primitive, rec.inputs
+    rules = primitive.vjp
+    if rules is None:
+        raise LookupError(f"No gradient defined for operation '{primitive.name}' "
+                          f"(op type: {primitive.name})")
+    if rules is NotDifferentiable:
+        return [None] * len(inputs)
+    ans = rec.outputs[0] if len(rec.outputs) == 1 else rec.outputs
+    wanted = [x._id in live and x._value.dtype.kind in "fc" for x in inputs]
+    if type(rules) is tuple:
+        return [rule(g, ans, *inputs, **rec.params) if want else None
+                for rule, want in zip(rules, wanted)]
+    all_grads = rules(g, ans, *inputs, **rec.params)
+    return [c if want else None for c, want in zip(all_grads, wanted)]
+
+
+from . import ops  # noqa: E402  (ops need the tape; the tape's backward needs ops)
+from .registry import NotDifferentiable  # noqa: E402

@@ -1,0 +1,419 @@
+"""Tensor and Variable: values, their printing, and the Python operators.
+
+A ``Tensor`` is an immutable array plus an integer **id**. Ids come from one
+counter and are never reused, so a tape can key gradients by id without the
+danger of Python's ``id()`` (which is recycled after garbage collection):
+
+    >>> a = ad.constant(1.0); b = ad.constant(1.0)
+    >>> a._id != b._id        # equal values, different tensors
+    True
+
+A ``Variable`` is mutable: ``assign`` swaps in a new array. Each time an op
+reads a variable it gets a *snapshot*: a Tensor holding the current array
+but carrying the variable's own id. Gradients of every read therefore add up
+on the variable, and a later ``assign`` cannot change what an earlier
+record saw.
+
+The operators (``x * y``, ``x[1:]``, ``x @ w``) only forward to the ops in
+``autodiff.ops``; this module computes nothing itself.
+"""
+
+import itertools
+
+import numpy as np
+
+from . import backend, dtypes
+
+__all__ = ["Tensor", "Variable", "TensorShape", "ArraySpec", "constant", "convert_to_tensor"]
+
+_next_id = itertools.count(1).__next__
+
+
+class TensorShape(tuple):
+    """A shape that compares equal to tuples and lists: ``shape == [7, 10]``."""
+
+    __slots__ = ()
+
+    def __new__(cls, dims=()):
+        return tuple.__new__(cls, (None if d is None else int(d) for d in dims))
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+    def __str__(self):
+        return tuple.__repr__(tuple(self))
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return TensorShape(item) if isinstance(key, slice) else item
+
+    @property
+    def rank(self):
+        return len(self)
+
+    def as_list(self):
+        return list(self)
+
+    def num_elements(self):
+        return int(np.prod(self, dtype=np.int64))
+
+
+class ArraySpec:
+    """Shape and dtype without data: what a tape keeps of a value its VJPs never read."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), len(shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class Tensor:
+    """An immutable n-dimensional array that tapes can record.
+
+    Create one with ``ad.constant``; ops return new Tensors.
+
+    >>> x = ad.constant([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.shape, x.dtype
+    (TensorShape([2, 2]), ad.float32)
+    >>> print(x[0, 1] * 3)
+    ad.Tensor(6.0, shape=(), dtype=float32)
+    """
+
+    __slots__ = ("_value", "_id", "__weakref__")
+    __array_priority__ = 100  # so `ndarray * tensor` calls Tensor.__rmul__
+
+    def __init__(self, value):
+        self._value = value
+        self._id = _next_id()
+
+    @classmethod
+    def _with_id(cls, value, tensor_id):
+        tensor = object.__new__(Tensor)
+        tensor._value = value
+        tensor._id = tensor_id
+        return tensor
+
+    # ---- what a tensor is -------------------------------------------------
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape)
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def id(self):
+        """The tensor's id on tapes (``v<id>`` in a tape printout)."""
+        return self._id
+
+    def numpy(self):
+        """Copies the value out as a NumPy array (a NumPy scalar for 0-d tensors).
+
+        The copy has left the library: math on it is not recorded by any tape.
+        """
+        value = self._value
+        if isinstance(value, ArraySpec):
+            raise ValueError("this tensor is a placeholder (shape and dtype only); it holds no value")
+        out = backend.to_numpy(value).copy()
+        return out[()] if out.ndim == 0 else out
+
+    def __array__(self, dtype=None, copy=None):
+        out = backend.to_numpy(self._value)
+        return out.astype(dtype) if dtype is not None else out
+
+    def get_shape(self):
+        return self.shape
+
+    def ref(self):
+        """A hashable reference to this tensor (tensors themselves are unhashable)."""
+        return _Ref(self)
+
+    # ---- printing ---------------------------------------------------------
+    def _numpy_text(self, is_repr):
+        value = self.numpy()
+        text = repr(value) if is_repr and np.ndim(value) else str(value)
+        return "\n" + text if "\n" in text else text
+
+    def __str__(self):
+        return f"ad.Tensor({self._numpy_text(False)}, shape={tuple(self.shape)}, dtype={self.dtype.name})"
+
+    def __repr__(self):
+        return f"<ad.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, numpy={self._numpy_text(True)}>"
+
+    # ---- Python protocols -------------------------------------------------
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError(f"only integer scalar tensors can be used as an index, not {self.dtype.name}")
+        return int(self._scalar("index"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def _scalar(self, what):
+        if self._value.ndim != 0 and self._value.size != 1:
+            raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")
+        return backend.to_numpy(self._value).reshape(())[()]
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Scalar tensor has no `len()`")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        return (self[i] for i in range(self._value.shape[0]))
+
+    __hash__ = None  # elementwise == makes tensors unhashable, as in TensorFlow; use .ref()
+
+    def __format__(self, spec):
+        if self._value.ndim == 0 and spec:
+            return format(self.numpy(), spec)
+        return str(self)
+
+    def __reduce__(self):
+        raise TypeError("autodiff tensors are not picklable; save arrays with .numpy() instead")
+
+    # ---- operators: each is one op in autodiff.ops ------------------------
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __floordiv__(self, other): return _ops.floordiv(self, other)
+    def __rfloordiv__(self, other): return _ops.floordiv(other, self)
+    def __mod__(self, other): return _ops.floormod(self, other)
+    def __rmod__(self, other): return _ops.floormod(other, self)
+    def __pow__(self, other): return _ops.pow(self, other)
+    def __rpow__(self, other): return _ops.pow(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __invert__(self): return _ops.logical_not(self)
+    def __and__(self, other): return _ops.logical_and(self, other)
+    def __rand__(self, other): return _ops.logical_and(other, self)
+    def __or__(self, other): return _ops.logical_or(self, other)
+    def __ror__(self, other): return _ops.logical_or(other, self)
+    def __lt__(self, other): return _ops.less(self, other)
+    def __le__(self, other): return _ops.less_equal(self, other)
+    def __gt__(self, other): return _ops.greater(self, other)
+    def __ge__(self, other): return _ops.greater_equal(self, other)
+
+    def __eq__(self, other):
+        try:
+            return _ops.equal(self, other)
+        except (TypeError, ValueError):
+            return False
+
+    def __ne__(self, other):
+        try:
+            return _ops.not_equal(self, other)
+        except (TypeError, ValueError):
+            return True
+
+    def __getitem__(self, key):
+        return _ops.slicing.getitem(self, key)
+
+
+class _Ref:
+    """Hashable handle on a tensor, compared by identity (``tensor.ref()``)."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __hash__(self):
+        return self._tensor._id
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._tensor is self._tensor
+
+
+class Variable(Tensor):
+    """A mutable tensor, typically a model parameter.
+
+    Args:
+        initial_value: anything ``ad.constant`` accepts.
+        trainable: whether tapes watch it automatically when it is read.
+        name: its name; ``.name`` adds TensorFlow's ``':0'`` suffix.
+        dtype: convert the initial value to this dtype.
+
+    >>> w = ad.Variable(3.0, name="w")
+    >>> w.name
+    'w:0'
+    >>> with ad.GradientTape() as tape:
+    ...     y = w * w                    # reading w watches it
+    >>> print(tape.gradient(y, w))
+    ad.Tensor(6.0, shape=(), dtype=float32)
+    """
+
+    __slots__ = ("_trainable", "_name")
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value._value
+        elif callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=dtype)._value
+        super().__init__(backend.xp.array(value, copy=True))
+        self._trainable = bool(trainable)
+        self._name = "Variable" if name is None else str(name)
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def name(self):
+        return f"{self._name}:0"
+
+    def read_value(self):
+        """A snapshot Tensor of the current value (tapes see this as a read)."""
+        return _tape.read_variable(self)
+
+    value = read_value
+
+    def assign(self, value, read_value=True):
+        """Replaces the value (same shape and dtype). Not differentiable."""
+        new = convert_to_tensor(value, dtype=self.dtype)._value
+        if new.shape != self._value.shape:
+            raise ValueError(
+                f"Cannot assign value of shape {tuple(new.shape)} to variable "
+                f"{self.name!r} of shape {tuple(self._value.shape)}")
+        # A fresh array, never an in-place write: earlier snapshots keep their values.
+        self._value = backend.xp.array(new, copy=True)
+        return self if read_value else None
+
+    def assign_add(self, delta, read_value=True):
+        """``self = self + delta``, outside every tape."""
+        return self.assign(self._value + convert_to_tensor(delta, dtype=self.dtype)._value, read_value)
+
+    def assign_sub(self, delta, read_value=True):
+        """``self = self - delta``, outside every tape."""
+        return self.assign(self._value - convert_to_tensor(delta, dtype=self.dtype)._value, read_value)
+
+    def __repr__(self):
+        return (f"<ad.Variable '{self.name}' shape={tuple(self.shape)} "
+                f"dtype={self.dtype.name}, numpy={self._numpy_text(True)}>")
+
+    __str__ = __repr__
+
+
+# ---- making tensors ------------------------------------------------------
+
+def _convert_python(value, dtype):
+    """Array for a Python or NumPy value, following TensorFlow's conversion rules."""
+    if dtype is None:
+        dtype = dtypes.infer_dtype(value)
+    else:
+        dtype = dtypes.as_dtype(dtype)
+        source = dtypes.infer_dtype(value)
+        kind, wanted = source._np.kind, dtype._np.kind
+        lossy = (kind in "fc" and wanted in "iub") or (kind == "c" and wanted == "f") \
+            or (kind in "iufc" and wanted == "b")
+        if lossy:
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    return backend.xp.asarray(value, dtype=dtype._np)
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Returns ``value`` as a Tensor; a Variable gives a snapshot (a *read*).
+
+    Args:
+        value: a Tensor, Variable, Python number or (nested) list, or array.
+        dtype: the required dtype; a Tensor of another dtype is an error.
+        dtype_hint: the dtype a bare Python number should take.
+
+    >>> ad.convert_to_tensor(2, dtype_hint=ad.float32).dtype
+    ad.float32
+    """
+    if isinstance(value, Tensor):
+        if isinstance(value, Variable):
+            value = _tape.read_variable(value)
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} "
+                f"for Tensor with dtype {value.dtype.name}: {value!r}")
+        return value
+    if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
+        try:
+            return Tensor(_convert_python(value, dtype_hint))
+        except TypeError:
+            pass  # the hint does not fit (2.5 for an int32 hint): use the value's own dtype
+    return Tensor(_convert_python(value, dtype))
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """Creates a constant tensor from a Python value or array.
+
+    Args:
+        value: number, (nested) list, NumPy array or Tensor.
+        dtype: element type; by default inferred (Python float -> float32,
+            int -> int32, NumPy arrays keep theirs).
+        shape: optional shape; a single value is broadcast to fill it.
+        name: ignored (kept for TensorFlow compatibility).
+
+    >>> print(ad.constant(3.0))
+    ad.Tensor(3.0, shape=(), dtype=float32)
+    >>> ad.constant(0, shape=[2, 3]).numpy()
+    array([[0, 0, 0],
+           [0, 0, 0]], dtype=int32)
+    """
+    if isinstance(value, Tensor):
+        array = value._value if dtype is None else value._value.astype(dtypes.as_dtype(dtype)._np)
+    else:
+        array = _convert_python(value, dtype)
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        if array.size == 1:
+            array = backend.xp.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size == size:
+            array = array.reshape(shape)
+        else:
+            raise TypeError(
+                f"Eager execution of ad.constant with unsupported shape: value has "
+                f"{array.size} elements, but shape {list(shape)} has {size} elements")
+    return Tensor(array)
+
+
+# Imported last: both modules need the classes above.
+from . import ops as _ops  # noqa: E402
+from . import tape as _tape  # noqa: E402
