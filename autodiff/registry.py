@@ -102,21 +102,29 @@ class Primitive:
 
     def __call__(self, *args, **params):
         """Runs the op on tensors (or values convertible to tensors)."""
-        inputs = self._convert(args)
-        arrays = [t._value for t in inputs]
+        # This is the hot path of the whole engine, hence the plain loops.
+        for a in args:
+            if type(a) is not Tensor:
+                args = self._convert(args)
+                break
+        else:
+            if len(args) > 1:
+                self._check_dtypes(args)
         try:
-            out = self.forward(backend.xp, *arrays, **params)
+            out = self.forward(backend.xp, *[a._value for a in args], **params)
         except InvalidArgumentError:
             raise
         except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as err:
-            raise InvalidArgumentError(f"{self.name}: {err} ({_describe(inputs)})") from err
+            raise InvalidArgumentError(f"{self.name}: {err} ({_describe(args)})") from err
         if self.n_outputs == 1:
-            outputs = (Tensor(out),)
-        else:
-            outputs = tuple(Tensor(o) for o in out)
+            result = Tensor(out)
+            if _tape.active:
+                _tape.record_operation(self, args, (result,), params)
+            return result
+        outputs = tuple(Tensor(o) for o in out)
         if _tape.active:
-            _tape.record_operation(self, inputs, outputs, params)
-        return outputs[0] if self.n_outputs == 1 else outputs
+            _tape.record_operation(self, args, outputs, params)
+        return outputs
 
     def _convert(self, args):
         """Tensors for the arguments; a bare number takes a tensor partner's dtype."""
@@ -134,14 +142,15 @@ class Primitive:
             elif isinstance(a, Tensor):
                 inputs.append(a)
             else:
-                inputs.append(Tensor(_convert_python(a, _fitting(a, hint))))
-        self._check_dtypes(inputs)
+                inputs.append(Tensor(_python_value(a, hint)))
+        if len(inputs) > 1:
+            self._check_dtypes(inputs)
         return inputs
 
     def _check_dtypes(self, inputs):
         positions = self.dtype_args
         if positions is None:
-            if len(inputs) < 2:
+            if len(inputs) == 2 and inputs[0]._value.dtype == inputs[1]._value.dtype:
                 return
             positions = range(len(inputs))
         first = None
@@ -155,6 +164,28 @@ class Primitive:
                     f"a {first.name} tensor but is a {dtype.name} tensor "
                     f"(input #{first_i} is {first.name}; autodiff never casts implicitly, "
                     f"use ad.cast) [Op:{self.name}]")
+
+
+_SCALAR_CACHE = {}
+
+
+def _python_value(value, hint):
+    """Backend array for a Python value, with 0-d results cached.
+
+    Loops such as ``y = y * 1.0001 + 0.1`` convert the same two numbers on
+    every step; the cache keeps that from dominating. Cached arrays are
+    never written to (tensors are immutable), so sharing them is safe.
+    """
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        key = (kind, value, hint, backend.xp)
+        array = _SCALAR_CACHE.get(key)
+        if array is None:
+            if len(_SCALAR_CACHE) > 4096:
+                _SCALAR_CACHE.clear()
+            array = _SCALAR_CACHE[key] = _convert_python(value, _fitting(value, hint))
+        return array
+    return _convert_python(value, _fitting(value, hint))
 
 
 def _fitting(value, hint):

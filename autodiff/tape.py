@@ -72,8 +72,9 @@ class UnconnectedGradients(enum.Enum):
 
 def record_operation(primitive, inputs, outputs, params):
     """Offers an op that just ran to every recording tape (called by Primitive)."""
+    input_ids = tuple([t._id for t in inputs])
     for recorder in active:
-        recorder._record(primitive, inputs, outputs, params)
+        recorder._record(primitive, inputs, outputs, params, input_ids)
 
 
 def read_variable(variable):
@@ -83,9 +84,18 @@ def read_variable(variable):
     return Tensor._with_id(variable._value, variable._id)
 
 
+# A placeholder object costs about as much memory as a small array, so values
+# up to this many bytes are kept whole. The tests set it to -1 so that a rule
+# reading a value it did not declare in ``saves`` fails on every input size.
+KEEP_VALUES_UP_TO_BYTES = 512
+
+
 def _spec(tensor):
     """Shape and dtype of ``tensor``, keeping its id but not its data."""
-    return Tensor._with_id(ArraySpec(tensor._value.shape, tensor._value.dtype), tensor._id)
+    value = tensor._value
+    if value.nbytes <= KEEP_VALUES_UP_TO_BYTES:
+        return tensor
+    return Tensor._with_id(ArraySpec(value.shape, value.dtype), tensor._id)
 
 
 class TapeRecord:
@@ -99,26 +109,20 @@ class TapeRecord:
         params: the op's non-tensor arguments (axis, perm, ...).
     """
 
-    __slots__ = ("index", "primitive", "inputs", "outputs", "params")
+    __slots__ = ("index", "primitive", "inputs", "outputs", "params", "input_ids", "output_ids")
 
-    def __init__(self, index, primitive, inputs, outputs, params):
+    def __init__(self, index, primitive, inputs, outputs, params, input_ids, output_ids):
         self.index = index
         self.primitive = primitive
         self.inputs = inputs
         self.outputs = outputs
         self.params = params
+        self.input_ids = input_ids      # tuples, so `x * x` keeps both edges
+        self.output_ids = output_ids
 
     @property
     def op_type(self):
         return self.primitive.name
-
-    @property
-    def input_ids(self):
-        return tuple(t._id for t in self.inputs)
-
-    @property
-    def output_ids(self):
-        return tuple(t._id for t in self.outputs)
 
     @property
     def vjp(self):
@@ -298,26 +302,23 @@ class GradientTape:
             self._variables[variable._id] = variable
 
     # ---- recording --------------------------------------------------------
-    def _record(self, primitive, inputs, outputs, params):
+    def _record(self, primitive, inputs, outputs, params, input_ids):
         watched = self._watched
-        for t in inputs:
-            if t._id in watched:
-                break
-        else:
+        if watched.isdisjoint(input_ids):
             return  # the op touches nothing this tape watches
         if outputs[0]._value.dtype.kind not in "fc":
             return  # integer and bool results carry no gradient
         saves = primitive.saves
-        if saves == "inputs":
-            outputs = tuple(_spec(o) for o in outputs)
-        elif saves == "ans":
-            inputs = tuple(_spec(t) for t in inputs)
-        elif saves == "shapes":
-            inputs = tuple(_spec(t) for t in inputs)
-            outputs = tuple(_spec(o) for o in outputs)
-        self._records.append(TapeRecord(len(self._records), primitive, tuple(inputs), outputs, params))
-        for o in outputs:
-            watched.add(o._id)
+        if saves != "both":
+            if saves != "ans":     # "inputs" or "shapes": the outputs' data is not needed
+                outputs = tuple([_spec(o) for o in outputs])
+            if saves != "inputs":  # "ans" or "shapes": the inputs' data is not needed
+                inputs = [_spec(t) for t in inputs]
+        output_ids = tuple([o._id for o in outputs])
+        records = self._records
+        records.append(TapeRecord(len(records), primitive, tuple(inputs), outputs, params,
+                                  input_ids, output_ids))
+        watched.update(output_ids)
 
     @property
     def records(self):
@@ -507,53 +508,64 @@ def backward(records, seeds, source_ids, trace=None):
     live = set(source_ids)
     relevant = []
     for rec in records:
-        for t in rec.inputs:
-            if t._id in live:
-                relevant.append(rec)
-                live.update(o._id for o in rec.outputs)
-                break
+        if not live.isdisjoint(rec.input_ids):
+            relevant.append(rec)
+            live.update(rec.output_ids)
 
+    # Reverse sweep: pull each record's cotangent, push it through the VJP.
     grads = dict(seeds)
     for rec in reversed(relevant):
-        outputs = rec.outputs
-        if len(outputs) == 1:
-            g = grads.get(outputs[0]._id)
-            if g is None:
-                continue  # nothing flows back through this record
-        else:
-            gs = [grads.get(o._id) for o in outputs]
-            if all(x is None for x in gs):
-                continue
-            g = tuple(ops.zeros_like(o) if x is None else x for x, o in zip(gs, outputs))
-        contributions = _apply_vjp(rec, g, live)
-        for x, contribution in zip(rec.inputs, contributions):
+        g = _cotangent_of(rec, grads, source_ids)
+        if g is None:
+            continue  # nothing flows back through this record
+        rules = rec.primitive.vjp
+        if rules is None:
+            raise LookupError(f"No gradient defined for operation '{rec.op_type}' "
+                              f"(op type: {rec.op_type})")
+        contributions = _apply_vjp(rec, rules, g, live)
+        for x_id, contribution in zip(rec.input_ids, contributions):
             if contribution is not None:
-                previous = grads.get(x._id)
-                grads[x._id] = contribution if previous is None else ops.add(previous, contribution)
+                previous = grads.get(x_id)
+                grads[x_id] = contribution if previous is None else ops.add(previous, contribution)
         if trace is not None:
-            cotangents = g if isinstance(g, tuple) else (g,)
             trace.append(BackwardStep(
-                rec, cotangents, [(x._id, c) for x, c in zip(rec.inputs, contributions)],
-                {x._id: grads.get(x._id) for x in rec.inputs}))
+                rec, g if isinstance(g, tuple) else (g,),
+                list(zip(rec.input_ids, contributions)),
+                {x_id: grads.get(x_id) for x_id in rec.input_ids}))
     return grads
 
 
-def _apply_vjp(rec, g, live):
-    """Calls the record's VJP rule for each input that needs a gradient."""
-    primitive, inputs = rec.primitive, rec.inputs
-    rules = primitive.vjp
-    if rules is None:
-        raise LookupError(f"No gradient defined for operation '{primitive.name}' "
-                          f"(op type: {primitive.name})")
+def _cotangent_of(rec, grads, source_ids):
+    """The gradient arriving at the record's output(s); None if nothing arrived.
+
+    Each tensor is the output of one record, so its entry can be dropped
+    once read, unless it is a source (its gradient is the answer).
+    """
+    output_ids = rec.output_ids
+    if len(output_ids) == 1:
+        oid = output_ids[0]
+        return grads.get(oid) if oid in source_ids else grads.pop(oid, None)
+    gs = [grads.get(oid) for oid in output_ids]
+    if all(x is None for x in gs):
+        return None
+    return tuple(ops.zeros_like(o) if x is None else x for x, o in zip(gs, rec.outputs))
+
+
+def _apply_vjp(rec, rules, g, live):
+    """Calls the record's VJP rule for each input that needs a gradient.
+
+    An input needs one when it is in ``live`` (it depends on a source); all
+    live tensors are floating point, since integer results are never recorded.
+    """
+    inputs, params = rec.inputs, rec.params
     if rules is NotDifferentiable:
         return [None] * len(inputs)
     ans = rec.outputs[0] if len(rec.outputs) == 1 else rec.outputs
-    wanted = [x._id in live and x._value.dtype.kind in "fc" for x in inputs]
     if type(rules) is tuple:
-        return [rule(g, ans, *inputs, **rec.params) if want else None
-                for rule, want in zip(rules, wanted)]
-    all_grads = rules(g, ans, *inputs, **rec.params)
-    return [c if want else None for c, want in zip(all_grads, wanted)]
+        return [rule(g, ans, *inputs, **params) if x_id in live else None
+                for rule, x_id in zip(rules, rec.input_ids)]
+    all_grads = rules(g, ans, *inputs, **params)
+    return [c if x_id in live else None for c, x_id in zip(all_grads, rec.input_ids)]
 
 
 from . import ops  # noqa: E402  (ops need the tape; the tape's backward needs ops)

@@ -74,7 +74,9 @@ class ArraySpec:
     __slots__ = ("shape", "dtype", "ndim")
 
     def __init__(self, shape, dtype):
-        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), len(shape)
+        self.shape = shape
+        self.dtype = dtype
+        self.ndim = len(shape)
 
     @property
     def size(self):
