@@ -137,14 +137,14 @@ def infer_dtype(value):
     """
     if isinstance(value, _builtin_bool):
         return bool
+    if hasattr(value, "dtype"):  # NumPy arrays and scalars (np.float64 is also a float)
+        return as_dtype(value.dtype)
     if isinstance(value, int):
         return int32 if -2**31 <= value < 2**31 else int64
     if isinstance(value, float):
         return float32
     if isinstance(value, complex):
         return complex128
-    if hasattr(value, "dtype"):
-        return as_dtype(value.dtype)
     if isinstance(value, (list, tuple)):
         if not value:
             return float32

@@ -420,7 +420,9 @@ class GradientTape:
         grads = backward(self._records, seeds, source_ids, trace=steps)
         if not self._persistent:
             self._records, self._watched, self._used = None, None, True
-        results = [_result_for(s, grads, unconnected) for s in flat_sources]
+        results = []
+        for s in flat_sources:  # a plain loop keeps the warnings' stacklevel right
+            results.append(_result_for(s, grads, unconnected))
         return nest.pack_sequence_as(sources, results)
 
     def _leave_context_for_gradient(self):

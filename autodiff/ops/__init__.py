@@ -17,3 +17,12 @@ from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
 from .nn import relu  # noqa: F401  (the tape's tests use it; ad.nn has the rest)
+
+# `from autodiff.ops import *` exports the families' public functions, never
+# the family modules themselves (ad.nn must stay the ad.nn namespace).
+import sys as _sys  # noqa: E402
+
+__all__ = ["convert_to_tensor", "relu"] + [
+    name for family in ("clip", "creation", "einsum", "elementwise", "matmul", "reduce",
+                        "shape", "slicing")
+    for name in _sys.modules[f"{__name__}.{family}"].__all__]

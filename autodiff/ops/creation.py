@@ -72,7 +72,8 @@ def linspace(start, stop, num, name=None, axis=0):
     >>> ad.linspace(0.0, 1.0, 3).numpy()
     array([0. , 0.5, 1. ], dtype=float32)
     """
-    start, stop = convert_to_tensor(start), convert_to_tensor(stop, dtype_hint=start.dtype)
+    start = convert_to_tensor(start)
+    stop = convert_to_tensor(stop, dtype_hint=start.dtype)
     if start.dtype != stop.dtype:
         raise ValueError(f"linspace: start is {start.dtype.name} but stop is {stop.dtype.name}")
     dt = start._value.dtype
