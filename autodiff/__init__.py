@@ -14,7 +14,7 @@ Where to read: ``tape.py`` (reverse mode), ``registry.py`` (how an op and its
 derivative are declared), ``ops/`` (the ops), ``tensor.py`` (values).
 """
 
-from . import errors, linalg, math, nest, nn, random  # noqa: F401
+from . import errors, linalg, math, nest, nn, random, testing  # noqa: F401
 from .backend import get_backend, set_backend, use_backend  # noqa: F401
 from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: F401
                      float64, int8, int16, int32, int64, uint8)
@@ -22,11 +22,12 @@ from .functional import gradients, gradients_function  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import convert_to_tensor  # noqa: F401
 from .registry import NotDifferentiable, Primitive  # noqa: F401
-from .tape import (AutodiffWarning, BackwardStep, BackwardTrace, GradientTape,  # noqa: F401
-                   TapeRecord, UnconnectedGradients)
+from .records import BackwardStep, BackwardTrace, TapeRecord  # noqa: F401
+from .tape import AutodiffWarning, GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import Tensor, TensorShape, Variable, constant  # noqa: F401
 from .ops.elementwise import abs, pow, round  # noqa: F401,A004  (shadow builtins, as tf does)
 from .ops.creation import range  # noqa: F401,A004
+from .ops.shape import shape  # noqa: F401  (the function; ops.shape is also a module)
 
 
 def stop_gradient(input, name=None):  # noqa: A002

@@ -118,16 +118,22 @@ class Primitive:
             raise InvalidArgumentError(f"{self.name}: {err} ({_describe(args)})") from err
         if self.n_outputs == 1:
             result = Tensor(out)
-            if _tape.active:
-                _tape.record_operation(self, args, (result,), params)
+            for recorder in _tape.active:  # usually none or one
+                recorder._record(self, args, (result,), params)
             return result
         outputs = tuple(Tensor(o) for o in out)
-        if _tape.active:
-            _tape.record_operation(self, args, outputs, params)
+        for recorder in _tape.active:
+            recorder._record(self, args, outputs, params)
         return outputs
 
     def _convert(self, args):
         """Tensors for the arguments; a bare number takes a tensor partner's dtype."""
+        if len(args) == 2:  # fast path for `tensor * 2.0`, the commonest mixed case
+            a, b = args
+            if type(a) is Tensor and type(b) in _PYTHON_SCALARS:
+                return (a, Tensor(_python_value(b, a._value.dtype)))
+            if type(b) is Tensor and type(a) in _PYTHON_SCALARS:
+                return (Tensor(_python_value(a, b._value.dtype)), b)
         hint = None
         for a in args:
             if isinstance(a, Tensor):
@@ -167,6 +173,7 @@ class Primitive:
 
 
 _SCALAR_CACHE = {}
+_PYTHON_SCALARS = (float, int, bool)
 
 
 def _python_value(value, hint):

@@ -20,8 +20,8 @@ How it works, in three steps.
 2. **Seeding.** ``tape.gradient(z, x)`` starts from dz/dz = 1 (ones shaped
    like z; so a non-scalar target is summed).
 
-3. **Walking back.** The records are already in the order the ops ran, a
-   topological order, so the backward pass walks them in reverse. For each
+3. **Walking back** (``backward.py``). The records are already in the order
+   the ops ran, a topological order, so the backward pass walks them in reverse. For each
    record it takes the gradient arriving at its output (the *cotangent*
    ``g``) and calls the op's VJP rule once per input, e.g. for ``Sin``:
    ``g * cos(v1)``. Contributions are *added* into a dict keyed by tensor
@@ -48,6 +48,7 @@ import enum
 import warnings
 
 from . import nest
+from .records import BackwardTrace, TapeRecord  # noqa: F401  (TapeRecord: public here too)
 from .tensor import ArraySpec, Tensor, Variable
 
 __all__ = ["GradientTape", "TapeRecord", "BackwardStep", "BackwardTrace",
@@ -72,9 +73,8 @@ class UnconnectedGradients(enum.Enum):
 
 def record_operation(primitive, inputs, outputs, params):
     """Offers an op that just ran to every recording tape (called by Primitive)."""
-    input_ids = tuple([t._id for t in inputs])
     for recorder in active:
-        recorder._record(primitive, inputs, outputs, params, input_ids)
+        recorder._record(primitive, inputs, outputs, params)
 
 
 def read_variable(variable):
@@ -96,102 +96,6 @@ def _spec(tensor):
     if value.nbytes <= KEEP_VALUES_UP_TO_BYTES:
         return tensor
     return Tensor._with_id(ArraySpec(value.shape, value.dtype), tensor._id)
-
-
-class TapeRecord:
-    """One recorded op: a line of the tape (a Wengert list entry).
-
-    Attributes:
-        index: position on its tape.
-        primitive: the op's Primitive (``record.op_type`` is its name).
-        inputs, outputs: tuples of Tensors. Only what the op's VJP needs keeps
-            its data; the rest are shape-and-dtype placeholders with the same ids.
-        params: the op's non-tensor arguments (axis, perm, ...).
-    """
-
-    __slots__ = ("index", "primitive", "inputs", "outputs", "params", "input_ids", "output_ids")
-
-    def __init__(self, index, primitive, inputs, outputs, params, input_ids, output_ids):
-        self.index = index
-        self.primitive = primitive
-        self.inputs = inputs
-        self.outputs = outputs
-        self.params = params
-        self.input_ids = input_ids      # tuples, so `x * x` keeps both edges
-        self.output_ids = output_ids
-
-    @property
-    def op_type(self):
-        return self.primitive.name
-
-    @property
-    def vjp(self):
-        """The op's VJP rule(s), as declared in its Primitive."""
-        return self.primitive.vjp
-
-    def label(self, names=None):
-        """A readable form such as ``'v0 * v1'`` (names: id -> display name)."""
-        names = names or {}
-        args = [names.get(i, f"v{i}") for i in self.input_ids]
-        template = self.primitive.label
-        if template is None:
-            return f"{self.op_type}({', '.join(args)})"
-        return template.format(*args, **self.params)
-
-    def __repr__(self):
-        outs = ", ".join(f"v{i}" for i in self.output_ids)
-        ins = ", ".join(f"v{i}" for i in self.input_ids)
-        return f"<TapeRecord {self.index}: {outs} = {self.op_type}({ins})>"
-
-
-class BackwardStep:
-    """What one record did during a traced backward pass (``tape.backward_trace``).
-
-    Attributes:
-        record: the TapeRecord visited.
-        cotangents: gradient arriving at each output (None where nothing arrived).
-        contributions: ``(input_id, contribution)`` pairs, in input order;
-            contribution is None where the input gets no gradient.
-        totals: ``input_id -> accumulated gradient`` right after this step.
-    """
-
-    __slots__ = ("record", "cotangents", "contributions", "totals")
-
-    def __init__(self, record, cotangents, contributions, totals):
-        self.record = record
-        self.cotangents = cotangents
-        self.contributions = contributions
-        self.totals = totals
-
-    @property
-    def op_type(self):
-        return self.record.op_type
-
-    def __repr__(self):
-        sent = ", ".join(f"v{i}" for i, c in self.contributions if c is not None)
-        return f"<BackwardStep {self.record.op_type} #{self.record.index} -> {sent or 'nothing'}>"
-
-
-class BackwardTrace:
-    """The result of ``tape.backward_trace``.
-
-    Attributes:
-        gradients: what ``gradient`` would have returned.
-        steps: one BackwardStep per record visited, in the order visited.
-        seeds: ``{target id: starting cotangent}``.
-        source_ids: the ids of the sources, in the order given.
-    """
-
-    __slots__ = ("gradients", "steps", "seeds", "source_ids")
-
-    def __init__(self, gradients, steps, seeds, source_ids):
-        self.gradients = gradients
-        self.steps = steps
-        self.seeds = seeds
-        self.source_ids = source_ids
-
-    def __repr__(self):
-        return f"<BackwardTrace: {len(self.steps)} steps>"
 
 
 def _normalize_unconnected(value):
@@ -302,8 +206,9 @@ class GradientTape:
             self._variables[variable._id] = variable
 
     # ---- recording --------------------------------------------------------
-    def _record(self, primitive, inputs, outputs, params, input_ids):
+    def _record(self, primitive, inputs, outputs, params):
         watched = self._watched
+        input_ids = tuple([t._id for t in inputs])
         if watched.isdisjoint(input_ids):
             return  # the op touches nothing this tape watches
         if outputs[0]._value.dtype.kind not in "fc":
@@ -316,8 +221,8 @@ class GradientTape:
                 inputs = [_spec(t) for t in inputs]
         output_ids = tuple([o._id for o in outputs])
         records = self._records
-        records.append(TapeRecord(len(records), primitive, tuple(inputs), outputs, params,
-                                  input_ids, output_ids))
+        records.append(tuple.__new__(TapeRecord, (len(records), primitive, tuple(inputs),
+                                                  outputs, params, input_ids, output_ids)))
         watched.update(output_ids)
 
     @property
@@ -495,80 +400,5 @@ def _result_for(source, grads, unconnected):
     return g
 
 
-def backward(records, seeds, source_ids, trace=None):
-    """The reverse sweep over ``records``: returns ``{tensor id: gradient}``.
-
-    Args:
-        records: TapeRecords in execution order.
-        seeds: ``{target id: cotangent}`` to start from.
-        source_ids: ids whose gradients are wanted. Only inputs that depend on
-            a source get a VJP computed.
-        trace: a list to append one BackwardStep per record visited, or None.
-    """
-    # Forward sweep: which records read (directly or not) a source? Only those
-    # can carry gradient to a source, and only their inputs in `live` need one.
-    live = set(source_ids)
-    relevant = []
-    for rec in records:
-        if not live.isdisjoint(rec.input_ids):
-            relevant.append(rec)
-            live.update(rec.output_ids)
-
-    # Reverse sweep: pull each record's cotangent, push it through the VJP.
-    grads = dict(seeds)
-    for rec in reversed(relevant):
-        g = _cotangent_of(rec, grads, source_ids)
-        if g is None:
-            continue  # nothing flows back through this record
-        rules = rec.primitive.vjp
-        if rules is None:
-            raise LookupError(f"No gradient defined for operation '{rec.op_type}' "
-                              f"(op type: {rec.op_type})")
-        contributions = _apply_vjp(rec, rules, g, live)
-        for x_id, contribution in zip(rec.input_ids, contributions):
-            if contribution is not None:
-                previous = grads.get(x_id)
-                grads[x_id] = contribution if previous is None else ops.add(previous, contribution)
-        if trace is not None:
-            trace.append(BackwardStep(
-                rec, g if isinstance(g, tuple) else (g,),
-                list(zip(rec.input_ids, contributions)),
-                {x_id: grads.get(x_id) for x_id in rec.input_ids}))
-    return grads
-
-
-def _cotangent_of(rec, grads, source_ids):
-    """The gradient arriving at the record's output(s); None if nothing arrived.
-
-    Each tensor is the output of one record, so its entry can be dropped
-    once read, unless it is a source (its gradient is the answer).
-    """
-    output_ids = rec.output_ids
-    if len(output_ids) == 1:
-        oid = output_ids[0]
-        return grads.get(oid) if oid in source_ids else grads.pop(oid, None)
-    gs = [grads.get(oid) for oid in output_ids]
-    if all(x is None for x in gs):
-        return None
-    return tuple(ops.zeros_like(o) if x is None else x for x, o in zip(gs, rec.outputs))
-
-
-def _apply_vjp(rec, rules, g, live):
-    """Calls the record's VJP rule for each input that needs a gradient.
-
-    An input needs one when it is in ``live`` (it depends on a source); all
-    live tensors are floating point, since integer results are never recorded.
-    """
-    inputs, params = rec.inputs, rec.params
-    if rules is NotDifferentiable:
-        return [None] * len(inputs)
-    ans = rec.outputs[0] if len(rec.outputs) == 1 else rec.outputs
-    if type(rules) is tuple:
-        return [rule(g, ans, *inputs, **params) if x_id in live else None
-                for rule, x_id in zip(rules, rec.input_ids)]
-    all_grads = rules(g, ans, *inputs, **params)
-    return [c if x_id in live else None for c, x_id in zip(all_grads, rec.input_ids)]
-
-
 from . import ops  # noqa: E402  (ops need the tape; the tape's backward needs ops)
-from .registry import NotDifferentiable  # noqa: E402
+from .backward import backward  # noqa: E402

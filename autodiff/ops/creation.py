@@ -5,6 +5,7 @@ with respect to what they produce is None unless the result is watched.
 """
 
 from .. import backend, dtypes
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor, convert_to_tensor
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace", "range"]
@@ -12,22 +13,30 @@ __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace"
 _builtin_range = range
 
 
-def _shape(shape):
+def static_shape(shape, op_type="shape"):
+    """A shape argument (int, list, tuple or int Tensor) as a tuple of ints.
+
+    Raises:
+        InvalidArgumentError: naming ``op_type`` when ``shape`` is not a list of ints.
+    """
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
     if isinstance(shape, int):
         return (shape,)
-    return tuple(int(d) for d in shape)
+    try:
+        return tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{op_type}: shape must be a list of ints, not {shape!r}") from None
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of zeros. ``ad.zeros([2, 3])`` is float32 of shape (2, 3)."""
-    return Tensor(backend.xp.zeros(_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+    return Tensor(backend.xp.zeros(static_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of ones. ``ad.ones([2])`` -> ``[1., 1.]``."""
-    return Tensor(backend.xp.ones(_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+    return Tensor(backend.xp.ones(static_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TensorFlow's argument name
@@ -47,7 +56,7 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 def fill(dims, value, name=None):
     """A tensor of shape ``dims`` filled with ``value`` (its dtype is value's)."""
     v = convert_to_tensor(value)._value
-    return Tensor(backend.xp.full(_shape(dims), v, dtype=v.dtype))
+    return Tensor(backend.xp.full(static_shape(dims), v, dtype=v.dtype))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
@@ -61,7 +70,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     matrix = xp.eye(int(num_rows), None if num_columns is None else int(num_columns),
                     dtype=dtypes.as_dtype(dtype)._np)
     if batch_shape is not None:
-        shape = _shape(batch_shape) + matrix.shape
+        shape = static_shape(batch_shape) + matrix.shape
         matrix = xp.array(xp.broadcast_to(matrix, shape))
     return Tensor(matrix)
 

@@ -142,19 +142,21 @@ CEIL = _unary("Ceil", lambda xp, x: xp.ceil(x), NotDifferentiable, saves="shapes
 
 
 # ---- dtype changes ------------------------------------------------------------
-def _cast_grad(g, ans, x):
+def _cast_grad(g, ans, x, dtype):
     if not x.dtype.is_differentiable:
         return None
     return cast(g, x.dtype)
 
 
 CAST = Primitive("Cast", lambda xp, x, dtype: x.astype(dtype), (_cast_grad,), saves="shapes",
-                 domain=REALS, label="Cast({0})", doc="d cast(x) = cast(dx) back to x's dtype")
+                 domain=REALS, label="Cast({0})",
+                 cases=[(((3,),), {"dtype": "float64"}), (((2, 3),), {"dtype": "float64"})],
+                 doc="d cast(x) = cast(dx) back to x's dtype")
 
 
 # ---- comparisons and logic (never differentiable) -------------------------------
 def _predicate(name, forward, label):
-    return Primitive(name, forward, NotDifferentiable, saves="shapes", label=label,
+    return Primitive(name, forward, NotDifferentiable, saves="shapes", label=label, domain=REALS,
                      cases=BINARY_CASES if "{1}" in label else None,
                      doc="a boolean result: not differentiable")
 
@@ -180,8 +182,17 @@ WHERE = Primitive(
     (lambda g, ans, c, x, y: None,  # the condition is not differentiable
      lambda g, ans, c, x, y: unbroadcast(where(c, g, zeros_like(g)), x, ans),
      lambda g, ans, c, x, y: unbroadcast(where(c, zeros_like(g), g), y, ans)),
-    dtype_args=(1, 2), label="where({0}, {1}, {2})",
+    dtype_args=(1, 2), label="where({0}, {1}, {2})", domain=REALS,
+    cases=[(((3,), (3,), (3,)), {}), (((2, 3), (3,), (2, 3)), {}), (((2, 3), (2, 3), ()), {})],
     doc="g flows to x where the condition holds, to y elsewhere")
+
+
+def _where_inputs(rng, shapes):
+    """A random boolean condition, then two float inputs (for the op table test)."""
+    return [rng.uniform(size=shapes[0]) > 0.5] + [rng.uniform(-2.0, 2.0, size=s) for s in shapes[1:]]
+
+
+WHERE.make_inputs = _where_inputs
 
 
 # ---- the public functions ---------------------------------------------------------
@@ -355,7 +366,7 @@ def cast(x, dtype, name=None):
     x = convert_to_tensor(x)
     if x._value.dtype == dtype._np:
         return x
-    return CAST(x, dtype=dtype._np)
+    return CAST(x, dtype=dtype.name)
 
 
 def where(condition, x=None, y=None, name=None):

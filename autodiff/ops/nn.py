@@ -4,16 +4,36 @@
 passes ``g`` where the output is positive. relu'(0) is 0. ``ReluGrad`` is
 linear in ``g``, so its own VJP is ReluGrad again: that gives relu's
 second derivative (zero almost everywhere) without a special case.
+
+The other activations write their VJPs with ordinary ops. Several read the
+op's *output* rather than its input (elu' = elu + 1 for x < 0, softmax'
+from softmax itself): the tape then saves only ``ans``. Softmax-like ops
+keep their ``axis`` as a negative number, so a cotangent with extra leading
+batch axes is reduced over the same axis. gelu and silu are compositions of
+other ops (as in TensorFlow): their gradients come from those ops.
 """
 
+import math
+
+from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import convert_to_tensor
 
-__all__ = ["relu"]
+__all__ = ["relu", "relu6", "elu", "selu", "leaky_relu", "gelu", "silu", "swish", "softmax",
+           "log_softmax", "l2_loss"]
 
 AWAY_FROM_ZERO = ((0.3, 2.0), "signs")
+REALS = (-2.0, 2.0)
 
-RELU_GRAD = Primitive("ReluGrad", lambda xp, g, ans: g * (ans > 0),
+def _relu_grad_forward(xp, g, ans):
+    # g is ans-shaped, possibly with leading batch axes; nothing else may broadcast
+    if g.shape[g.ndim - ans.ndim:] != ans.shape or g.ndim < ans.ndim:
+        raise InvalidArgumentError(f"ReluGrad: gradients of shape {tuple(g.shape)} do not end "
+                                   f"with the shape {tuple(ans.shape)} of the relu output")
+    return g * (ans > 0)
+
+
+RELU_GRAD = Primitive("ReluGrad", _relu_grad_forward,
                       (lambda gg, ans_, g, ans: relu_grad(gg, ans), lambda gg, ans_, g, ans: None),
                       saves="inputs", domain=(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
                       cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
@@ -32,3 +52,202 @@ def relu_grad(g, ans):
 def relu(features, name=None):
     """max(x, 0) elementwise. ``ad.nn.relu(ad.constant([-1.0, 2.0]))`` -> ``[0., 2.]``."""
     return RELU(convert_to_tensor(features))
+
+
+RELU6 = Primitive("Relu6", lambda xp, x: xp.clip(x, 0, 6).astype(x.dtype, copy=False),
+                  (lambda g, ans, x: where(logical_and(x > 0, x < 6), g, zeros_like(g)),),
+                  domain=((0.3, 8.0), "signs"), label="relu6({0})",
+                  doc="d/dx min(max(x, 0), 6) = 1 for 0 < x < 6, else 0")
+
+
+def relu6(features, name=None):
+    """min(max(x, 0), 6) elementwise; the gradient is 0 at 0 and at 6 (TensorFlow).
+
+    >>> ad.nn.relu6(ad.constant([-1., 3., 9.])).numpy()
+    array([0., 3., 6.], dtype=float32)
+    """
+    return RELU6(convert_to_tensor(features))
+
+
+# ---- exponential linear units: the VJP reads the output ------------------------------
+SELU_SCALE = 1.0507009873554805
+SELU_ALPHA = 1.6732632423543772
+
+
+def _elu_forward(xp, x):
+    # expm1 only of the non-positive part: the unused branch must not overflow
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+
+
+ELU = Primitive("Elu", _elu_forward,
+                (lambda g, ans, x: where(ans < 0, g * (ans + 1), g),),
+                saves="ans", domain=AWAY_FROM_ZERO, label="elu({0})",
+                doc="d/dx elu x = 1 for x > 0, e^x = elu(x) + 1 for x < 0")
+def _selu_forward(xp, x):
+    elu_x = _elu_forward(xp, x)
+    return (SELU_SCALE * xp.where(x > 0, elu_x, SELU_ALPHA * elu_x)).astype(x.dtype, copy=False)
+
+
+SELU = Primitive("Selu", _selu_forward,
+                 (lambda g, ans, x: where(ans < 0, g * (ans + SELU_SCALE * SELU_ALPHA),
+                                          g * SELU_SCALE),),
+                 saves="ans", domain=AWAY_FROM_ZERO, label="selu({0})",
+                 doc="d/dx selu x = scale for x > 0, selu(x) + scale alpha for x < 0")
+
+
+def elu(features, name=None):
+    """x for x > 0, else e^x - 1.
+
+    >>> ad.nn.elu(ad.constant([-1., 2.])).numpy()
+    array([-0.63212055,  2.        ], dtype=float32)
+    """
+    return ELU(convert_to_tensor(features))
+
+
+def selu(features, name=None):
+    """Scaled elu: ``scale * (x if x > 0 else alpha * (e^x - 1))`` with TensorFlow's constants.
+
+    >>> ad.nn.selu(ad.constant([1.])).numpy()
+    array([1.050701], dtype=float32)
+    """
+    return SELU(convert_to_tensor(features))
+
+
+LEAKY_RELU = Primitive(
+    "LeakyRelu", lambda xp, x, alpha=0.2: xp.where(x > 0, x, x * alpha).astype(x.dtype, copy=False),
+    (lambda g, ans, x, alpha=0.2: where(x > 0, g, g * alpha),),
+    domain=AWAY_FROM_ZERO, label="leaky_relu({0})",
+    cases=[(((),), {"alpha": 0.2}), (((4,),), {"alpha": 0.2}), (((2, 3),), {"alpha": 0.01})],
+    doc="d/dx leaky_relu x = 1 for x > 0, alpha for x <= 0 (alpha at 0, as TensorFlow)")
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """x for x > 0, else ``alpha * x``. At 0 the gradient is ``alpha`` (TensorFlow).
+
+    >>> ad.nn.leaky_relu(ad.constant([-1., 2.])).numpy()
+    array([-0.2,  2. ], dtype=float32)
+    """
+    return LEAKY_RELU(convert_to_tensor(features), alpha=float(alpha))
+
+
+# ---- compositions ------------------------------------------------------------------------
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit: ``x * P(X <= x)`` for a standard normal X.
+
+    Args:
+        features: a float tensor.
+        approximate: use the tanh approximation
+            ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` instead of the
+            exact ``0.5 x (1 + erf(x / sqrt 2))``.
+
+    Returns:
+        A tensor like ``features``. Not an op of its own: the gradient comes
+        from erf (or tanh), multiply and add.
+
+    >>> ad.nn.gelu(ad.constant([1.])).numpy()
+    array([0.8413447], dtype=float32)
+    """
+    x = convert_to_tensor(features)
+    if approximate:
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))
+        return 0.5 * x * (1.0 + tanh(inner))
+    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def silu(features, beta=1.0, name=None):
+    """``x * sigmoid(beta * x)`` (a composition: its gradient comes from its parts).
+
+    >>> ad.nn.silu(ad.constant([0.])).numpy()
+    array([0.], dtype=float32)
+    """
+    x = convert_to_tensor(features)
+    return x * sigmoid(x if beta == 1.0 else beta * x)
+
+
+swish = silu
+
+
+# ---- softmax: normalized over one axis ----------------------------------------------
+def _softmax_forward(xp, x, axis=-1):
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))   # shifted: exp never overflows
+    return (e / xp.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def _log_softmax_forward(xp, x, axis=-1):
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return (shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))).astype(
+        x.dtype, copy=False)
+
+
+SOFTMAX_CASES = [(((4,),), {"axis": -1}), (((2, 3),), {"axis": -1}), (((2, 3),), {"axis": -2}),
+                 (((2, 3, 2),), {"axis": -2})]
+SOFTMAX = Primitive(
+    "Softmax", _softmax_forward,
+    (lambda g, ans, x, axis=-1: ans * (g - reduce_sum(g * ans, axis=axis, keepdims=True)),),
+    saves="ans", domain=REALS, cases=SOFTMAX_CASES, label="softmax({0})",
+    doc="d softmax = s * (g - sum(g * s)) along the axis, with s = softmax(x)")
+LOG_SOFTMAX = Primitive(
+    "LogSoftmax", _log_softmax_forward,
+    (lambda g, ans, x, axis=-1: g - exp(ans) * reduce_sum(g, axis=axis, keepdims=True),),
+    saves="ans", domain=REALS, cases=SOFTMAX_CASES, label="log_softmax({0})",
+    doc="d log_softmax = g - softmax(x) * sum(g) along the axis")
+
+
+def _negative_axis(x, axis, op_type):
+    ndim = x._value.ndim
+    axis = -1 if axis is None else int(axis)
+    if ndim == 0 or not -ndim <= axis < ndim:
+        raise InvalidArgumentError(f"{op_type}: axis {axis} is out of range for logits of shape "
+                                   f"{tuple(x._value.shape)} (logits need rank >= 1)")
+    return axis - ndim if axis >= 0 else axis
+
+
+def softmax(logits, axis=None, name=None):
+    """``exp(x) / reduce_sum(exp(x), axis)``, computed without overflow.
+
+    Args:
+        logits: a float tensor of rank >= 1.
+        axis: the axis to normalize over (default -1, the last).
+
+    >>> ad.nn.softmax(ad.constant([0., 0.])).numpy()
+    array([0.5, 0.5], dtype=float32)
+    """
+    x = convert_to_tensor(logits)
+    return SOFTMAX(x, axis=_negative_axis(x, axis, "Softmax"))
+
+
+def log_softmax(logits, axis=None, name=None):
+    """``x - log(reduce_sum(exp(x), axis))``: the log of softmax, computed stably.
+
+    >>> ad.nn.log_softmax(ad.constant([0., 0.])).numpy()
+    array([-0.6931472, -0.6931472], dtype=float32)
+    """
+    x = convert_to_tensor(logits)
+    return LOG_SOFTMAX(x, axis=_negative_axis(x, axis, "LogSoftmax"))
+
+
+# ---- losses ------------------------------------------------------------------------------
+def _l2_loss_grad(g, ans, x):
+    # ans is a scalar, so g is just its batch axes: give it x's rank to scale x
+    return reshape(g, tuple(g._value.shape) + (1,) * x._value.ndim) * x
+
+
+L2_LOSS = Primitive("L2Loss", lambda xp, x: xp.asarray(xp.sum(x * x, dtype=x.dtype) / 2),
+                    (_l2_loss_grad,), domain=REALS, label="l2_loss({0})",
+                    cases=[(((),), {}), (((4,),), {}), (((2, 3),), {})],
+                    doc="d/dx sum(x^2) / 2 = x")
+
+
+def l2_loss(t, name=None):
+    """Half the sum of squares, ``sum(t ** 2) / 2`` (no square root).
+
+    >>> ad.nn.l2_loss(ad.constant([1., 2.])).numpy()
+    2.5
+    """
+    return L2_LOSS(convert_to_tensor(t))
+
+
+from .elementwise import erf, exp, logical_and, sigmoid, tanh, where  # noqa: E402
+from .creation import zeros_like  # noqa: E402
+from .reduce import reduce_sum  # noqa: E402
+from .shape import reshape  # noqa: E402

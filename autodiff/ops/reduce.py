@@ -1,17 +1,24 @@
-"""Reductions: sum, mean, max, min, prod, logsumexp over axes; cumulative sums.
+"""Reductions: sum, mean, max, min, prod, logsumexp over axes; cumulative sums; argmax.
 
 The wrappers turn ``axis`` into a sorted tuple of non-negative axes before
 the op runs, so the rules never see None or negative axes in params. Every
 reduction's VJP first puts the reduced axes back as size-1 axes
 (``_keep_dims``) and then broadcasts, which works unchanged when ``g``
 carries leading batch axes.
+
+Two are compositions rather than primitives, so their gradients (of every
+order) come from the ops they are built of: ``reduce_logsumexp`` (shift by
+the max, a constant for the gradient) and ``cumprod`` (a log-depth scan of
+multiplies, which ``reduce_prod``'s VJP uses to stay exact at zeros).
 """
 
+from .. import dtypes
 from ..errors import InvalidArgumentError
-from ..registry import Primitive
+from ..registry import NotDifferentiable, Primitive
 from ..tensor import convert_to_tensor
 
-__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min"]
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+           "reduce_logsumexp", "cumsum", "cumprod", "argmax", "argmin"]
 
 REALS = (-2.0, 2.0)
 REDUCE_CASES = [(((),), {"axis": ()}), (((4,),), {"axis": (0,)}),
@@ -31,6 +38,17 @@ def normalize_axes(axis, ndim, op_type):
             raise InvalidArgumentError(
                 f"{op_type}: axis {a} is out of range for a tensor of rank {ndim}")
     return tuple(sorted({a % ndim if ndim else 0 for a in axes}))
+
+
+def normalize_axis(axis, ndim, op_type):
+    """One axis in ``[-ndim, ndim)`` as a non-negative int."""
+    if hasattr(axis, "numpy"):
+        axis = axis.numpy()
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise InvalidArgumentError(f"{op_type}: axis {axis} is out of range [{-ndim}, {ndim}) "
+                                   f"for a tensor of rank {ndim}")
+    return axis % ndim
 
 
 def _keep_dims(g, x, ans, axis):
@@ -111,5 +129,166 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce(MIN, input_tensor, axis, keepdims)
 
 
-from .elementwise import cast, equal  # noqa: E402
-from .shape import broadcast_to, reshape  # noqa: E402
+# ---- product: the VJP multiplies the products of all *other* elements -------------
+def _product_of_others(x, axis):
+    """For each element, the product of the other elements on ``axis``, exactly.
+
+    ``prod / x_i`` fails where ``x_i = 0``. Instead the reduced axes go last,
+    flattened into one, and the running products from the left and from the
+    right (each excluding the element itself) are multiplied, as TensorFlow's
+    ``_ProdGrad`` does.
+    """
+    shape = x._value.shape
+    kept = [i for i in range(len(shape)) if i not in axis]
+    perm = kept + list(axis)
+    t = transpose(x, perm)
+    t = reshape(t, tuple(shape[i] for i in kept) + (_size(x, axis),))
+    others = cumprod(t, axis=-1, exclusive=True) * cumprod(t, axis=-1, exclusive=True, reverse=True)
+    others = reshape(others, tuple(shape[i] for i in perm))
+    inverse = [perm.index(i) for i in range(len(perm))]
+    return transpose(others, inverse)
+
+
+PROD = Primitive("Prod", lambda xp, x, axis, keepdims=False: xp.prod(x, axis=axis, keepdims=keepdims,
+                                                                    dtype=x.dtype),
+                 (lambda g, ans, x, axis, keepdims=False:
+                  _spread(g, x, ans, axis) * _product_of_others(x, axis),),
+                 saves="inputs", domain=REALS, cases=REDUCE_CASES,
+                 doc="d/dx_i prod(x) = the product of the other elements (exact at zeros)")
+
+
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Product over ``axis`` (all axes by default); its gradient is exact even at zeros.
+
+    >>> ad.reduce_prod(ad.constant([[1., 2.], [3., 4.]]), axis=1).numpy()
+    array([ 2., 12.], dtype=float32)
+    """
+    return _reduce(PROD, input_tensor, axis, keepdims)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) over ``axis``, without overflow; its gradient is softmax(x).
+
+    >>> ad.reduce_logsumexp(ad.constant([1000.0, 1000.0])).numpy()
+    1000.6931
+    """
+    x = convert_to_tensor(input_tensor)
+    axes = normalize_axes(axis, x._value.ndim, "reduce_logsumexp")
+    # Subtracting the max keeps exp from overflowing. The shift cancels out of
+    # the result, so it is held constant (and replaced by 0 where infinite).
+    raw_max = reduce_max(x, axes, keepdims=True)
+    shift = STOP_GRADIENT(where(abs(raw_max) < float("inf"), raw_max, zeros_like(raw_max)))
+    result = log(reduce_sum(exp(x - shift), axes, keepdims=keepdims))
+    return result + (shift if keepdims else reshape(shift, result._value.shape))
+
+
+# ---- cumulative sums and products --------------------------------------------------
+def _cumsum_forward(xp, x, axis, exclusive=False, reverse=False):
+    if not 0 <= axis < x.ndim:   # NumPy would flatten a scalar instead
+        raise InvalidArgumentError(f"Cumsum: axis {axis} is out of range for shape {x.shape}")
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:   # shift by one place: each sum leaves out its own element
+        before, after = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+        before[axis], after[axis] = slice(0, max(x.shape[axis] - 1, 0)), slice(1, None)
+        shifted = xp.zeros_like(out)
+        shifted[tuple(after)] = out[tuple(before)]
+        out = shifted
+    return xp.flip(out, axis) if reverse else out
+
+
+CUMSUM = Primitive("Cumsum", _cumsum_forward,
+                   (lambda g, ans, x, axis, exclusive=False, reverse=False:
+                    cumsum(g, axis - x._value.ndim, exclusive=exclusive, reverse=not reverse),),
+                   saves="shapes", domain=REALS,
+                   cases=[(((4,),), {"axis": 0}), (((2, 3),), {"axis": 1, "exclusive": True}),
+                          (((3, 2),), {"axis": 0, "reverse": True}),
+                          (((2, 3),), {"axis": 1, "exclusive": True, "reverse": True})],
+                   doc="d cumsum(x) = cumsum(dx): g is summed the other way along the axis")
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running sums along ``axis``; ``exclusive`` leaves each element out of its own sum.
+
+    >>> ad.cumsum(ad.constant([1, 2, 3]), exclusive=True).numpy()
+    array([0, 1, 3], dtype=int32)
+    """
+    x = convert_to_tensor(x)
+    return CUMSUM(x, axis=normalize_axis(axis, x._value.ndim, "Cumsum"), exclusive=bool(exclusive),
+                  reverse=bool(reverse))
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running products along ``axis``, as a log-depth scan of multiplies.
+
+    Step k multiplies each element by the one ``2**k`` places before it (1
+    past the start), so ``ceil(log2 n)`` steps cover every prefix. Being made
+    of Mul, Pad and StridedSlice, it has exact gradients of every order, also
+    where ``x`` has zeros.
+
+    >>> ad.cumprod(ad.constant([1., 2., 3., 4.])).numpy()
+    array([ 1.,  2.,  6., 24.], dtype=float32)
+    """
+    x = convert_to_tensor(x)
+    axis = normalize_axis(axis, x._value.ndim, "Cumprod")
+    n = x._value.shape[axis]
+    if n == 0:
+        return x
+    if reverse:
+        x = slice_along(x, axis, None, None, -1)
+    if exclusive:
+        x = _shift(x, axis, 1)
+    step = 1
+    while step < n:
+        x = x * _shift(x, axis, step)
+        step *= 2
+    return slice_along(x, axis, None, None, -1) if reverse else x
+
+
+def _shift(x, axis, k):
+    """``x`` moved ``k`` places along ``axis``, ones filling in at the start."""
+    n = x._value.shape[axis]
+    widths = [(0, 0)] * x._value.ndim
+    widths[axis] = (k, 0)
+    return pad(slice_along(x, axis, 0, n - k), widths, constant_values=1)
+
+
+# ---- argmax and argmin: integer results, never differentiable ------------------------
+ARG_CASES = [(((4,),), {"axis": 0, "output_type": "int64"}),
+             (((2, 3),), {"axis": 1, "output_type": "int32"})]
+ARGMAX = Primitive("ArgMax", lambda xp, x, axis, output_type: xp.argmax(x, axis=axis).astype(output_type),
+                   NotDifferentiable, saves="shapes", domain=REALS, cases=ARG_CASES,
+                   doc="an integer index: not differentiable (the gradient is None)")
+ARGMIN = Primitive("ArgMin", lambda xp, x, axis, output_type: xp.argmin(x, axis=axis).astype(output_type),
+                   NotDifferentiable, saves="shapes", domain=REALS, cases=ARG_CASES,
+                   doc="an integer index: not differentiable (the gradient is None)")
+
+
+def _arg(primitive, input, axis, output_type):  # noqa: A002
+    x = convert_to_tensor(input)
+    output_type = dtypes.as_dtype(output_type)
+    if output_type.name not in ("int32", "int64", "int16", "uint16"):
+        raise TypeError(f"{primitive.name}: output_type must be int32 or int64, not {output_type.name}")
+    axis = normalize_axis(0 if axis is None else axis, x._value.ndim, primitive.name)
+    return primitive(x, axis=axis, output_type=output_type.name)
+
+
+def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+    """Index of the largest value along ``axis`` (default 0); the first one on ties.
+
+    >>> ad.argmax(ad.constant([[1., 5.], [7., 2.]]), axis=1).numpy()
+    array([1, 0])
+    """
+    return _arg(ARGMAX, input, axis, output_type)
+
+
+def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+    """Index of the smallest value along ``axis`` (default 0); the first one on ties."""
+    return _arg(ARGMIN, input, axis, output_type)
+
+
+from .elementwise import abs, cast, equal, exp, log, where  # noqa: E402,A004
+from .creation import zeros_like  # noqa: E402
+from .shape import STOP_GRADIENT, broadcast_to, pad, reshape, transpose  # noqa: E402
+from .slicing import slice_along  # noqa: E402

@@ -1,17 +1,25 @@
-"""Shape ops: reshape, transpose, broadcast, expand/squeeze, concat, stack, tile, pad, identity.
+"""Shape ops: reshape, transpose, broadcast, expand/squeeze, tile, identity; size and shape.
 
 These move elements around without changing them, so every VJP moves the
 cotangent back the same way (reshape back, transpose by the inverse
-permutation, sum over copies). With leading batch axes on ``g``, each rule
-keeps those axes in front and acts on the rest.
+permutation, sum over the copies). With leading batch axes on ``g``, each
+rule keeps those axes in front and acts on the rest.
+
+``size`` and ``shape`` read the static shape and are never recorded.
+``shape`` is not in ``__all__``: star-importing it would hide this module
+behind the function in ``autodiff.ops``; the package imports it by name.
+Joining and cutting (concat, stack, split, pad) live in ``join.py`` and are
+re-exported here until ``ops/__init__`` imports that module itself.
 """
 
+from .. import backend, dtypes
 from ..broadcast import unbroadcast
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
 
-__all__ = ["reshape", "transpose", "matrix_transpose", "broadcast_to", "identity", "expand_dims"]
+__all__ = ["reshape", "transpose", "matrix_transpose", "broadcast_to", "identity", "expand_dims",
+           "squeeze", "concat", "stack", "unstack", "split", "tile", "pad", "size"]
 
 REALS = (-2.0, 2.0)
 
@@ -125,3 +133,85 @@ def expand_dims(input, axis, name=None):  # noqa: A002
 STOP_GRADIENT = Primitive("StopGradient", lambda xp, x: x, NotDifferentiable, saves="shapes",
                           domain=REALS, label="stop_gradient({0})",
                           doc="no gradient flows through (the gradient is None)")
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    """Removes size-1 axes: all of them, or those in ``axis`` (a reshape).
+
+    >>> ad.squeeze(ad.zeros([1, 3, 1])).shape
+    TensorShape([3])
+    """
+    x = convert_to_tensor(input)
+    shape = x._value.shape
+    if axis is None:
+        return reshape(x, tuple(d for d in shape if d != 1))
+    axes = {normalize_axis(a, len(shape), "Squeeze")
+            for a in ((axis,) if isinstance(axis, int) else axis)}
+    for a in sorted(axes):
+        if shape[a] != 1:
+            raise InvalidArgumentError(f"Squeeze: Can not squeeze dim[{a}], expected a dimension "
+                                       f"of 1, got {shape[a]} (shape {shape})")
+    return reshape(x, tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+# ---- tile: copies, so the VJP sums them ---------------------------------------------
+def _tile_grad(g, ans, x, multiples):
+    # Output axis i holds m_i copies of x's axis i: seen as (m_i, d_i), sum over m_i.
+    n = len(multiples)
+    if not n:
+        return g
+    pairs = sum(((m, d) for m, d in zip(multiples, x._value.shape)), ())
+    g = reshape(g, _batch(g, ans) + pairs)
+    return reduce_sum(g, axis=[2 * i - 2 * n for i in range(n)])
+
+
+def _tile_forward(xp, x, multiples):
+    if len(multiples) != x.ndim:   # NumPy would add axes instead
+        raise InvalidArgumentError(f"Tile: {len(multiples)} multiples for shape {x.shape}")
+    return xp.tile(x, multiples)
+
+
+TILE = Primitive("Tile", _tile_forward, (_tile_grad,),
+                 saves="shapes", domain=REALS,
+                 cases=[(((3,),), {"multiples": (2,)}), (((2, 3),), {"multiples": (2, 1)}),
+                        (((2, 1, 2),), {"multiples": (1, 3, 2)})],
+                 doc="d tile(x) = the sum of g over the copies")
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    """Repeats ``input`` ``multiples[i]`` times along each axis i.
+
+    >>> ad.tile(ad.constant([1, 2]), [2]).numpy()
+    array([1, 2, 1, 2], dtype=int32)
+    """
+    x = convert_to_tensor(input)
+    multiples = _static_shape(multiples, "Tile")
+    if len(multiples) != x._value.ndim:
+        raise InvalidArgumentError(
+            f"Tile: Expected multiples argument to be a vector of length {x._value.ndim} but got "
+            f"length {len(multiples)} (input shape {tuple(x.shape)})")
+    for i, m in enumerate(multiples):
+        if m < 0:
+            raise InvalidArgumentError(f"Tile: Expected multiples[{i}] >= 0, but got {m}")
+    return TILE(x, multiples=multiples)
+
+
+# ---- reading the shape (never recorded) -------------------------------------------
+def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
+    """The number of elements, as a scalar tensor. ``ad.size(ad.ones([2, 3]))`` -> 6."""
+    n = convert_to_tensor(input)._value.size
+    return Tensor(backend.xp.asarray(n, dtype=dtypes.as_dtype(out_type)._np))
+
+
+def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
+    """The shape as an int32 vector tensor (``tf.shape``); ``x.shape`` is the static form.
+
+    >>> ad.shape(ad.ones([2, 3])).numpy()
+    array([2, 3], dtype=int32)
+    """
+    dims = convert_to_tensor(input)._value.shape
+    return Tensor(backend.xp.asarray(dims, dtype=dtypes.as_dtype(out_type)._np))
+
+
+from .join import concat, pad, split, stack, unstack  # noqa: E402,F401  (see the docstring)
+from .reduce import normalize_axis, reduce_sum  # noqa: E402

@@ -1,0 +1,108 @@
+"""The reverse sweep: turning a tape's records into gradients.
+
+Given the records in execution order and a cotangent for each target
+(``seeds``), walk the records backwards. Each record hands the cotangent of
+its output to its op's VJP rules, one per input, and the results are *added*
+into a dict keyed by tensor id. Two sweeps keep the work minimal:
+
+- forward, from the sources: only records that read something depending on
+  a source can carry gradient to a source (``live`` ids);
+- backward, from the targets: a record whose output received no cotangent
+  is skipped.
+
+The cotangents may carry leading batch axes (a stack of Jacobian rows);
+nothing here needs to know, since every rule is batch-ready.
+"""
+
+import gc
+
+from .records import BackwardStep
+from .registry import NotDifferentiable
+
+__all__ = ["backward"]
+
+
+def backward(records, seeds, source_ids, trace=None):
+    """The reverse sweep over ``records``: returns ``{tensor id: gradient}``.
+
+    Args:
+        records: TapeRecords in execution order.
+        seeds: ``{target id: cotangent}`` to start from.
+        source_ids: ids whose gradients are wanted. Only inputs that depend on
+            a source get a VJP computed.
+        trace: a list to append one BackwardStep per record visited, or None.
+    """
+    # Forward sweep: which records read (directly or not) a source? Only those
+    # can carry gradient to a source, and only their inputs in `live` need one.
+    live = set(source_ids)
+    relevant = []
+    for rec in records:
+        if not live.isdisjoint(rec.input_ids):
+            relevant.append(rec)
+            live.update(rec.output_ids)
+
+    # Reverse sweep: pull each record's cotangent, push it through the VJP.
+    # The sweep makes many short-lived tensors and no reference cycles, so the
+    # cycle collector only costs time here; it runs again afterwards.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        grads = dict(seeds)
+        for rec in reversed(relevant):
+            _index, primitive, inputs, outputs, params, input_ids, output_ids = rec
+            if len(output_ids) == 1:
+                oid = output_ids[0]
+                g = grads.get(oid) if oid in source_ids else grads.pop(oid, None)
+                ans = outputs[0]
+            else:
+                g = _cotangents_of_outputs(rec, grads)
+                ans = outputs
+            if g is None:
+                continue  # nothing flows back through this record
+            rules = primitive.vjp
+            if type(rules) is tuple:   # one rule per input: call only those needed
+                contributions = [rule(g, ans, *inputs, **params) if x_id in live else None
+                                 for rule, x_id in zip(rules, input_ids)]
+            else:
+                contributions = _apply_other_rules(rec, rules, g, ans, live)
+            for x_id, contribution in zip(input_ids, contributions):
+                if contribution is not None:
+                    previous = grads.get(x_id)
+                    grads[x_id] = contribution if previous is None else previous + contribution
+            if trace is not None:
+                trace.append(BackwardStep(
+                    rec, g if isinstance(g, tuple) else (g,), list(zip(input_ids, contributions)),
+                    {x_id: grads.get(x_id) for x_id in input_ids}))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return grads
+
+
+def _cotangents_of_outputs(rec, grads):
+    """For a multi-output record: each output's cotangent, zeros where none arrived.
+
+    The zeros get the same leading batch axes as the cotangents that did arrive.
+    """
+    gs = [grads.get(oid) for oid in rec.output_ids]
+    present = [(x, o) for x, o in zip(gs, rec.outputs) if x is not None]
+    if not present:
+        return None
+    x, o = present[0]
+    batch = x._value.shape[:x._value.ndim - o._value.ndim]
+    return tuple(ops.zeros(batch + o._value.shape, dtype=o.dtype) if g is None else g
+                 for g, o in zip(gs, rec.outputs))
+
+
+def _apply_other_rules(rec, rules, g, ans, live):
+    """VJPs that are not one-rule-per-input: not registered, non-differentiable, variadic."""
+    if rules is None:
+        raise LookupError(f"No gradient defined for operation '{rec.op_type}' "
+                          f"(op type: {rec.op_type})")
+    if rules is NotDifferentiable:
+        return [None] * len(rec.inputs)
+    all_grads = rules(g, ans, *rec.inputs, **rec.params)
+    return [c if x_id in live else None for c, x_id in zip(all_grads, rec.input_ids)]
+
+
+from . import ops  # noqa: E402
