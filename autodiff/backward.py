@@ -61,8 +61,9 @@ def backward(records, seeds, source_ids, trace=None):
                 continue  # nothing flows back through this record
             rules = primitive.vjp
             if type(rules) is tuple:   # one rule per input: call only those needed
-                contributions = [rule(g, ans, *inputs, **params) if x_id in live else None
-                                 for rule, x_id in zip(rules, input_ids)]
+                contributions = []
+                for rule, x_id in zip(rules, input_ids):
+                    contributions.append(rule(g, ans, *inputs, **params) if x_id in live else None)
             else:
                 contributions = _apply_other_rules(rec, rules, g, ans, live)
             for x_id, contribution in zip(input_ids, contributions):

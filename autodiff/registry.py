@@ -63,7 +63,8 @@ class Primitive:
         label: display template for tapes, e.g. ``"{0} * {1}"``.
         dtype_args: positions of the inputs that must share one dtype
             (default: all of them).
-        n_outputs: number of outputs.
+        n_outputs: number of outputs; None when the forward decides (it then
+            returns a tuple whose length depends on the params, as Unpack does).
         batch_aware: whether the rules accept leading batch axes on ``g``.
         cases: test cases, a list of ``(input_shapes, params)``; the default
             depends on the arity (scalars, vectors, matrices, broadcasting).
@@ -102,26 +103,38 @@ class Primitive:
 
     def __call__(self, *args, **params):
         """Runs the op on tensors (or values convertible to tensors)."""
-        # This is the hot path of the whole engine, hence the plain loops.
+        # The hot path of the whole engine, so it avoids comprehensions and
+        # helper calls where it can (each costs a frame on Python 3.11).
         for a in args:
             if type(a) is not Tensor:
                 args = self._convert(args)
                 break
         else:
-            if len(args) > 1:
+            if len(args) > 1 and (len(args) > 2 or args[0]._value.dtype is not args[1]._value.dtype):
                 self._check_dtypes(args)
         try:
-            out = self.forward(backend.xp, *[a._value for a in args], **params)
+            # Spelled out by arity: `f(*map(...), **{})` costs more than sin itself.
+            forward, n = self.forward, len(args)
+            if params:
+                out = forward(backend.xp, *[a._value for a in args], **params)
+            elif n == 1:
+                out = forward(backend.xp, args[0]._value)
+            elif n == 2:
+                out = forward(backend.xp, args[0]._value, args[1]._value)
+            else:
+                out = forward(backend.xp, *[a._value for a in args])
         except InvalidArgumentError:
             raise
         except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as err:
             raise InvalidArgumentError(f"{self.name}: {err} ({_describe(args)})") from err
         if self.n_outputs == 1:
             result = Tensor(out)
-            for recorder in _tape.active:  # usually none or one
-                recorder._record(self, args, (result,), params)
+            if _tape.active:
+                outputs = (result,)
+                for recorder in _tape.active:  # usually just one
+                    recorder._record(self, args, outputs, params)
             return result
-        outputs = tuple(Tensor(o) for o in out)
+        outputs = tuple(map(Tensor, out))
         for recorder in _tape.active:
             recorder._record(self, args, outputs, params)
         return outputs
@@ -131,7 +144,8 @@ class Primitive:
         if len(args) == 2:  # fast path for `tensor * 2.0`, the commonest mixed case
             a, b = args
             if type(a) is Tensor and type(b) in _PYTHON_SCALARS:
-                return (a, Tensor(_python_value(b, a._value.dtype)))
+                array = _SCALAR_CACHE.get((type(b), b, a._value.dtype, backend.xp))
+                return (a, Tensor(_python_value(b, a._value.dtype) if array is None else array))
             if type(b) is Tensor and type(a) in _PYTHON_SCALARS:
                 return (Tensor(_python_value(a, b._value.dtype)), b)
         hint = None

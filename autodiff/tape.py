@@ -207,23 +207,34 @@ class GradientTape:
 
     # ---- recording --------------------------------------------------------
     def _record(self, primitive, inputs, outputs, params):
+        # Runs once per op while the tape records: written for speed, so the
+        # common one-input and one-output cases are spelled out.
         watched = self._watched
-        input_ids = tuple([t._id for t in inputs])
-        if watched.isdisjoint(input_ids):
-            return  # the op touches nothing this tape watches
-        if outputs[0]._value.dtype.kind not in "fc":
+        if len(inputs) == 1:
+            input_ids = (inputs[0]._id,)
+            if input_ids[0] not in watched:
+                return  # the op touches nothing this tape watches
+        else:
+            input_ids = tuple([t._id for t in inputs])
+            if watched.isdisjoint(input_ids):
+                return
+        out = outputs[0]
+        if out._value.dtype.kind not in "fc":
             return  # integer and bool results carry no gradient
         saves = primitive.saves
         if saves != "both":
             if saves != "ans":     # "inputs" or "shapes": the outputs' data is not needed
-                outputs = tuple([_spec(o) for o in outputs])
+                outputs = (_spec(out),) if len(outputs) == 1 else tuple([_spec(o) for o in outputs])
             if saves != "inputs":  # "ans" or "shapes": the inputs' data is not needed
                 inputs = [_spec(t) for t in inputs]
-        output_ids = tuple([o._id for o in outputs])
+        output_ids = (out._id,) if len(outputs) == 1 else tuple([o._id for o in outputs])
         records = self._records
         records.append(tuple.__new__(TapeRecord, (len(records), primitive, tuple(inputs),
                                                   outputs, params, input_ids, output_ids)))
-        watched.update(output_ids)
+        if len(output_ids) == 1:
+            watched.add(output_ids[0])
+        else:
+            watched.update(output_ids)
 
     @property
     def records(self):

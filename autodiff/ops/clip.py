@@ -113,7 +113,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         The norm; its gradient at 0 is NaN for the euclidean norm, as in
         TensorFlow (use ``clip_by_norm``'s safe form where that matters).
 
-    >>> ad.norm(ad.constant([3.0, 4.0])).numpy()
+    >>> float(ad.norm(ad.constant([3.0, 4.0])))
     5.0
     """
     axes = _norm_axis(axis)

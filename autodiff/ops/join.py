@@ -135,12 +135,12 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
                 f"got split_dim {axis} (size = {dim}) and num_split {n}")
         sizes = [dim // n] * n
     else:
-        sizes = list(_static_shape(num_or_size_splits, "SplitV"))
+        sizes = list(static_shape(num_or_size_splits, "SplitV"))
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
         if sum(sizes) != dim or any(s < 0 for s in sizes):
             raise InvalidArgumentError(
-                f"SplitV: sizes {list(_static_shape(num_or_size_splits, 'SplitV'))} do not add up "
+                f"SplitV: sizes {list(static_shape(num_or_size_splits, 'SplitV'))} do not add up "
                 f"to the size {dim} of dimension {axis} (shape {tuple(x.shape)})")
     pieces, start = [], 0
     for s in sizes:
@@ -251,5 +251,6 @@ def _check_mirror(paddings, shape, mode):
 
 
 from .reduce import normalize_axis  # noqa: E402
-from .shape import _static_shape, identity  # noqa: E402
+from .creation import static_shape  # noqa: E402
+from .shape import identity  # noqa: E402
 from .slicing import slice_along, window  # noqa: E402

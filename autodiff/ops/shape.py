@@ -17,9 +17,10 @@ from ..broadcast import unbroadcast
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
+from .creation import static_shape
 
 __all__ = ["reshape", "transpose", "matrix_transpose", "broadcast_to", "identity", "expand_dims",
-           "squeeze", "concat", "stack", "unstack", "split", "tile", "pad", "size"]
+           "squeeze", "tile", "size"]
 
 REALS = (-2.0, 2.0)
 
@@ -27,17 +28,6 @@ REALS = (-2.0, 2.0)
 def _batch(g, ans):
     """The leading batch shape of cotangent ``g`` for an op whose output is ``ans``."""
     return g._value.shape[:g._value.ndim - ans._value.ndim]
-
-
-def _static_shape(shape, op_type):
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    if isinstance(shape, int):
-        return (shape,)
-    try:
-        return tuple(int(d) for d in shape)
-    except TypeError:
-        raise InvalidArgumentError(f"{op_type}: shape must be a list of ints, not {shape!r}") from None
 
 
 RESHAPE = Primitive("Reshape", lambda xp, x, shape: xp.reshape(x, shape),
@@ -54,7 +44,7 @@ def reshape(tensor, shape, name=None):
     TensorShape([2, 3])
     """
     x = convert_to_tensor(tensor)
-    shape = _static_shape(shape, "Reshape")
+    shape = static_shape(shape, "Reshape")
     return RESHAPE(x, shape=shape)
 
 
@@ -76,7 +66,7 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
     """Permutes axes; by default reverses them (the matrix transpose for rank 2)."""
     x = convert_to_tensor(a)
     ndim = x._value.ndim
-    perm = tuple(reversed(range(ndim))) if perm is None else _static_shape(perm, "Transpose")
+    perm = tuple(reversed(range(ndim))) if perm is None else static_shape(perm, "Transpose")
     if sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)):
         raise InvalidArgumentError(
             f"Transpose: perm {list(perm)} is not a permutation of the {ndim} axes of shape "
@@ -103,7 +93,7 @@ BROADCAST_TO = Primitive("BroadcastTo", lambda xp, x, shape: xp.broadcast_to(x, 
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """Repeats ``input`` along new or size-1 axes to reach ``shape`` (NumPy broadcasting)."""
     x = convert_to_tensor(input)
-    shape = _static_shape(shape, "BroadcastTo")
+    shape = static_shape(shape, "BroadcastTo")
     if shape == x._value.shape:
         return x
     return BROADCAST_TO(x, shape=shape)
@@ -185,7 +175,7 @@ def tile(input, multiples, name=None):  # noqa: A002
     array([1, 2, 1, 2], dtype=int32)
     """
     x = convert_to_tensor(input)
-    multiples = _static_shape(multiples, "Tile")
+    multiples = static_shape(multiples, "Tile")
     if len(multiples) != x._value.ndim:
         raise InvalidArgumentError(
             f"Tile: Expected multiples argument to be a vector of length {x._value.ndim} but got "
@@ -213,5 +203,4 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
     return Tensor(backend.xp.asarray(dims, dtype=dtypes.as_dtype(out_type)._np))
 
 
-from .join import concat, pad, split, stack, unstack  # noqa: E402,F401  (see the docstring)
 from .reduce import normalize_axis, reduce_sum  # noqa: E402

@@ -140,7 +140,8 @@ def _slice_grad_grad(gg, ans, g, key, shape, n_batch=0):
 
 
 def _gather_grad(g, ans, x, key, n_batch=0):
-    return GATHER_GRAD(g, key=key, shape=x._value.shape[n_batch:], n_batch=_n_batch(g, ans, n_batch))
+    return GATHER_GRAD(g, key=key, shape=x._value.shape[n_batch:],
+                       n_batch=_n_batch(g, ans, n_batch))
 
 
 def _gather_grad_grad(gg, ans, g, key, shape, n_batch=0):
@@ -151,8 +152,7 @@ def _key(*items):
     return tuple(_encode(i) for i in items)
 
 
-def _idx(values):
-    return _index_array(values)
+_idx = _index_array  # short, for the case tables
 
 
 SLICE_CASES = [(((4,),), {"key": _key(slice(1, 3))}),
@@ -197,11 +197,9 @@ def _item(item):
         raise TypeError(f"a Python bool ({item}) is not a valid index; use a bool tensor as a mask")
     if isinstance(item, (int, np.integer)):
         return int(item)
-    if isinstance(item, Tensor):
-        if item._value.ndim == 0 and item.dtype.is_integer:
-            return int(item)
-        item = item.numpy()
-    array = np.asarray(item)
+    if isinstance(item, Tensor) and item._value.ndim == 0 and item.dtype.is_integer:
+        return int(item)
+    array = np.asarray(item.numpy() if isinstance(item, Tensor) else item)
     if array.dtype.kind == "b" and array.ndim:
         return array
     if array.dtype.kind in "iu" or (array.size == 0 and array.dtype.kind != "b"):
@@ -260,6 +258,8 @@ def getitem(tensor, key):
            [6, 5, 4]], dtype=int32)
     """
     x = convert_to_tensor(tensor)
+    if type(key) is int:   # the commonest key (iterating): nothing to parse
+        return STRIDED_SLICE(x, key=(key,))
     items = _python_key(x, key)
     encoded = tuple(_encode(k) for k in items)
     if any(isinstance(k, np.ndarray) for k in items):
@@ -331,7 +331,8 @@ def _batched_gather(x, idx, axis, b):
             f"GatherV2: params shape {tuple(x.shape)} and indices shape {idx.shape} must agree "
             f"on the first batch_dims={b} axes")
     if axis != b:   # bring the gathered axis next to the batch axes
-        x = transpose(x, list(range(b)) + [axis] + [i for i in range(b, x._value.ndim) if i != axis])
+        rest = [i for i in range(b, x._value.ndim) if i != axis]
+        x = transpose(x, list(range(b)) + [axis] + rest)
     r = idx.ndim - b
     aranges = tuple(_index_array(np.arange(n).reshape((1,) * i + (n,) + (1,) * (b - 1 - i + r)))
                     for i, n in enumerate(idx.shape[:b]))
