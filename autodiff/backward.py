@@ -22,7 +22,7 @@ from .registry import NotDifferentiable
 __all__ = ["backward"]
 
 
-def backward(records, seeds, source_ids, trace=None):
+def backward(records, seeds, source_ids, trace=None, n_batch=0):
     """The reverse sweep over ``records``: returns ``{tensor id: gradient}``.
 
     Args:
@@ -31,6 +31,9 @@ def backward(records, seeds, source_ids, trace=None):
         source_ids: ids whose gradients are wanted. Only inputs that depend on
             a source get a VJP computed.
         trace: a list to append one BackwardStep per record visited, or None.
+        n_batch: how many leading batch axes the seeds carry (1 for a
+            vectorized Jacobian). Rules that are not batch-aware (a user's
+            custom gradient) are then applied one row at a time.
     """
     # Forward sweep: which records read (directly or not) a source? Only those
     # can carry gradient to a source, and only their inputs in `live` need one.
@@ -60,7 +63,9 @@ def backward(records, seeds, source_ids, trace=None):
             if g is None:
                 continue  # nothing flows back through this record
             rules = primitive.vjp
-            if type(rules) is tuple:   # one rule per input: call only those needed
+            if n_batch and not primitive.batch_aware:
+                contributions = _row_by_row(rec, rules, g, ans, live, n_batch)
+            elif type(rules) is tuple:   # one rule per input: call only those needed
                 contributions = []
                 for rule, x_id in zip(rules, input_ids):
                     contributions.append(rule(g, ans, *inputs, **params) if x_id in live else None)
@@ -93,6 +98,42 @@ def _cotangents_of_outputs(rec, grads):
     batch = x._value.shape[:x._value.ndim - o._value.ndim]
     return tuple(ops.zeros(batch + o._value.shape, dtype=o.dtype) if g is None else g
                  for g, o in zip(gs, rec.outputs))
+
+
+def _apply_rules(rec, rules, g, ans, live):
+    """All of a record's VJP contributions (None for inputs that need none)."""
+    if type(rules) is tuple:
+        return [rule(g, ans, *rec.inputs, **rec.params) if x_id in live else None
+                for rule, x_id in zip(rules, rec.input_ids)]
+    return _apply_other_rules(rec, rules, g, ans, live)
+
+
+def _row_by_row(rec, rules, g, ans, live, n_batch):
+    """Applies rules that expect one cotangent to each row of a batch, then stacks.
+
+    ``g`` has ``n_batch`` leading axes; they are flattened into one, each row
+    goes through the rules on its own, and the results are stacked back.
+    """
+    gs = g if isinstance(g, tuple) else (g,)
+    batch = gs[0]._value.shape[:n_batch]
+    rows = 1
+    for d in batch:
+        rows *= d
+    flat = [ops.reshape(x, (rows,) + x._value.shape[n_batch:]) for x in gs]
+    per_row = []
+    for i in range(rows):
+        row = tuple(x[i] for x in flat)
+        per_row.append(_apply_rules(rec, rules, row if isinstance(g, tuple) else row[0], ans, live))
+    contributions = []
+    for k, x in enumerate(rec.inputs):
+        column = [r[k] for r in per_row]
+        if all(c is None for c in column):
+            contributions.append(None)
+            continue
+        column = [ops.zeros(x._value.shape, dtype=x.dtype) if c is None else c for c in column]
+        stacked = ops.stack(column) if rows else ops.zeros((0,) + x._value.shape, dtype=x.dtype)
+        contributions.append(ops.reshape(stacked, batch + x._value.shape))
+    return contributions
 
 
 def _apply_other_rules(rec, rules, g, ans, live):

@@ -314,6 +314,57 @@ class GradientTape:
                                          unconnected_gradients, trace)
         return trace
 
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of ``target`` with respect to each of ``sources``.
+
+        One backward pass carries all ``target.size`` one-hot cotangents at
+        once (see ``jacobian.py``); ``parallel_iterations`` splits them into
+        chunks of that many rows to bound memory.
+
+        Args:
+            target: one Tensor.
+            sources: a Tensor, Variable or nested structure of them.
+            unconnected_gradients: ``'none'`` or ``'zero'``.
+            parallel_iterations: rows per backward pass (default: all).
+            experimental_use_pfor: False loops over rows with ``gradient``
+                (needs ``persistent=True``), as TensorFlow does.
+
+        Returns:
+            For each source, a Tensor of shape ``target.shape + source.shape``.
+
+        >>> tape.jacobian(y, x).shape     # y: (7, 10), x: (5, 10)
+        TensorShape([7, 10, 5, 10])
+        """
+        return _jacobian.jacobian(self, target, sources, unconnected_gradients,
+                                  parallel_iterations, experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians: ``result[b] = d target[b] / d source[b]``.
+
+        Assumes example b's output depends only on example b's input, and (like
+        TensorFlow) does not check it: ``ad.testing.check_batch_independence``
+        does. Unconnected sources give zeros.
+
+        Returns:
+            A Tensor of shape ``(batch,) + target.shape[1:] + source.shape[1:]``.
+        """
+        return _jacobian.batch_jacobian(self, target, source, unconnected_gradients,
+                                        parallel_iterations, experimental_use_pfor)
+
+    def _begin_backward(self):
+        """Checks before a backward pass; leaves the tape's own context (TensorFlow's rules)."""
+        if self._records is None:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute "
+                               "one set of gradients (or jacobians)")
+        self._leave_context_for_gradient()
+
+    def _end_backward(self):
+        """A non-persistent tape frees its records once its gradients are computed."""
+        if not self._persistent:
+            self._records, self._watched, self._used = None, None, True
+
     def _gradient(self, target, sources, output_gradients, unconnected_gradients, trace):
         unconnected = _normalize_unconnected(unconnected_gradients)
         if self._records is None:
@@ -322,7 +373,7 @@ class GradientTape:
         if target is None:
             raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
                             "Variables to be differentiated, but received None.")
-        self._leave_context_for_gradient()
+        self._begin_backward()
         targets = nest.flatten(target)
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
@@ -334,8 +385,7 @@ class GradientTape:
         if trace is not None:
             trace.seeds, trace.source_ids, steps = seeds, tuple(s._id for s in flat_sources), trace.steps
         grads = backward(self._records, seeds, source_ids, trace=steps)
-        if not self._persistent:
-            self._records, self._watched, self._used = None, None, True
+        self._end_backward()
         results = []
         for s in flat_sources:  # a plain loop keeps the warnings' stacklevel right
             results.append(_result_for(s, grads, unconnected))
@@ -412,4 +462,5 @@ def _result_for(source, grads, unconnected):
 
 
 from . import ops  # noqa: E402  (ops need the tape; the tape's backward needs ops)
+from . import jacobian as _jacobian  # noqa: E402
 from .backward import backward  # noqa: E402

@@ -1,0 +1,219 @@
+"""Jacobians from a tape: one backward pass carrying a stack of cotangents.
+
+``gradient`` seeds the target with ones and gets the gradient of the *sum*.
+The Jacobian needs one backward pass per target element instead: row ``i``
+is the gradient of ``y[i]``, i.e. the backward pass seeded with the one-hot
+cotangent ``e_i``. Every VJP rule accepts leading batch axes, so all those
+passes run as **one** pass whose cotangent is the identity, shape
+``(n,) + y.shape``:
+
+    >>> x = ad.constant([1.0, 2.0, 3.0])
+    >>> with ad.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> tape.jacobian(y, x).numpy()          # diag(2x)
+    array([[2., 0., 0.],
+           [0., 4., 0.],
+           [0., 0., 6.]], dtype=float32)
+
+``batch_jacobian`` is the same trick for a batch of independent examples:
+it seeds one cotangent per *output position*, set to 1 in every example at
+once, and relies on example ``b``'s output depending only on example ``b``'s
+input. Like TensorFlow it does not check that; ``ad.testing.
+check_batch_independence`` does (BatchNormalization in training mode, which
+mixes the batch, is the classic case where the answer is silently wrong).
+"""
+
+import os
+
+import numpy as np
+
+from . import backend, nest
+from .backward import backward
+from .errors import InvalidArgumentError
+from .tensor import Tensor, convert_to_tensor
+
+__all__ = ["jacobian", "batch_jacobian", "JacobianMemoryError"]
+
+
+class JacobianMemoryError(MemoryError):
+    """A Jacobian whose cotangent stack or result would not fit in memory."""
+
+
+def _available_bytes():
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _check_fits(op, n_rows, chunk, row_bytes, result_bytes):
+    """Refuse before allocating when the work would not fit in free memory."""
+    needed = result_bytes + 2 * chunk * row_bytes  # the result, plus a chunk's cotangents in flight
+    available = _available_bytes()
+    if needed > available:
+        hint = ("" if chunk < n_rows or n_rows <= 1 else
+                f"; pass parallel_iterations=k to push only k of the {n_rows} cotangents at a time")
+        raise JacobianMemoryError(
+            f"{op} needs about {needed / 2**30:.2f} GiB ({n_rows} rows) but only "
+            f"{available / 2**30:.2f} GiB is free{hint}")
+
+
+def _chunks(n, parallel_iterations):
+    size = n if not parallel_iterations else max(1, int(parallel_iterations))
+    return [(start, min(n, start + size)) for start in range(0, n, size)] or [(0, 0)]
+
+
+def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
+             experimental_use_pfor):
+    """``tape.jacobian``: the (target.shape + source.shape) Jacobian for each source."""
+    from .tape import UnconnectedGradients, _normalize_unconnected
+
+    unconnected = _normalize_unconnected(unconnected_gradients)
+    if target is None:
+        raise TypeError("jacobian: target is None; pass the tensor to differentiate")
+    if isinstance(target, (list, tuple, dict)):
+        raise TypeError("jacobian: target must be a single tensor (use one call per target)")
+    target = convert_to_tensor(target)
+    flat_sources = nest.flatten(sources)
+    for s in flat_sources:
+        if not isinstance(s, Tensor):
+            raise ValueError(f"sources must be Tensors or Variables; got {type(s).__name__} {s!r}")
+    t_shape = tuple(target._value.shape)
+    n = int(np.prod(t_shape, dtype=np.int64))
+
+    if not experimental_use_pfor:
+        rows = _rows_by_loop(tape, target, flat_sources, n, unconnected)
+    else:
+        tape._begin_backward()
+        itemsize = target._value.dtype.itemsize
+        row_bytes = itemsize * (n + sum(s._value.size for s in flat_sources))
+        _check_fits("jacobian", n, min(n, parallel_iterations or n), row_bytes,
+                    n * itemsize * sum(s._value.size for s in flat_sources))
+        rows = _rows_vectorized(tape._records, target, flat_sources, n, parallel_iterations)
+        tape._end_backward()
+
+    results = []
+    for s, r in zip(flat_sources, rows):
+        if r is None:
+            if unconnected is UnconnectedGradients.ZERO or not s.dtype.is_differentiable:
+                r = None if not s.dtype.is_differentiable else \
+                    ops.zeros(t_shape + tuple(s._value.shape), dtype=s.dtype)
+            results.append(r)
+            continue
+        results.append(ops.reshape(r, t_shape + tuple(s._value.shape)))
+    return nest.pack_sequence_as(sources, results)
+
+
+def _one_hot_rows(start, stop, n, target):
+    """Rows ``start..stop`` of the identity, shaped ``(rows,) + target.shape``."""
+    xp = backend.xp
+    eye = xp.zeros((stop - start, n), dtype=target._value.dtype)
+    eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
+    return Tensor(eye.reshape((stop - start,) + tuple(target._value.shape)))
+
+
+def _rows_vectorized(records, target, sources, n, parallel_iterations):
+    """Per source: a (n,) + source.shape stack of gradient rows, or None."""
+    source_ids = {s._id for s in sources if s.dtype.is_differentiable}
+    pieces = [[] for _ in sources]
+    for start, stop in _chunks(n, parallel_iterations):
+        seed = _one_hot_rows(start, stop, n, target)
+        grads = backward(records, {target._id: seed}, source_ids, n_batch=1)
+        for k, s in enumerate(sources):
+            pieces[k].append(grads.get(s._id) if s._id in source_ids else None)
+    rows = []
+    for s, parts in zip(sources, pieces):
+        if all(p is None for p in parts):
+            rows.append(None)
+            continue
+        parts = [ops.zeros((0,) + tuple(s._value.shape), dtype=s.dtype) if p is None else p
+                 for p in parts]  # a chunk that did not reach s contributes zeros
+        rows.append(parts[0] if len(parts) == 1 else ops.concat(parts, axis=0))
+    return rows
+
+
+def _rows_by_loop(tape, target, sources, n, unconnected):
+    """The row loop (``experimental_use_pfor=False``): one gradient call per element."""
+    if not tape._persistent:
+        raise RuntimeError("GradientTape must be created with persistent=True to compute the "
+                           "jacobian with eager execution enabled and with "
+                           "experimental_use_pfor set to False.")
+    rows = [[] for _ in sources]
+    for start, stop in _chunks(n, 1):
+        seed = _one_hot_rows(start, stop, n, target)
+        grads = tape.gradient(target, sources, output_gradients=[ops.reshape(seed, target.shape)])
+        for k, g in enumerate(grads):
+            rows[k].append(g)
+    stacked = []
+    for s, column in zip(sources, rows):
+        if not column or all(g is None for g in column):
+            stacked.append(None)
+            continue
+        column = [ops.zeros(s._value.shape, dtype=s.dtype) if g is None else g for g in column]
+        stacked.append(ops.stack(column))
+    return stacked
+
+
+def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
+                   experimental_use_pfor):
+    """``tape.batch_jacobian``: per example ``b``, d target[b] / d source[b]."""
+    from .tape import _normalize_unconnected
+
+    _normalize_unconnected(unconnected_gradients)
+    target, source = convert_to_tensor(target), source
+    if not isinstance(source, Tensor):
+        raise ValueError(f"batch_jacobian: source must be a Tensor or Variable, not {source!r}")
+    t_shape, s_shape = tuple(target._value.shape), tuple(source._value.shape)
+    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+        raise InvalidArgumentError(
+            f"Need first dimension of target shape ({list(t_shape)}) and source shape "
+            f"({list(s_shape)}) to match.")
+    batch = t_shape[0]
+    m = int(np.prod(t_shape[1:], dtype=np.int64))
+    out_shape = (batch,) + t_shape[1:] + s_shape[1:]
+
+    if not experimental_use_pfor:
+        if not tape._persistent:
+            raise RuntimeError("GradientTape must be created with persistent=True to compute the "
+                               "batch_jacobian with experimental_use_pfor set to False.")
+        columns = []
+        for j in range(m):
+            seed = _position_seed(j, j + 1, m, target)
+            g = tape.gradient(target, source, output_gradients=ops.reshape(seed, t_shape))
+            columns.append(ops.zeros(s_shape, dtype=source.dtype) if g is None else g)
+        stacked = ops.stack(columns, axis=1) if columns else ops.zeros((batch, 0) + s_shape[1:])
+        return ops.reshape(stacked, out_shape)
+
+    tape._begin_backward()
+    itemsize = target._value.dtype.itemsize
+    _check_fits("batch_jacobian", m, min(m, parallel_iterations or m),
+                itemsize * batch * (m + int(np.prod(s_shape[1:], dtype=np.int64))),
+                itemsize * int(np.prod(out_shape, dtype=np.int64)))
+    pieces = []
+    for start, stop in _chunks(m, parallel_iterations):
+        seed = _position_seed(start, stop, m, target)
+        grads = backward(tape._records, {target._id: seed},
+                         {source._id} if source.dtype.is_differentiable else set(), n_batch=1)
+        g = grads.get(source._id)
+        pieces.append(ops.zeros((stop - start,) + s_shape, dtype=source.dtype) if g is None else g)
+    tape._end_backward()
+    stacked = pieces[0] if len(pieces) == 1 else ops.concat(pieces, axis=0)  # (m, batch) + s_shape[1:]
+    perm = [1, 0] + list(range(2, stacked.ndim))
+    return ops.reshape(ops.transpose(stacked, perm), out_shape)
+
+
+def _position_seed(start, stop, m, target):
+    """Cotangents for output positions ``start..stop``, 1 in every example at once.
+
+    Shape ``(stop - start, batch) + target.shape[1:]``.
+    """
+    xp = backend.xp
+    t_shape = tuple(target._value.shape)
+    eye = xp.zeros((stop - start, m), dtype=target._value.dtype)
+    eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
+    eye = eye.reshape((stop - start, 1) + t_shape[1:])
+    return Tensor(xp.broadcast_to(eye, (stop - start,) + t_shape).copy())
+
+
+from . import ops  # noqa: E402
