@@ -1,5 +1,6 @@
 """The ``ad.math`` namespace: elementwise math and reductions (as ``tf.math``)."""
 
 from .ops.elementwise import *  # noqa: F401,F403
+from .ops.predicates import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .ops.clip import *  # noqa: F401,F403

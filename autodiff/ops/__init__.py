@@ -8,13 +8,14 @@ functions in ``__all__``. Importing this package fills
 
 from ..tensor import convert_to_tensor  # noqa: F401
 from . import (clip, creation, einsum, elementwise, join, linalg, matmul, nn,  # noqa: F401
-               random, reduce, shape, slicing)
+               predicates, random, reduce, shape, slicing)
 from .clip import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .einsum import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .join import *  # noqa: F401,F403
 from .matmul import *  # noqa: F401,F403
+from .predicates import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
@@ -26,5 +27,5 @@ import sys as _sys  # noqa: E402
 
 __all__ = ["convert_to_tensor", "relu"] + [
     name for family in ("clip", "creation", "einsum", "elementwise", "join", "matmul",
-                        "reduce", "shape", "slicing")
+                        "predicates", "reduce", "shape", "slicing")
     for name in _sys.modules[f"{__name__}.{family}"].__all__]

@@ -143,6 +143,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
 
 
 from .creation import ones_like, zeros_like  # noqa: E402
-from .elementwise import abs, maximum, pow, sqrt, where  # noqa: E402,A004
+from .elementwise import abs, maximum, pow, sqrt  # noqa: E402,A004
+from .predicates import where  # noqa: E402
 from .reduce import reduce_max, reduce_sum  # noqa: E402
 from .shape import identity, squeeze  # noqa: E402

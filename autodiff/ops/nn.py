@@ -247,7 +247,8 @@ def l2_loss(t, name=None):
     return L2_LOSS(convert_to_tensor(t))
 
 
-from .elementwise import erf, exp, logical_and, sigmoid, tanh, where  # noqa: E402
+from .elementwise import erf, exp, sigmoid, tanh  # noqa: E402
+from .predicates import logical_and, where  # noqa: E402
 from .creation import zeros_like  # noqa: E402
 from .reduce import reduce_sum  # noqa: E402
 from .shape import reshape  # noqa: E402

@@ -291,7 +291,8 @@ def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
     return _arg(ARGMIN, input, axis, output_type)
 
 
-from .elementwise import abs, cast, equal, exp, log, where  # noqa: E402,A004
+from .elementwise import abs, cast, exp, log  # noqa: E402,A004
+from .predicates import equal, where  # noqa: E402
 from .creation import zeros_like  # noqa: E402
 from .join import pad  # noqa: E402
 from .shape import STOP_GRADIENT, broadcast_to, reshape, transpose  # noqa: E402
