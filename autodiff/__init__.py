@@ -29,6 +29,16 @@ from .ops.elementwise import abs, pow, round  # noqa: F401,A004  (shadow builtin
 from .ops.creation import range  # noqa: F401,A004
 from .ops.shape import shape  # noqa: F401  (the function; ops.shape is also a module)
 
+# ---- forward mode and the functional API (forward.py, functional.py) ----
+# ad.autodiff.ForwardAccumulator as in tf.autodiff; ad.functional: grad, jacobian, hessian, ...
+from . import autodiff, forward, functional  # noqa: F401
+# ---- end forward mode and the functional API ----
+
+# ---- custom gradients and user-defined ops (custom_gradient.py, user_ops.py) ----
+from .custom_gradient import custom_gradient  # noqa: F401,E402
+from .user_ops import RegisterGradient, no_gradient, primitive  # noqa: F401,E402
+# ---- end custom gradients and user-defined ops ----
+
 
 def stop_gradient(input, name=None):  # noqa: A002
     """Returns ``input`` unchanged, but no gradient flows back through it.

@@ -219,7 +219,8 @@ class GradientTape:
             if watched.isdisjoint(input_ids):
                 return
         out = outputs[0]
-        if out._value.dtype.kind not in "fc":
+        if out._value.dtype.kind not in "fc" and (
+                len(outputs) == 1 or all(o._value.dtype.kind not in "fc" for o in outputs)):
             return  # integer and bool results carry no gradient
         saves = primitive.saves
         if saves != "both":

@@ -19,18 +19,31 @@ pass on an outer tape (nested tapes are exercised); order 3 recurses again.
     >>> from autodiff import testing
     >>> testing.check_grads(lambda x: ad.sin(x) * x, [np.array([0.5, 1.0])], order=2)
     >>> testing.check_grads(lambda x, y: x / y, [1.5, -2.0], order=3)
+
+The module's tools:
+
+- ``check_grads``: derivatives of a function, up to any order, against
+  finite differences along random directions.
+- ``numerical_jacobian``: central-difference Jacobians, one per argument.
+- ``op_cases`` / ``op_inputs``: the test cases and inputs a Primitive declares.
+- ``check_batch_independence``: whether ``batch_jacobian`` may be used,
+  i.e. whether example ``b`` of the output depends on example ``b`` of the
+  input only (it warns and returns False when it does not).
 """
 
 import inspect
+import warnings
 
 import numpy as np
 
 from . import nest
+from .errors import InvalidArgumentError
 from .ops import add, multiply, reduce_sum
-from .tape import GradientTape
+from .tape import AutodiffWarning, GradientTape
 from .tensor import Tensor, convert_to_tensor
 
-__all__ = ["check_grads", "numerical_jacobian", "op_cases", "op_inputs"]
+__all__ = ["check_grads", "numerical_jacobian", "op_cases", "op_inputs",
+           "check_batch_independence"]
 
 _MODES = ("rev", "fwd")
 _REALS = (-2.0, 2.0)
@@ -297,3 +310,84 @@ def _report(failures, xs, level, mode, rtol, atol):
                       f"  tape:               {np.array2string(tape_value, precision=6)}",
                       f"  finite differences: {np.array2string(fd_value, precision=6)}"]
     return "\n".join(lines)
+
+
+# ---- batch independence -------------------------------------------------------------
+
+def check_batch_independence(f, x, source=None, rtol=1e-6, atol=0.0):
+    """Whether ``batch_jacobian`` is right here: warns and returns False when it is not.
+
+    ``tape.batch_jacobian(y, x)`` pushes one cotangent per output position
+    through a single backward pass, set to 1 in *every* example at once, so
+    what it returns for example ``b`` is ``sum over b2 of d y[b2] / d x[b]``.
+    That is the per-example Jacobian ``d y[b] / d x[b]`` only when no output
+    example depends on another example's input: when the full Jacobian
+    (shape ``(batch,) + y.shape[1:] + (batch,) + x.shape[1:]``) is
+    block-diagonal over the batch. Like TensorFlow, ``batch_jacobian`` does
+    not check; this function does, by computing that full Jacobian (so it
+    costs ``batch`` times more; use it in tests, not in a training loop).
+
+    Args:
+        f: a function of one batch-first tensor returning one batch-first
+            tensor; or a persistent ``GradientTape`` that recorded the
+            computation, in which case ``x`` is the target and ``source``
+            the source (the arguments ``batch_jacobian`` would get).
+        x: the input, batch first (a Tensor, Variable, array or list; its
+            dtype is kept), or the target when ``f`` is a tape.
+        source: the source, only when ``f`` is a tape.
+        rtol, atol: an entry of an off-diagonal block counts as a dependence
+            when its magnitude exceeds ``atol + rtol * max |Jacobian|``.
+
+    Returns:
+        True when the Jacobian is block-diagonal over the batch (or the output
+        does not depend on the input at all); False, after an AutodiffWarning
+        naming the largest cross-example entry, when it is not.
+
+    Raises:
+        InvalidArgumentError: the first dimensions of output and input differ.
+
+    >>> dense = lambda x: ad.nn.elu(ad.matmul(x, ad.ones((5, 6))))
+    >>> check_batch_independence(dense, np.ones((7, 5), np.float32))
+    True
+    >>> center = lambda x: x - ad.reduce_mean(x, axis=0)   # mixes the examples
+    >>> check_batch_independence(center, np.ones((7, 5)))    # warns (AutodiffWarning)
+    False
+    """
+    if isinstance(f, GradientTape):
+        if source is None:
+            raise TypeError("check_batch_independence(tape, target, source): the source is missing")
+        tape, target = f, convert_to_tensor(x)
+    else:
+        if source is not None:
+            raise TypeError("check_batch_independence(f, x): `source` is only for a tape")
+        source = x if isinstance(x, Tensor) else convert_to_tensor(np.asarray(x))
+        with GradientTape() as tape:
+            tape.watch(source)
+            target = convert_to_tensor(f(source))
+    t_shape, s_shape = tuple(target.shape), tuple(source.shape)
+    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+        raise InvalidArgumentError(
+            f"check_batch_independence: need first dimension of target shape ({list(t_shape)}) "
+            f"and source shape ({list(s_shape)}) to match.")
+    jacobian = tape.jacobian(target, source)
+    batch = t_shape[0]
+    if jacobian is None or batch == 0:
+        return True
+    m, n = (int(np.prod(shape[1:], dtype=np.int64)) for shape in (t_shape, s_shape))
+    blocks = np.abs(np.asarray(jacobian, dtype=np.float64)).reshape(batch, m, batch, n)
+    largest = np.nanmax(blocks, initial=0.0)
+    blocks[np.arange(batch), :, np.arange(batch), :] = 0  # what is left: b != b2
+    worst = blocks.max(initial=0.0)
+    if worst <= atol + rtol * largest:  # `<=` is False for NaN: NaN across examples fails
+        return True
+    b_out, _, b_in, _ = np.unravel_index(
+        int(np.argmax(np.where(np.isnan(blocks), np.inf, blocks))), blocks.shape)
+    warnings.warn(
+        f"batch_jacobian would be wrong: output example {b_out} depends on input example "
+        f"{b_in} (|d target[{b_out}] / d source[{b_in}]| reaches {worst:.3g}; the largest "
+        f"entry of the Jacobian is {largest:.3g}). The batch is mixed (as by "
+        f"BatchNormalization in training mode), so batch_jacobian would return, for each "
+        f"example b, the sum over b2 of d target[b2] / d source[b]. Use tape.jacobian and "
+        f"take its diagonal blocks with ad.einsum('bxby->bxy', j) instead.",
+        AutodiffWarning, stacklevel=2)
+    return False

@@ -1,0 +1,234 @@
+"""``ad.custom_gradient``: a Python function whose gradient you write yourself.
+
+The decorated function ``f(*x)`` returns ``(y, grad_fn)``; the tape then
+uses ``grad_fn`` instead of differentiating the ops inside ``f``. The
+advanced autodiff guide clips the gradient of an identity:
+
+    >>> @ad.custom_gradient
+    ... def clip_gradients(y):
+    ...     def backward(dy):
+    ...         return ad.clip_by_norm(dy, 0.5)
+    ...     return y, backward
+    >>> v = ad.Variable(2.0)
+    >>> with ad.GradientTape() as t:
+    ...     output = clip_gradients(v * v)
+    >>> print(t.gradient(output, v))
+    ad.Tensor(2.0, shape=(), dtype=float32)
+
+Step by step:
+
+1. ``v * v`` is recorded as usual: ``v1 = Mul(v, v)``, value 4.
+2. ``clip_gradients(v1)`` runs ``f``, which returns ``y`` (= ``v1``) and
+   ``backward``. The call is then recorded as ONE op of type ``IdentityN``
+   (TensorFlow's name for it): ``v2 = IdentityN(v1)``, whose vjp is
+   ``backward``. ``output`` is ``v2``, a new tensor with the value of ``y``.
+3. ``t.gradient(output, v)`` seeds ``dy = 1`` at ``v2``. The IdentityN
+   record calls ``backward(1.0)`` = ``clip_by_norm(1.0, 0.5)`` = 0.5, which
+   reaches ``v1``; ``Mul``'s rule sends ``0.5 * v`` twice to ``v``: 2.0.
+   Without the clip the answer would be ``2 * v`` = 4: the "4 clipped to 2"
+   of the guide.
+
+Rules, as in TensorFlow 2:
+
+- ``grad_fn(*dy)`` gets one upstream gradient per output of ``f`` (an
+  output nobody used gets zeros) and returns one gradient per input (a
+  single tensor, or a list); None means "no gradient". Inputs that are not
+  floating point always get None.
+- If ``f`` reads Variables that are not among its inputs, ``grad_fn`` must
+  accept ``variables=``: it is called as ``grad_fn(*dy, variables=[...])``
+  and returns ``(grad_xs, grad_vars)``, one gradient per variable.
+- The tapes keep recording while ``f`` runs, as TensorFlow's do ("the tape
+  is still watching the forward pass"). Those records are harmless: ``y``
+  reaches the caller only through the IdentityN op, so the backward pass
+  never visits them. They matter for higher order: ``grad_fn`` usually
+  reuses tensors computed in ``f`` (``e = exp(x)`` in ``log1pexp``), and an
+  outer tape can differentiate ``grad_fn``'s ops only back through them.
+- Nested: if ``grad_fn`` is itself a ``custom_gradient``, *its* grad_fn is
+  the gradient of the backward function with respect to ``dy``, not a
+  second derivative with respect to ``x`` (TensorFlow's documented caveat).
+"""
+
+import functools
+import inspect
+
+from . import nest
+from . import tape as _tape
+from .registry import Primitive
+from .tensor import Variable, convert_to_tensor
+
+__all__ = ["custom_gradient"]
+
+
+def custom_gradient(f=None):
+    """Decorator: ``f(*x) -> (y, grad_fn)`` gets ``grad_fn`` as its gradient.
+
+    Args:
+        f: a function of tensors (nested structures allowed; Python numbers
+            are converted to tensors; keyword arguments are passed through
+            and get no gradient) returning ``(y, grad_fn)``.
+
+    Returns:
+        A function with ``f``'s value and the custom gradient. Works on
+        methods too (``self`` is not an input).
+
+    Raises (when the decorated function is called or differentiated):
+        TypeError: ``f`` reads variables but ``grad_fn`` has no ``variables``
+            keyword.
+        ValueError: ``grad_fn`` returns the wrong number of gradients.
+
+    >>> @ad.custom_gradient
+    ... def log1pexp(x):
+    ...     e = ad.exp(x)
+    ...     def grad(upstream):
+    ...         return upstream * (1 - 1 / (1 + e))
+    ...     return ad.math.log(1 + e), grad
+    """
+    if f is None:
+        return custom_gradient
+    return _CustomGradientFunction(f)
+
+
+class _CustomGradientFunction:
+    """The decorated function; a descriptor, so that methods bind ``self`` to ``f``."""
+
+    def __init__(self, f):
+        self._f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        return _call(self._f, args, kwargs)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        bound = _CustomGradientFunction(functools.partial(self._f, instance))
+        bound.__name__ = getattr(self._f, "__name__", "custom_gradient")
+        return bound
+
+    def __repr__(self):
+        return f"<custom_gradient {getattr(self._f, '__name__', self._f)!r}>"
+
+
+class _VariableWatcher:
+    """A recorder that records nothing and lists the trainable Variables read.
+
+    It sits on the tape stack while ``f`` runs, next to the real tapes, so
+    every read reaches it (TensorFlow's ``VariableWatcher``).
+    """
+
+    def __init__(self):
+        self.variables = {}  # id -> Variable, in the order first read
+
+    def _record(self, primitive, inputs, outputs, params):
+        pass
+
+    def _variable_read(self, variable):
+        if variable._trainable and variable.dtype.is_differentiable:
+            self.variables.setdefault(variable._id, variable)
+
+
+def _call(f, args, kwargs):
+    """Runs ``f`` and records the call as one IdentityN op on the recording tapes."""
+    flat_args, inputs = [], []
+    for arg in nest.flatten(args):
+        # f sees a Variable itself (as in TensorFlow); the op's input is a read of it.
+        tensor = convert_to_tensor(arg)
+        flat_args.append(arg if isinstance(arg, Variable) else tensor)
+        inputs.append(tensor)
+    args = nest.pack_sequence_as(args, flat_args)
+
+    watcher = _VariableWatcher()
+    _tape.active.append(watcher)
+    try:
+        returned = f(*args, **kwargs)
+    finally:
+        _tape.active.remove(watcher)
+    if not (isinstance(returned, (tuple, list)) and len(returned) == 2 and callable(returned[1])):
+        raise TypeError(f"A @custom_gradient function must return (y, grad_fn); "
+                        f"{_name(f)} returned {type(returned).__name__}")
+    result, grad_fn = returned
+
+    passed = flat_args + nest.flatten(kwargs)
+    variables = [v for v in watcher.variables.values() if not any(v is a for a in passed)]
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError(
+            "If using @custom_gradient with a function that uses variables, then grad_fn "
+            f"must accept a keyword argument 'variables'. ({_name(f)} read "
+            f"{[v.name for v in variables]})")
+    results = [convert_to_tensor(y) for y in nest.flatten(result)]
+    if not results:
+        return result
+    # Reading the variables again after f: the IdentityN op's inputs are these reads.
+    op_inputs = inputs + [_tape.read_variable(v) for v in variables]
+    op = _identity_n(f, grad_fn, inputs, variables, results)
+    outputs = op(*op_inputs)
+    return nest.pack_sequence_as(result, [outputs] if len(results) == 1 else list(outputs))
+
+
+def _identity_n(f, grad_fn, inputs, variables, results):
+    """The one-off IdentityN primitive of one call: forward returns ``y``, vjp calls grad_fn."""
+    values = tuple(y._value for y in results)
+    forward_value = values[0] if len(values) == 1 else values
+    n_args = len(inputs)
+    arg_specs = [(tuple(x._value.shape), x.dtype) for x in inputs]
+
+    def vjp(g, ans, *op_inputs):
+        dys = g if isinstance(g, tuple) else (g,)
+        if variables:
+            returned = grad_fn(*dys, variables=variables)
+            if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+                raise ValueError(f"@custom_gradient grad_fn of {_name(f)} reads variables, so it "
+                                 "must return (grad_xs, grad_vars)")
+            grad_xs, grad_vars = returned
+            grad_vars = list(grad_vars) if isinstance(grad_vars, (tuple, list)) else [grad_vars]
+            if len(grad_vars) != len(variables):
+                raise ValueError(
+                    "Must return gradient for each variable from @custom_gradient grad_fn "
+                    f"({_name(f)} read {len(variables)} variable(s), grad_fn returned "
+                    f"{len(grad_vars)} gradient(s) for them)")
+        else:
+            grad_xs, grad_vars = grad_fn(*dys), []
+        flat = nest.flatten(grad_xs)
+        if len(flat) != n_args:
+            raise ValueError(f"custom_gradient function expected to return {n_args} gradients, "
+                             f"but returned {len(flat)} instead ({_name(f)}).")
+        specs = arg_specs + [(tuple(v.shape), v.dtype) for v in variables]
+        return [_checked(grad, shape, dtype, i, f)
+                for i, (grad, (shape, dtype)) in enumerate(zip(flat + grad_vars, specs))]
+
+    prim = Primitive("IdentityN", lambda xp, *arrays: forward_value, vjp, saves="shapes",
+                     dtype_args=(), n_outputs=len(values), batch_aware=False, register=False,
+                     doc=f"the gradient is the grad_fn of {_name(f)} (ad.custom_gradient)")
+    # What tracing and saved models need to rebuild the call.
+    prim.custom_fn = f
+    prim.custom_grad_fn = grad_fn
+    prim.custom_variables = tuple(variables)
+    prim.custom_results = tuple(results)
+    prim.custom_n_args = n_args
+    return prim
+
+
+def _checked(grad, shape, dtype, i, f):
+    """One gradient from grad_fn as a Tensor, or None; its shape and dtype must fit."""
+    if grad is None or not dtype.is_differentiable:
+        return None
+    grad = convert_to_tensor(grad, dtype_hint=dtype)
+    if tuple(grad.shape) != shape or grad.dtype != dtype:
+        raise ValueError(
+            f"@custom_gradient grad_fn of {_name(f)} returned a gradient of shape "
+            f"{tuple(grad.shape)} and dtype {grad.dtype.name} for input #{i}, which has shape "
+            f"{shape} and dtype {dtype.name}: a gradient must match its input")
+    return grad
+
+
+def _accepts_variables(grad_fn):
+    try:
+        parameters = inspect.signature(grad_fn).parameters.values()
+    except (TypeError, ValueError):
+        return True  # a builtin or C callable: let the call itself decide
+    return any(p.name == "variables" and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD
+               for p in parameters)
+
+
+def _name(f):
+    return getattr(f, "__name__", None) or getattr(getattr(f, "func", None), "__name__", repr(f))

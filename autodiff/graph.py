@@ -1,0 +1,335 @@
+"""Graphs: a traced function's ops kept as data, and run again through the registry.
+
+A graph is a tape with placeholders. ``ad.function`` runs the Python
+function once while a ``Tracer`` sits alone on the recorder stack
+(``autodiff.tape.active``): unlike a GradientTape it records *every* op,
+watched or not. Each op becomes a ``Node``: its Primitive, its params, and
+where each input comes from (a ``Ref``):
+
+    ``Ref("arg", k)``       the k-th tensor argument (a placeholder)
+    ``Ref("node", i, j)``   output j of node i
+    ``Ref("const", c)``     a tensor made outside the graph (or by ``ad.constant``
+                            inside it): kept as it is, a captured constant
+    ``Ref("var", v)``       a Variable, captured by reference: read when the graph runs
+
+    >>> w = ad.Variable(2.0, name="w")
+    >>> f = ad.function(lambda x: ad.sin(x) * w)
+    >>> print(f.get_concrete_function(ad.constant(1.0)).graph)
+    graph(a0: float32[]) captures w=w:0
+      n0 = Sin(a0)
+      n1 = Mul(n0, w)
+      return n1
+
+Running a graph replays its nodes, calling ``primitive(*inputs, **params)``
+for each, just as eager code would. So a GradientTape recording outside
+sees the replayed ops and differentiates a traced function exactly like
+the eager one; nothing about gradients is stored in a graph.
+
+Custom gradients. ``ad.custom_gradient`` records one ``IdentityN`` op whose
+VJP is the user's ``grad_fn``, a Python closure over values of *that* call
+(``e = exp(x)`` in ``log1pexp``). A graph cannot keep that closure: its
+values would be stale on the next call. So, as TensorFlow does, the tracer
+turns the call into ``IdentityN(y..., x..., variables..., captures...)``
+(the outputs are copies of the inputs; only the first ones, ``y``, are
+used) and traces ``grad_fn`` itself into a *gradient graph* whose inputs
+are the upstream gradients ``dy`` followed by the node's inputs. Whatever
+``grad_fn`` uses from the forward pass (``e``) becomes a capture: an extra
+input of the node, so the gradient graph always sees this call's value.
+The node's VJP runs the gradient graph; saved models store it as JSON.
+
+Graphs are specialized to the shapes they were traced with: params such
+as reduction axes and reshape targets are concrete numbers. Python code
+runs only while tracing, so Python side effects (``print``, appending to a
+list, ``Variable.assign``) happen once per trace, and Python control flow
+on tensor values (``if x > 0``) is decided once, at trace time, as is
+anything computed outside the library's ops (``x.numpy()``, masks turned
+into indices). TensorFlow's AutoGraph would turn such control flow into
+graph ops; here it is frozen into the graph.
+"""
+
+from . import nest
+from . import tape as _tape
+from .registry import Primitive
+from .tensor import Tensor, Variable
+
+__all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "custom_gradient_primitive"]
+
+
+class Ref:
+    """Where a node input (or a graph output) comes from; see the module docstring."""
+
+    __slots__ = ("kind", "index", "output")
+
+    def __init__(self, kind, index, output=0):
+        self.kind, self.index, self.output = kind, index, output
+
+    def as_list(self):
+        return [self.kind, self.index, self.output] if self.kind == "node" else [self.kind, self.index]
+
+    def __eq__(self, other):
+        return isinstance(other, Ref) and self.as_list() == other.as_list()
+
+    def __hash__(self):
+        return hash(tuple(self.as_list()))
+
+    def __repr__(self):
+        return f"Ref{tuple(self.as_list())}"
+
+
+class Node:
+    """One op of a graph: ``primitive(*inputs, **params)``.
+
+    ``custom`` is set for a custom-gradient ``IdentityN``: a CustomGradient
+    telling how many inputs are ``y`` and which get gradients.
+    """
+
+    __slots__ = ("primitive", "inputs", "params", "custom")
+
+    def __init__(self, primitive, inputs, params, custom=None):
+        self.primitive, self.inputs, self.params, self.custom = primitive, inputs, params, custom
+
+    @property
+    def op_type(self):
+        return self.primitive.name
+
+
+class CustomGradient:
+    """What a custom-gradient IdentityN node needs to compute its VJP.
+
+    Attributes:
+        n_y: how many of the node's inputs (its first ones) are ``y``.
+        n_x: how many inputs after them get gradients (the call's inputs
+            and the variables ``f`` read); captures follow them.
+        graph: the gradient graph, a Graph from ``(dy..., node inputs...)``
+            to the n_x gradients (None entries allowed); or None with
+            ``error`` set when ``grad_fn`` could not be traced.
+    """
+
+    __slots__ = ("n_y", "n_x", "graph", "error")
+
+    def __init__(self, n_y, n_x, graph=None, error=None):
+        self.n_y, self.n_x, self.graph, self.error = n_y, n_x, graph, error
+
+
+class Graph:
+    """Nodes, the specs of the placeholders, the captures, and the outputs.
+
+    Attributes:
+        arg_specs: ``(shape, dtype)`` of each placeholder, in order.
+        nodes: the Nodes, in the order they ran (a topological order).
+        constants: captured Tensors (``Ref("const", c)`` is ``constants[c]``).
+        variables: captured Variables (``Ref("var", v)``).
+        outputs: the returned structure, with a Ref for each tensor and
+            Python values as they were.
+    """
+
+    def __init__(self, arg_specs):
+        self.arg_specs = list(arg_specs)
+        self.nodes = []
+        self.constants = []
+        self.variables = []
+        self.outputs = None
+
+    def run(self, args):
+        """Replays the nodes on ``args`` (Tensors, one per placeholder); returns the outputs."""
+        results = []
+        reads = {}
+
+        def value(ref):
+            kind = ref.kind
+            if kind == "node":
+                return results[ref.index][ref.output]
+            if kind == "arg":
+                return args[ref.index]
+            if kind == "const":
+                return self.constants[ref.index]
+            read = reads.get(ref.index)
+            if read is None:  # read once per run, when first needed (watching it on tapes)
+                read = reads[ref.index] = _tape.read_variable(self.variables[ref.index])
+            return read
+
+        for node in self.nodes:
+            out = node.primitive(*[value(r) for r in node.inputs], **node.params)
+            results.append(out if isinstance(out, tuple) else (out,))
+        return nest.map_structure(lambda leaf: value(leaf) if isinstance(leaf, Ref) else leaf,
+                                  self.outputs)
+
+    def __str__(self):
+        names = {}
+        for k, (shape, dtype) in enumerate(self.arg_specs):
+            names[("arg", k)] = f"a{k}"
+        captures = []
+        for c, t in enumerate(self.constants):
+            names[("const", c)] = f"c{c}"
+            captures.append(f"c{c}={_short(t)}")
+        for v, var in enumerate(self.variables):
+            names[("var", v)] = var._name
+            captures.append(f"{var._name}={var.name}")
+        args = ", ".join(f"a{k}: {dtype.name}{list(shape)}" for k, (shape, dtype)
+                         in enumerate(self.arg_specs))
+        lines = [f"graph({args})" + (f" captures {', '.join(captures)}" if captures else "")]
+
+        def name(ref):
+            if ref.kind != "node":
+                return names[(ref.kind, ref.index)]
+            node = self.nodes[ref.index]
+            single = node.custom is None and node.primitive.n_outputs == 1
+            return f"n{ref.index}" if single else f"n{ref.index}.{ref.output}"
+
+        for i, node in enumerate(self.nodes):
+            params = "".join(f", {k}={v!r}" for k, v in node.params.items())
+            note = "  # custom gradient" if node.custom else ""
+            lines.append(f"  n{i} = {node.op_type}({', '.join(map(name, node.inputs))}{params}){note}")
+        outs = [name(r) if isinstance(r, Ref) else repr(r) for r in nest.flatten(self.outputs)]
+        lines.append(f"  return {', '.join(outs)}")
+        return "\n".join(lines)
+
+
+def _short(t):
+    return repr(t.numpy().item()) if t._value.size == 1 else f"{t.dtype.name}{list(t.shape)}"
+
+
+class Tracer:
+    """A recorder that records every op into a Graph (see the module docstring).
+
+    Args:
+        placeholders: the Tensors standing for the graph's arguments.
+        parent: the enclosing Tracer while a ``grad_fn`` is traced: a tensor
+            it knows becomes a capture (a new argument) of this graph.
+    """
+
+    def __init__(self, placeholders, parent=None):
+        self.graph = Graph([(tuple(t._value.shape), t.dtype) for t in placeholders])
+        self._where = {}   # tensor id -> Ref
+        for k, t in enumerate(placeholders):
+            self._where.setdefault(t._id, Ref("arg", k))
+        self._parent = parent
+        self.captures = []   # parent tensors used here (they became arguments)
+        self._pending = []   # (node, primitive, inputs): custom gradients traced at the end
+
+    # ---- the recorder protocol ---------------------------------------------
+    def _variable_read(self, variable):
+        if variable._id not in self._where:
+            self._where[variable._id] = Ref("var", len(self.graph.variables))
+            self.graph.variables.append(variable)
+
+    def _record(self, primitive, inputs, outputs, params):
+        refs = [self.ref(t) for t in inputs]
+        custom = None
+        if getattr(primitive, "custom_grad_fn", None) is not None:   # ad.custom_gradient
+            y_refs = [self.ref(t) for t in primitive.custom_results]
+            custom = CustomGradient(len(y_refs), len(refs))
+            refs = y_refs + refs
+        elif getattr(primitive, "custom_gradient", None) is not None:  # a replayed one
+            known = primitive.custom_gradient
+            custom = CustomGradient(known.n_y, known.n_x, known.graph, known.error)
+        node = Node(primitive, refs, dict(params), custom)
+        index = len(self.graph.nodes)
+        self.graph.nodes.append(node)
+        if custom is not None:
+            self._pending.append((node, primitive, inputs))
+            # The eager op has y's outputs only; the node outputs all its inputs.
+        for j, out in enumerate(outputs):
+            self._where[out._id] = Ref("node", index, j)
+
+    # ---- refs ---------------------------------------------------------------
+    def ref(self, tensor):
+        """The Ref for ``tensor``, capturing it when the graph does not know it yet."""
+        if isinstance(tensor, Variable):
+            self._variable_read(tensor)
+        where = self._where.get(tensor._id)
+        if where is not None:
+            return where
+        if self._parent is not None and self._parent.knows(tensor):
+            where = Ref("arg", len(self.graph.arg_specs))
+            self.graph.arg_specs.append((tuple(tensor._value.shape), tensor.dtype))
+            self.captures.append(tensor)
+        else:
+            where = Ref("const", len(self.graph.constants))
+            self.graph.constants.append(tensor if type(tensor) is Tensor else Tensor(tensor._value))
+        self._where[tensor._id] = where
+        return where
+
+    def knows(self, tensor):
+        return tensor._id in self._where or (self._parent is not None and self._parent.knows(tensor))
+
+    # ---- finishing ------------------------------------------------------------
+    def finish(self, result):
+        """Sets the graph's outputs from the function's ``result``; traces pending grad_fns."""
+        self.graph.outputs = nest.map_structure(
+            lambda leaf: self.ref(leaf) if isinstance(leaf, Tensor) else leaf, result)
+        for node, primitive, inputs in self._pending:
+            self._finish_custom(node, primitive, inputs)
+        return self.graph
+
+    def _finish_custom(self, node, primitive, inputs):
+        custom = node.custom
+        if custom.graph is None and custom.error is None:
+            try:
+                sub = _trace_gradient(self, node, primitive, inputs)
+            except Exception as err:  # noqa: BLE001  (reported when the gradient is needed)
+                custom.error = err
+            else:
+                custom.graph = sub.graph
+                node.inputs = node.inputs + [self.ref(t) for t in sub.captures]
+        node.primitive = custom_gradient_primitive(custom, len(node.inputs))
+
+
+def _trace_gradient(parent, node, primitive, inputs):
+    """Traces ``grad_fn`` into a Graph from ``(dy..., node inputs...)`` to the input gradients."""
+    results = primitive.custom_results
+    dys = [Tensor(_ones(y)) for y in results]
+    node_tensors = list(results) + list(inputs)
+    sub = Tracer(dys + node_tensors, parent=parent)
+    g = tuple(dys) if len(dys) > 1 else dys[0]
+    trace(sub, lambda: primitive.vjp(g, None, *inputs))
+    return sub
+
+
+def _ones(y):
+    from . import backend
+    return backend.xp.ones(y._value.shape, dtype=y._value.dtype)
+
+
+def trace(tracer, thunk):
+    """Runs ``thunk()`` with ``tracer`` alone on the recorder stack; returns the finished graph.
+
+    The tapes (and accumulators) that were recording are paused meanwhile:
+    they should see the graph's ops when it runs, not while it is traced.
+    """
+    saved = list(_tape.active)
+    _tape.active[:] = [tracer]
+    try:
+        result = thunk()
+        graph = tracer.finish(result)
+    finally:
+        _tape.active[:] = saved
+    return graph
+
+
+def custom_gradient_primitive(custom, n_inputs):
+    """The one-off ``IdentityN`` whose VJP runs a custom gradient's graph.
+
+    Its outputs are copies of all its inputs (TensorFlow's IdentityN); its
+    VJP gets one upstream gradient per output, runs the gradient graph on
+    the first ``n_y`` of them and the inputs, and returns the gradients for
+    the ``n_x`` inputs after ``y`` (None for ``y`` and the captures).
+    """
+    def forward(xp, *arrays):
+        return arrays if n_inputs > 1 else arrays[0]
+
+    def vjp(g, ans, *inputs):
+        if custom.graph is None:
+            raise LookupError(f"No gradient defined for operation 'IdentityN' (op type: "
+                              f"IdentityN): its custom grad_fn could not be traced: "
+                              f"{type(custom.error).__name__}: {custom.error}") from custom.error
+        dys = g if isinstance(g, tuple) else (g,)
+        grads = custom.graph.run(list(dys[:custom.n_y]) + list(inputs))
+        tail = len(inputs) - custom.n_y - custom.n_x
+        return [None] * custom.n_y + list(grads) + [None] * tail
+
+    prim = Primitive("IdentityN", forward, vjp, saves="inputs", dtype_args=(),
+                     n_outputs=n_inputs, batch_aware=False, register=False,
+                     doc="the gradient is a traced custom gradient (ad.custom_gradient)")
+    prim.custom_gradient = custom
+    return prim

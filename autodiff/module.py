@@ -1,0 +1,127 @@
+"""``ad.Module``: a container that finds its variables by walking its attributes.
+
+A module is any object that keeps Variables (and other modules) in its
+attributes, directly or inside lists, tuples and dicts. Nothing registers
+them: ``trainable_variables`` walks the attributes each time it is asked, as
+``tf.Module`` does, in a fixed order (attribute names sorted, dicts by sorted
+key, a module's own attributes before those of its submodules, each object
+once):
+
+    >>> class Affine(ad.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = ad.Variable([[1.0, 2.0]], name="w")
+    ...         self.b = ad.Variable([0.0, 0.0], name="b", trainable=False)
+    >>> m = Affine()
+    >>> [v.name for v in m.variables]         # sorted by attribute: b before w
+    ['b:0', 'w:0']
+    >>> [v.name for v in m.trainable_variables]
+    ['w:0']
+
+Layers (``ad.layers``) change only the order of their *own* variables (the
+order they were created in, as Keras does: kernel before bias).
+"""
+
+import re
+
+from . import nest
+from .tensor import Variable
+
+__all__ = ["Module"]
+
+
+def camel_to_snake(name):
+    """``'BatchNormalization'`` -> ``'batch_normalization'`` (TensorFlow's default names)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+class Module:
+    """Base class for objects that own variables and submodules.
+
+    Args:
+        name: the module's name; by default the class name in snake_case
+            (``MyModule`` -> ``'my_module'``).
+
+    Attributes whose names start with ``_ad_`` are bookkeeping and are not
+    walked.
+    """
+
+    def __init__(self, name=None):
+        if name is None:
+            name = camel_to_snake(type(self).__name__)
+        elif not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{name!r} is not a valid module name: module names must be "
+                             f"valid Python identifiers (e.g. 'my_module')")
+        self._ad_name = name
+
+    @property
+    def name(self):
+        """The module's name (not made unique: two modules may share one)."""
+        return self._module_name()
+
+    def _module_name(self):
+        # A subclass that forgot super().__init__() still gets a name.
+        return self.__dict__.get("_ad_name") or camel_to_snake(type(self).__name__)
+
+    @property
+    def variables(self):
+        """Every Variable of this module and its submodules, each once, in walk order."""
+        return tuple(_walk(self, lambda x: isinstance(x, Variable)))
+
+    @property
+    def trainable_variables(self):
+        """The variables with ``trainable=True`` (what a tape watches and optimizers update)."""
+        return tuple(v for v in self.variables if v.trainable)
+
+    @property
+    def non_trainable_variables(self):
+        """The variables with ``trainable=False`` (e.g. batch normalization's moving statistics)."""
+        return tuple(v for v in self.variables if not v.trainable)
+
+    @property
+    def submodules(self):
+        """Every module reachable from this one (not itself), each once, in walk order."""
+        return tuple(_walk(self, lambda x: isinstance(x, Module)))
+
+    def _own_leaves(self):
+        """This module's direct leaves (attribute values, containers flattened), in walk order."""
+        for key in sorted(vars(self)):
+            if key.startswith("_ad_"):
+                continue
+            for leaf in _flatten(vars(self)[key]):
+                yield leaf
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def _flatten(value):
+    try:
+        return nest.flatten(value)
+    except Exception:  # an exotic container: treat it as one leaf, as tf.Module does  # noqa: BLE001
+        return [value]
+
+
+def _walk(module, predicate):
+    """Yields the matching leaves: a module's own leaves first, then each submodule's.
+
+    Breadth within a module, depth across modules, each object once (so a
+    variable shared by two layers is listed once and cycles end).
+    """
+    seen = {id(module)}
+    stack = [module]
+    while stack:
+        current = stack.pop(0)
+        submodules = []
+        for leaf in current._own_leaves():
+            if id(leaf) in seen:
+                continue
+            seen.add(id(leaf))
+            if predicate(leaf):
+                yield leaf
+            if isinstance(leaf, Module):
+                submodules.append(leaf)
+        # Depth-first across modules, as tf.Module: this module's submodules
+        # are walked before the siblings queued by its parent.
+        stack[:0] = submodules
