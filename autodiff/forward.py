@@ -10,7 +10,7 @@ spot. At the end, ``acc.jvp(y)`` is the Jacobian-vector product ``J v``:
     >>> with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0])) as acc:
     ...     y = ad.sin(x) * x
     >>> acc.jvp(y)        # (cos x * x + sin x) * v
-    <ad.Tensor: shape=(2,), dtype=float32, numpy=array([1.3817732, 0.], dtype=float32)>
+    <ad.Tensor: shape=(2,), dtype=float32, numpy=array([1.3817732, 0.       ], dtype=float32)>
 
 The accumulator is a *recorder* in ``autodiff.tape.active``, like a tape: every
 op calls its ``_record``. It keeps a dict ``tensor id -> tangent`` (a Variable
@@ -37,12 +37,13 @@ entered *before* it stay active:
 - an accumulator outside a tape sees that tape's backward pass (it runs
   ordinary ops), so forward-over-reverse gives Hessian-vector products:
 
-    >>> with ad.autodiff.ForwardAccumulator(x, v) as acc:
+    >>> with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0])) as acc:
     ...     with ad.GradientTape() as tape:
     ...         tape.watch(x)
     ...         y = ad.reduce_sum(x ** 3)
     ...     g = tape.gradient(y, x)       # 3x^2, and its tangent 6x * v
     >>> acc.jvp(g)                        # H v
+    <ad.Tensor: shape=(2,), dtype=float32, numpy=array([6., 0.], dtype=float32)>
 
 Tangents are kept for the accumulator's lifetime (drop it to free them).
 Tangents are real: complex ops are not covered.
@@ -84,15 +85,8 @@ class ForwardAccumulator:
     def __init__(self, primals, tangents):
         self._tangents = {}      # tensor id -> tangent Tensor
         self._recording = False
-        if isinstance(primals, Tensor):  # one primal: its tangent may be a list of numbers
-            pairs = [(primals, tangents)]
-        elif _structure(primals) != _structure(tangents):
-            raise ValueError(f"ForwardAccumulator: primals and tangents must have the same "
-                             f"structure; got {_structure(primals)!r} and {_structure(tangents)!r}")
-        else:
-            pairs = zip(nest.flatten(primals), nest.flatten(tangents))
         seen = set()
-        for i, (primal, tangent) in enumerate(pairs):
+        for i, (primal, tangent) in enumerate(_pairs(primals, tangents)):
             if not isinstance(primal, Tensor):
                 raise ValueError(f"ForwardAccumulator: primal #{i} must be a Tensor or Variable, "
                                  f"not {type(primal).__name__} {primal!r}")
@@ -106,7 +100,7 @@ class ForwardAccumulator:
     def _watch(self, i, primal, tangent):
         if not primal.dtype.is_differentiable:
             warnings.warn(f"The dtype of the watched primal must be floating (e.g. ad.float32), "
-                          f"got ad.{primal.dtype.name}", AutodiffWarning, stacklevel=4)
+                          f"got ad.{primal.dtype.name}", AutodiffWarning, stacklevel=3)
             return
         if isinstance(tangent, Tensor) and tangent.dtype != primal.dtype:
             raise InvalidArgumentError(
@@ -194,8 +188,19 @@ class ForwardAccumulator:
                 tangents[o._id] = t
 
 
-def _structure(value):
-    return nest.map_structure(lambda leaf: None, value)
+def _pairs(primals, tangents):
+    """(primal, tangent) pairs, walking the primals' structure; a primal's tangent
+    may itself be a list of numbers (so it is not flattened)."""
+    if isinstance(primals, (list, tuple, dict)):
+        same = (isinstance(tangents, dict) and sorted(tangents) == sorted(primals)) \
+            if isinstance(primals, dict) else \
+            (isinstance(tangents, (list, tuple)) and len(tangents) == len(primals))
+        if not same:
+            raise ValueError(f"ForwardAccumulator: primals and tangents must have the same "
+                             f"structure; got {primals!r} and {tangents!r}")
+        keys = sorted(primals) if isinstance(primals, dict) else range(len(primals))
+        return [pair for k in keys for pair in _pairs(primals[k], tangents[k])]
+    return [(primals, tangents)]
 
 
 def _output_tangents(primitive, inputs, outputs, params, tangents):
@@ -284,9 +289,13 @@ def _self_adjoint(prim):
 
 
 def _pow_jvp(t, ans, x, y):
+    tx, ty = t
+    dx = None if tx is None else tx * y * ops.pow(x, y - 1)
+    if ty is None:
+        return dx  # the common case, x ** constant
+    # d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's convention, as in the VJP)
     safe_log = ops.where(x > 0, ops.log(ops.where(x > 0, x, ops.ones_like(x))), ops.zeros_like(x))
-    return _plus(None if t[0] is None else t[0] * y * ops.pow(x, y - 1),
-                 None if t[1] is None else t[1] * ans * safe_log)
+    return _plus(dx, ty * ans * safe_log)
 
 
 _JVP_RULES = {

@@ -40,6 +40,10 @@ and can differentiate it again:
     ...     dy_dx = inner.gradient(y, x)     # 3x^2, recorded on `outer`
     >>> outer.gradient(dy_dx, x)             # 6x = 18.0
 
+Jacobians and Hessians (``jacobian.py``) reuse the same sweep with a stack
+of cotangents; ``tape.hessian`` and ``ad.functional.hessian`` build on it,
+and ``ad.functional.hvp`` gives Hessian-vector products for big models.
+
 Every tape keeps its own watched set: a tensor watched only by the inner
 tape is invisible to the outer one, whose gradient for it is then None.
 """
@@ -353,6 +357,22 @@ class GradientTape:
         """
         return _jacobian.batch_jacobian(self, target, source, unconnected_gradients,
                                         parallel_iterations, experimental_use_pfor)
+
+    def hessian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
+        """The Hessian of ``target`` (summed if not scalar): beyond TensorFlow.
+
+        TensorFlow has no Hessian on the tape (its guide nests two tapes and
+        calls ``jacobian``); this does exactly that from the records already
+        on this tape. For one source x the shape is ``x.shape + x.shape``; for
+        several, blocks ``H[i][j]`` nested like ``sources`` in ``sources``.
+        Counts as this tape's one use when it is not persistent.
+
+        >>> with ad.GradientTape() as tape:
+        ...     loss = ad.reduce_sum(w ** 3)
+        >>> tape.hessian(loss, w)      # diag(6 w)
+        """
+        from .functional import tape_hessian  # functional builds on this module
+        return tape_hessian(self, target, sources, unconnected_gradients)
 
     def _begin_backward(self):
         """Checks before a backward pass; leaves the tape's own context (TensorFlow's rules)."""
