@@ -8,9 +8,10 @@ implementation agrees with NumPy (registry.check_against_numpy), and
 returns zero-argument callables for `run.py` to time or, for memory
 workloads, to measure what their results keep alive.
 
-To add a workload, write its functions and a `@register`-ed build here.
-Nothing in this file measures (see `harness.py`), and nothing edits the
-engine.
+To add a workload, write its functions and a `@register`-ed build here
+(or in a sibling module imported at the end of this file, as
+`workloads_jacobian.py` for W3 and W4). Nothing in this file measures (see
+`harness.py`), and nothing edits the engine.
 """
 
 import importlib
@@ -256,3 +257,8 @@ def build_w7():
     # PyTorch's CPU allocator does not report to tracemalloc: no torch column.
     add_peers(impls, {"autograd": _w7_autograd}, params, x, target)
     return impls
+
+
+# W3 (jacobian) and W4 (batch_jacobian) register themselves on import; they
+# come after W1, W2 and W7 in the table.
+from benchmarks import workloads_jacobian  # noqa: E402,F401
