@@ -39,6 +39,12 @@ from .custom_gradient import custom_gradient  # noqa: F401,E402
 from .user_ops import RegisterGradient, no_gradient, primitive  # noqa: F401,E402
 # ---- end custom gradients and user-defined ops ----
 
+# ---- modules, layers, traced functions, saved models (module.py, layers.py, function.py, ...) ----
+from . import layers, saved_model  # noqa: F401,E402
+from .function import TensorSpec, function  # noqa: F401,E402
+from .module import Module  # noqa: F401,E402
+# ---- end modules, layers, traced functions, saved models ----
+
 
 def stop_gradient(input, name=None):  # noqa: A002
     """Returns ``input`` unchanged, but no gradient flows back through it.

@@ -15,7 +15,7 @@ where each input comes from (a ``Ref``):
     >>> w = ad.Variable(2.0, name="w")
     >>> f = ad.function(lambda x: ad.sin(x) * w)
     >>> print(f.get_concrete_function(ad.constant(1.0)).graph)
-    graph(a0: float32[]) captures w=w:0
+    graph(a0: float32[]) captures w=<Variable w:0>
       n0 = Sin(a0)
       n1 = Mul(n0, w)
       return n1
@@ -23,19 +23,11 @@ where each input comes from (a ``Ref``):
 Running a graph replays its nodes, calling ``primitive(*inputs, **params)``
 for each, just as eager code would. So a GradientTape recording outside
 sees the replayed ops and differentiates a traced function exactly like
-the eager one; nothing about gradients is stored in a graph.
+the eager one; nothing about gradients is stored in a graph. Ops whose
+results the outputs do not need are pruned when tracing ends.
 
-Custom gradients. ``ad.custom_gradient`` records one ``IdentityN`` op whose
-VJP is the user's ``grad_fn``, a Python closure over values of *that* call
-(``e = exp(x)`` in ``log1pexp``). A graph cannot keep that closure: its
-values would be stale on the next call. So, as TensorFlow does, the tracer
-turns the call into ``IdentityN(y..., x..., variables..., captures...)``
-(the outputs are copies of the inputs; only the first ones, ``y``, are
-used) and traces ``grad_fn`` itself into a *gradient graph* whose inputs
-are the upstream gradients ``dy`` followed by the node's inputs. Whatever
-``grad_fn`` uses from the forward pass (``e``) becomes a capture: an extra
-input of the node, so the gradient graph always sees this call's value.
-The node's VJP runs the gradient graph; saved models store it as JSON.
+Custom gradients (``ad.custom_gradient``) become an ``IdentityN`` node with
+a traced gradient graph: see ``graph_custom_gradient.py``.
 
 Graphs are specialized to the shapes they were traced with: params such
 as reduction axes and reshape targets are concrete numbers. Python code
@@ -47,12 +39,13 @@ into indices). TensorFlow's AutoGraph would turn such control flow into
 graph ops; here it is frozen into the graph.
 """
 
-from . import nest
+from . import backend, nest
 from . import tape as _tape
-from .registry import Primitive
+from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
 from .tensor import Tensor, Variable
 
-__all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "custom_gradient_primitive"]
+__all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "prune", "CustomGradient",
+           "custom_gradient_primitive"]
 
 
 class Ref:
@@ -91,24 +84,6 @@ class Node:
     @property
     def op_type(self):
         return self.primitive.name
-
-
-class CustomGradient:
-    """What a custom-gradient IdentityN node needs to compute its VJP.
-
-    Attributes:
-        n_y: how many of the node's inputs (its first ones) are ``y``.
-        n_x: how many inputs after them get gradients (the call's inputs
-            and the variables ``f`` read); captures follow them.
-        graph: the gradient graph, a Graph from ``(dy..., node inputs...)``
-            to the n_x gradients (None entries allowed); or None with
-            ``error`` set when ``grad_fn`` could not be traced.
-    """
-
-    __slots__ = ("n_y", "n_x", "graph", "error")
-
-    def __init__(self, n_y, n_x, graph=None, error=None):
-        self.n_y, self.n_x, self.graph, self.error = n_y, n_x, graph, error
 
 
 class Graph:
@@ -164,7 +139,7 @@ class Graph:
             captures.append(f"c{c}={_short(t)}")
         for v, var in enumerate(self.variables):
             names[("var", v)] = var._name
-            captures.append(f"{var._name}={var.name}")
+            captures.append(f"{var._name}=<Variable {var.name}>")
         args = ", ".join(f"a{k}: {dtype.name}{list(shape)}" for k, (shape, dtype)
                          in enumerate(self.arg_specs))
         lines = [f"graph({args})" + (f" captures {', '.join(captures)}" if captures else "")]
@@ -217,6 +192,7 @@ class Tracer:
         refs = [self.ref(t) for t in inputs]
         custom = None
         if getattr(primitive, "custom_grad_fn", None) is not None:   # ad.custom_gradient
+            # The eager op maps x to y; the node takes (y..., x...) and copies them all.
             y_refs = [self.ref(t) for t in primitive.custom_results]
             custom = CustomGradient(len(y_refs), len(refs))
             refs = y_refs + refs
@@ -228,7 +204,6 @@ class Tracer:
         self.graph.nodes.append(node)
         if custom is not None:
             self._pending.append((node, primitive, inputs))
-            # The eager op has y's outputs only; the node outputs all its inputs.
         for j, out in enumerate(outputs):
             self._where[out._id] = Ref("node", index, j)
 
@@ -260,6 +235,7 @@ class Tracer:
             lambda leaf: self.ref(leaf) if isinstance(leaf, Tensor) else leaf, result)
         for node, primitive, inputs in self._pending:
             self._finish_custom(node, primitive, inputs)
+        prune(self.graph)
         return self.graph
 
     def _finish_custom(self, node, primitive, inputs):
@@ -275,6 +251,49 @@ class Tracer:
         node.primitive = custom_gradient_primitive(custom, len(node.inputs))
 
 
+def prune(graph):
+    """Drops the nodes, constants and variables the outputs do not depend on.
+
+    Ops whose results were thrown away (a layer's initializer drawing
+    random numbers while it builds, say) would otherwise run on every call.
+    """
+    live = [False] * len(graph.nodes)
+    used = {"const": set(), "var": set()}
+
+    def mark(ref):
+        if ref.kind == "node":
+            live[ref.index] = True
+        elif ref.kind in used:
+            used[ref.kind].add(ref.index)
+
+    outputs = [leaf for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
+    for ref in outputs:
+        mark(ref)
+    for i in reversed(range(len(graph.nodes))):
+        if live[i]:
+            for ref in graph.nodes[i].inputs:
+                mark(ref)
+    new_index = {"node": {}, "const": {}, "var": {}}
+    kept = {"node": [], "const": [], "var": []}
+    for kind, items in (("node", graph.nodes), ("const", graph.constants),
+                        ("var", graph.variables)):
+        for i, item in enumerate(items):
+            if (live[i] if kind == "node" else i in used[kind]):
+                new_index[kind][i] = len(kept[kind])
+                kept[kind].append(item)
+
+    def moved(ref):
+        if ref.kind == "arg":
+            return ref
+        return Ref(ref.kind, new_index[ref.kind][ref.index], ref.output)
+
+    for node in kept["node"]:
+        node.inputs = [moved(r) for r in node.inputs]
+    graph.nodes, graph.constants, graph.variables = kept["node"], kept["const"], kept["var"]
+    graph.outputs = nest.map_structure(lambda leaf: moved(leaf) if isinstance(leaf, Ref) else leaf,
+                                       graph.outputs)
+
+
 def _trace_gradient(parent, node, primitive, inputs):
     """Traces ``grad_fn`` into a Graph from ``(dy..., node inputs...)`` to the input gradients."""
     results = primitive.custom_results
@@ -287,7 +306,6 @@ def _trace_gradient(parent, node, primitive, inputs):
 
 
 def _ones(y):
-    from . import backend
     return backend.xp.ones(y._value.shape, dtype=y._value.dtype)
 
 
@@ -305,31 +323,3 @@ def trace(tracer, thunk):
     finally:
         _tape.active[:] = saved
     return graph
-
-
-def custom_gradient_primitive(custom, n_inputs):
-    """The one-off ``IdentityN`` whose VJP runs a custom gradient's graph.
-
-    Its outputs are copies of all its inputs (TensorFlow's IdentityN); its
-    VJP gets one upstream gradient per output, runs the gradient graph on
-    the first ``n_y`` of them and the inputs, and returns the gradients for
-    the ``n_x`` inputs after ``y`` (None for ``y`` and the captures).
-    """
-    def forward(xp, *arrays):
-        return arrays if n_inputs > 1 else arrays[0]
-
-    def vjp(g, ans, *inputs):
-        if custom.graph is None:
-            raise LookupError(f"No gradient defined for operation 'IdentityN' (op type: "
-                              f"IdentityN): its custom grad_fn could not be traced: "
-                              f"{type(custom.error).__name__}: {custom.error}") from custom.error
-        dys = g if isinstance(g, tuple) else (g,)
-        grads = custom.graph.run(list(dys[:custom.n_y]) + list(inputs))
-        tail = len(inputs) - custom.n_y - custom.n_x
-        return [None] * custom.n_y + list(grads) + [None] * tail
-
-    prim = Primitive("IdentityN", forward, vjp, saves="inputs", dtype_args=(),
-                     n_outputs=n_inputs, batch_aware=False, register=False,
-                     doc="the gradient is a traced custom gradient (ad.custom_gradient)")
-    prim.custom_gradient = custom
-    return prim

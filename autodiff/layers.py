@@ -22,6 +22,7 @@ Hessians through them). Only batch normalization's moving statistics are
 updated outside every tape, with ``Variable.assign``, as in Keras.
 """
 
+import inspect
 import itertools
 import math as _math
 
@@ -30,7 +31,7 @@ from .module import Module, camel_to_snake
 from .ops import creation, elementwise, reduce
 from .ops import random as _random
 from .ops.matmul import matmul
-from .ops.shape import STOP_GRADIENT, reshape
+from .ops.shape import reshape
 from .tensor import Variable, convert_to_tensor
 
 __all__ = ["Layer", "Dense", "BatchNormalization"]
@@ -126,6 +127,8 @@ class Layer(Module):
         if not self.built:
             self.build(tuple(inputs.shape))
             self.built = True
+        if "training" in kwargs and "training" not in inspect.signature(self.call).parameters:
+            del kwargs["training"]  # as Keras: a layer that does not use it never sees it
         return self.call(inputs, *args, **kwargs)
 
     def build(self, input_shape):
@@ -202,6 +205,8 @@ class BatchNormalization(Layer):
     moving statistics towards the batch's:
     ``moving = moving * momentum + batch * (1 - momentum)``, outside every tape.
     With ``training=False`` (the default) the moving statistics are used.
+    Inside an ``ad.function`` the moving statistics are updated only while
+    tracing (``assign`` is a Python side effect, see ``graph.py``).
 
     Args:
         axis: the feature axis (an int or a list of ints; default the last).
@@ -256,11 +261,11 @@ class BatchNormalization(Layer):
                              f"expected ndim={self._ad_rank}, found ndim={ndim}")
         if training:
             reduced = tuple(a for a in range(ndim) if a not in self._ad_axes)
-            # As tf.nn.moments: the variance's mean is a constant for the gradient
-            # (same first derivative, and TensorFlow's second derivatives).
+            # Differentiable all the way (as Keras 3's moments): exact second
+            # derivatives. tf.nn.moments stops the gradient through the mean
+            # inside the variance, which changes only second derivatives.
             mean = reduce.reduce_mean(inputs, axis=reduced, keepdims=True)
-            variance = reduce.reduce_mean(
-                elementwise.square(inputs - STOP_GRADIENT(mean)), axis=reduced)
+            variance = reduce.reduce_mean(elementwise.square(inputs - mean), axis=reduced)
             mean = reshape(mean, tuple(variance.shape))
             self._assign_moving_average(self.moving_mean, mean)
             self._assign_moving_average(self.moving_variance, variance)

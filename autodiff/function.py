@@ -1,0 +1,215 @@
+"""``ad.function`` and ``ad.TensorSpec``: trace a Python function once, then replay its graph.
+
+    >>> @ad.function
+    ... def f(x):
+    ...     print("tracing")           # a Python side effect: runs only while tracing
+    ...     return ad.sin(x) * x
+    >>> y = f(ad.constant(1.0))            # first call: traces, then runs the graph
+    tracing
+    >>> y = f(ad.constant(2.0))            # same shape and dtype: replays the graph, no print
+    >>> y = f(ad.constant([1.0, 2.0]))     # a new shape: a new trace
+    tracing
+    >>> f.experimental_get_tracing_count()
+    2
+
+How it works (the graph is described in ``graph.py``, keys in ``signature.py``):
+
+1. **Binding.** The call's arguments become a *signature key*: the shape
+   and dtype of every tensor argument, and the value of every Python
+   argument (``f(x, 2)`` and ``f(x, 3)`` are two traces, as in TensorFlow).
+   With ``input_signature`` the arguments must fit those TensorSpecs
+   (a ValueError for an incompatible shape, a TypeError for a wrong dtype
+   or number of arguments, naming the argument); Python numbers are
+   converted to the spec's dtype.
+2. **Tracing** (once per key). The function runs on fresh placeholder
+   tensors holding the call's values, while a Tracer records every op and
+   the tapes that were recording are paused. The result is a
+   ``ConcreteFunction``: one graph for one key.
+3. **Running.** The graph's ops are replayed on the call's tensors through
+   the op registry. A tape recording outside sees those ops, so
+   differentiating a traced function is exactly differentiating eager code
+   (a custom gradient inside is traced too: see ``graph.py``).
+
+Differences from TensorFlow, all from tracing on concrete values: a graph
+is specialized to concrete shapes, so a signature with ``None`` dimensions
+traces once per concrete shape it meets (TensorFlow traces it once,
+symbolically); Python control flow on tensor values is frozen at trace time
+(TensorFlow's AutoGraph converts it); a Variable passed as an argument
+without ``input_signature`` is captured by reference (one trace per
+variable).
+"""
+
+import functools
+import inspect
+import weakref
+
+from . import nest
+from .graph import Tracer, trace
+from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
+                        probe_value)
+from .tensor import Tensor
+
+__all__ = ["TensorSpec", "function", "Function", "ConcreteFunction"]
+
+
+class ConcreteFunction:
+    """One trace: a graph for one signature key. Call it with matching arguments.
+
+    Attributes:
+        graph: the Graph (``print(concrete.graph)`` shows its ops).
+        name: the Python function's name.
+        structured_input_signature: the key, as data (see ``describe``).
+    """
+
+    def __init__(self, graph, name, description):
+        self.graph = graph
+        self.name = name
+        self.structured_input_signature = description
+        self._key = key_of(description)
+
+    def _run(self, flat_tensors):
+        return self.graph.run(flat_tensors)
+
+    def __call__(self, *args, **kwargs):
+        structure = bind(args, kwargs, None, (), self.name)
+        if key_of(describe(structure)) != self._key:
+            raise TypeError(f"{self.name}: arguments {describe_text(describe(structure))} do "
+                            f"not match this concrete function's "
+                            f"{describe_text(self.structured_input_signature)}")
+        return self._run([t for t in nest.flatten(structure) if is_placeholder(t)])
+
+    def __str__(self):
+        return f"ConcreteFunction {self.name}{describe_text(self.structured_input_signature)}" \
+               f"\n{self.graph}"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name}: {len(self.graph.nodes)} ops>"
+
+
+class Function:
+    """What ``ad.function`` returns: a callable that traces once per signature key.
+
+    Also a descriptor: on a class (``ad.Module`` methods), each instance gets
+    its own bound Function with its own traces.
+    """
+
+    def __init__(self, python_function, input_signature=None, name=None, instance=None):
+        if input_signature is not None:
+            input_signature = tuple(input_signature)
+            for spec in nest.flatten(input_signature):
+                if not isinstance(spec, TensorSpec):
+                    raise TypeError(f"input_signature must be a list of ad.TensorSpec (nested "
+                                    f"lists allowed), got {spec!r}")
+        self._python_function = python_function
+        self._input_signature = input_signature
+        self._instance = instance
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._concrete = {}        # key -> ConcreteFunction
+        self._tracing_count = 0
+        functools.update_wrapper(self, python_function, updated=())
+        try:
+            names = list(inspect.signature(python_function).parameters)
+        except (TypeError, ValueError):
+            names = []
+        self._arg_names = tuple(names[1:] if instance is not None else names)
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return self._input_signature
+
+    @property
+    def concrete_functions(self):
+        """The traces made so far, oldest first."""
+        return list(self._concrete.values())
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function has been traced."""
+        return self._tracing_count
+
+    def __get__(self, instance, owner=None):
+        if instance is None or self._instance is not None:
+            return self
+        try:  # kept on the instance: its traces live and die with it
+            cache = instance.__dict__.setdefault("_ad_functions", {})
+        except AttributeError:  # a class with __slots__
+            cache = self.__dict__.setdefault("_ad_slotted", weakref.WeakKeyDictionary()) \
+                .setdefault(instance, {})
+        bound = cache.get(id(self))
+        if bound is None:
+            bound = cache[id(self)] = Function(self._python_function, self._input_signature,
+                                               self._name, instance)
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
+        concrete = self._concrete_for(structure)
+        return concrete._run([t for t in nest.flatten(structure) if is_placeholder(t)])
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments (tensors, values, or TensorSpecs), tracing if needed.
+
+        With no arguments, the ``input_signature``'s; unknown sizes are traced
+        as 1 and an unknown rank as a scalar.
+        """
+        if not args and not kwargs and self._input_signature is not None:
+            args = nest.map_structure(probe_value, list(self._input_signature))
+        else:
+            args, kwargs = nest.map_structure(
+                lambda v: probe_value(v) if isinstance(v, TensorSpec) else v, [list(args), kwargs])
+        return self._concrete_for(bind(args, kwargs, self._input_signature, self._arg_names,
+                                       self._name))
+
+    def _concrete_for(self, structure):
+        description = describe(structure)
+        key = key_of(description)
+        concrete = self._concrete.get(key)
+        if concrete is None:
+            concrete = self._concrete[key] = self._trace(structure, description)
+        return concrete
+
+    def _trace(self, structure, description):
+        flat = nest.flatten(structure)
+        placeholders = [Tensor(leaf._value) for leaf in flat if is_placeholder(leaf)]
+        fresh = iter(placeholders)
+        args, kwargs = nest.pack_sequence_as(
+            structure, [next(fresh) if is_placeholder(leaf) else leaf for leaf in flat])
+        if self._instance is not None:
+            args = [self._instance] + list(args)
+        self._tracing_count += 1
+        graph = trace(Tracer(placeholders), lambda: self._python_function(*args, **kwargs))
+        concrete = ConcreteFunction(graph, self._name, description)
+        concrete._keepalive = [leaf for leaf in flat if not is_placeholder(leaf)]  # ids in the key
+        return concrete
+
+    def __repr__(self):
+        return f"<ad.function {self._name}: {self._tracing_count} trace(s)>"
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, name=None):
+    """Compiles ``func`` into a traced graph (``tf.function``); also a decorator.
+
+    Args:
+        func: the Python function (or method) to trace.
+        input_signature: a list of ``ad.TensorSpec`` (nested lists allowed),
+            one per argument; calls must fit it.
+        autograph, jit_compile, reduce_retracing: accepted for TensorFlow
+            compatibility; they change nothing here.
+        name: a name for the traces (default: the function's).
+
+    Returns:
+        A ``Function``.
+
+    >>> @ad.function(input_signature=[ad.TensorSpec([None])])
+    ... def double(x):
+    ...     return 2.0 * x
+    >>> double([1.0, 2.0]).numpy()
+    array([2., 4.], dtype=float32)
+    """
+    if func is None:
+        return lambda f: Function(f, input_signature, name)
+    return Function(func, input_signature, name)
