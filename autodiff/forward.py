@@ -307,7 +307,10 @@ _JVP_RULES = {
     "Cos": lambda t, ans, x: -t[0] * ops.sin(x),
     "Exp": lambda t, ans, x: t[0] * ans,
     "Log": lambda t, ans, x: t[0] / x,
-    "Tanh": lambda t, ans, x: t[0] * (1 - ans * ans),
+    "Tanh": lambda t, ans, x: ops.elementwise.tanh_grad(ans, t[0]),
+    "TanhGrad": lambda t, ans, y, dy: _plus(
+        None if t[1] is None else ops.elementwise.tanh_grad(y, t[1]),
+        None if t[0] is None else t[0] * (-2 * y * dy)),
     "Sigmoid": lambda t, ans, x: t[0] * ans * (1 - ans),
     "Relu": lambda t, ans, x: ops.nn.relu_grad(t[0], ans),
     "ReluGrad": lambda t, ans, g, relu_out: None if t[0] is None else ops.nn.relu_grad(t[0], relu_out),

@@ -262,3 +262,4 @@ def build_w7():
 # W3 (jacobian) and W4 (batch_jacobian) register themselves on import; they
 # come after W1, W2 and W7 in the table.
 from benchmarks import workloads_jacobian  # noqa: E402,F401
+from benchmarks import workloads_higher  # noqa: E402,F401  (W5, W5-HVP, W5-HVP-RR, W6)

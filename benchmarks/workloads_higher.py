@@ -146,11 +146,12 @@ def w5_hvp_numpy(x, params, v):
     _, _, k2, _ = params
     h1, out = _w5_forward_numpy(x, params)
     c = 2.0 / out.size
-    s1 = 1 - h1 * h1
+    s1, out2 = 1 - h1 * h1, out * out
+    s2 = 1 - out2
     dh1 = s1 * (x @ v)                           # tangent of h1
-    dout = (1 - out * out) * (dh1 @ k2)           # tangent of out
-    delta2 = c * out * (1 - out * out)            # d loss / dz2
-    r_delta2 = c * dout * (1 - 3 * out * out)     # R{delta2}: d/dout of c out (1 - out^2)
+    dout = s2 * (dh1 @ k2)                       # tangent of out
+    delta2 = c * out * s2                        # d loss / dz2
+    r_delta2 = c * dout * (1 - 3 * out2)         # R{delta2}: d/dout of c out (1 - out^2)
     grad_h1 = delta2 @ k2.T
     r_delta1 = (r_delta2 @ k2.T) * s1 - 2 * grad_h1 * h1 * dh1   # R{grad_h1 s1}
     return x.T @ r_delta1, []

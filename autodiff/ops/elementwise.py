@@ -9,6 +9,8 @@ outer tape can differentiate them again. Binary rules end in
 
 import math as _math
 
+import numpy as _np
+
 from .. import backend, dtypes
 from ..broadcast import unbroadcast
 from ..registry import NotDifferentiable, Primitive
@@ -60,9 +62,29 @@ def _pow_grad_y(g, ans, x, y):
     return unbroadcast(g * ans * safe_log, y, ans)
 
 
+def _exponent_is_constant(y):
+    """True when no recording tape or accumulator could differentiate the rule in y."""
+    for recorder in _tape.active:
+        if not isinstance(recorder, _tape.GradientTape) or y._id in recorder._watched:
+            return False  # an accumulator or tracer, or a tape watching y: keep y symbolic
+    return True
+
+
+def _pow_grad_x(g, ans, x, y):
+    # x ** 2, the commonest power, then needs one multiply instead of three ops.
+    # Only for a host (NumPy) exponent: reading a device scalar would be a copy.
+    if type(y._value) is _np.ndarray and y._value.ndim == 0 and _exponent_is_constant(y):
+        c = y._value.item()
+        if c == 2:
+            return unbroadcast(g * (2 * x), x, ans)
+        if c == 1:
+            return unbroadcast(g, x, ans)
+        return unbroadcast(g * (c * pow(x, c - 1)), x, ans)
+    return unbroadcast(g * y * pow(x, y - 1), x, ans)
+
+
 POW = _binary("Pow", lambda xp, x, y: xp.power(x, y),
-              (lambda g, ans, x, y: unbroadcast(g * y * pow(x, y - 1), x, ans),
-               _pow_grad_y),
+              (_pow_grad_x, _pow_grad_y),
               saves="both", domain=(POSITIVE, REALS), label="{0} ** {1}",
               doc="d(x^y) = y x^(y-1) dx + x^y log(x) dy")
 
@@ -110,8 +132,24 @@ SIN = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, ans, x: g * cos(x), doc="
 COS = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, ans, x: -g * sin(x), doc="d/dx cos x = -sin x")
 TAN = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, ans, x: g * (1 + ans * ans), saves="ans",
              domain=(-1.2, 1.2), doc="d/dx tan x = 1 + tan^2 x")
-TANH = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: g * (1 - ans * ans), saves="ans",
+TANH = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: tanh_grad(ans, g), saves="ans",
               doc="d/dx tanh x = 1 - tanh^2 x")
+
+# Like ReluGrad, TensorFlow's TanhGrad(y, dy) = dy (1 - y^2) is an op of its own:
+# 1 - y^2 is formed on y's (unbatched) shape before it meets a stack of
+# cotangents, and second derivatives cost one op per layer instead of four.
+TANH_GRAD = Primitive(
+    "TanhGrad", lambda xp, y, dy: dy * (1 - y * y),
+    (lambda gg, ans, y, dy: unbroadcast(gg * (-2 * y * dy), y, ans),
+     lambda gg, ans, y, dy: unbroadcast(tanh_grad(y, gg), dy, ans)),
+    saves="inputs", domain=((-0.9, 0.9), REALS), label="TanhGrad({0}, {1})",
+    cases=[(((3,), (3,)), {}), (((3,), (2, 3)), {}), (((2, 3), (2, 3)), {})],
+    doc="TanhGrad(y, dy) = dy (1 - y^2): d/dy = -2 y dy, d/d(dy) = 1 - y^2")
+
+
+def tanh_grad(y, dy):
+    """``dy * (1 - y**2)``: the VJP of tanh given its output ``y``."""
+    return TANH_GRAD(y, dy)
 
 
 def _sigmoid_forward(xp, x):
@@ -328,5 +366,6 @@ def cast(x, dtype, name=None):
     return CAST(x, dtype=dtype.name)
 
 
+from .. import tape as _tape  # noqa: E402
 from .creation import ones_like, zeros_like  # noqa: E402
 from .predicates import where  # noqa: E402  (Pow's and Maximum's rules use it)

@@ -32,6 +32,10 @@ def _matmul_forward(xp, a, b, transpose_a=False, transpose_b=False):
         a = xp.swapaxes(a, -1, -2)
     if transpose_b:
         b = xp.swapaxes(b, -1, -2)
+    if b.ndim == 2 and a.ndim > 2:
+        # A stack of matrices times one matrix is one large GEMM on the stacked
+        # rows (NumPy's broadcasting matmul would call BLAS once per matrix).
+        return xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
     return xp.matmul(a, b)
 
 

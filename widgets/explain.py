@@ -1,0 +1,394 @@
+""""Why is my gradient None?": name the break between a source and a target.
+
+``explain_none_gradient(tape, target, source)`` returns an ``Explanation``:
+a reason code (``REASONS``), one plain paragraph, and the path with the
+missing step marked. It reads the tape without using it up (its records and
+watched set; a non-persistent tape stays usable), and runs at most one
+backward sweep over a copy of the records with every recorder paused.
+
+How it decides, in order:
+
+1. The source itself: an integer dtype; a Variable with ``trainable=False``;
+   a tape with ``watch_accessed_variables=False``; watched by another tape.
+2. The records. One sweep forward from the source and one backward from
+   the target (the same two sweeps as the backward pass). Records on both
+   are the path. If there is a path, the op that stops the gradient is named
+   (``StopGradient``, ``Round``...), or the rule that returned None; if
+   nothing stops it, the gradient is not None.
+3. No recorded path. Without more information the tape cannot tell *why*:
+   an integer cast, ``stop_recording()``, ``reset()``, NumPy and a branch
+   all leave the same gap. The heuristics, then:
+   - a source that is a Variable the tape never read: "variable_not_read"
+     (usually a Tensor made from it outside the tape was used instead);
+   - an unwatched plain Tensor: "not_watched" (the message adds that
+     ``x = x + 1`` turns a Variable into a Tensor);
+   - a Variable source that the tape watches (it was read) but that no
+     record uses, and a target whose records read some other Variable:
+     "stateful_assignment" (``v.assign_add(w)`` reads w, then computes
+     outside every tape);
+   - otherwise "not_recorded", with the possible causes in ``candidates``.
+   With a ``History`` from ``record_history()`` (which sees every op, not
+   only watched ones) the exact step is found instead: the first op on the
+   full path from source to target that the tape does not hold, and why
+   (integer result, paused, reset later, outside the block, source watched
+   too late); or, when no op connects them, whether the value left the
+   library, went through ``assign``, decided a branch, or is unconnected.
+
+    >>> x = ad.constant(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x * x                      # x never watched
+    >>> explain_none_gradient(tape, y, x).reason
+    'not_watched'
+"""
+
+import sys
+
+from autodiff import backend, ops
+from autodiff import tape as _tape
+from autodiff.backward import backward
+from autodiff.registry import NotDifferentiable
+from autodiff.tensor import Tensor, Variable
+
+from .explain_history import History, explain_from_history, record_history
+from .explanation import REASONS, Explanation, PathStep
+
+__all__ = ["explain_none_gradient", "Explanation", "PathStep", "REASONS", "record_history",
+           "History"]
+
+_NOT_RECORDED_CANDIDATES = ("left_library", "integer_dtype", "stop_recording", "reset",
+                            "watched_too_late", "outside_tape", "branch_not_taken",
+                            "stateful_assignment", "unconnected")
+
+
+# ---- reading the tape ------------------------------------------------------------
+
+def _watched_ids(tape):
+    watched = getattr(tape, "_watched", None)  # no public accessor for the watched set
+    return set(watched or ())
+
+
+def _forward(records, start):
+    """Ids computed from ``start`` on the tape, and the record that first reached each."""
+    reached, parent = {start}, {}
+    for rec in records:
+        for i in rec.input_ids:
+            if i in reached:
+                for o in rec.output_ids:
+                    if o not in reached:
+                        reached.add(o)
+                        parent[o] = (rec, i)
+                break
+    return reached, parent
+
+
+def _backward(records, target_id):
+    """Indices of the records ``target_id`` depends on."""
+    needed, on = {target_id}, set()
+    for rec in reversed(records):
+        if not needed.isdisjoint(rec.output_ids):
+            on.add(rec.index)
+            needed.update(rec.input_ids)
+    return on
+
+
+def _chain(parent, end, name):
+    """The PathSteps that led to ``end``, following ``parent`` back to the start."""
+    steps = []
+    while end in parent:
+        rec, via = parent[end]
+        steps.append(PathStep(rec.op_type, name(via), name(end), "recorded", ""))
+        end = via
+    return steps[::-1]
+
+
+def _blocked(records, on_path, reached, target_id):
+    """Records on the path whose VJP cannot pass a gradient on: ``[(record, input_id)]``."""
+    flowing, blocked = {target_id}, []
+    for rec in reversed(records):
+        if rec.index not in on_path or flowing.isdisjoint(rec.output_ids):
+            continue
+        rules = rec.primitive.vjp
+        for i in rec.input_ids:
+            if i in reached:
+                if rules is None or rules is NotDifferentiable:
+                    blocked.append((rec, i))
+                else:
+                    flowing.add(i)
+    return flowing, blocked
+
+
+def _run_backward(records, target, source_id):
+    """The real sweep over the records, with every recorder paused: (gradients, steps).
+
+    Like ``tape.gradient`` it runs on the backend holding the target (a CuPy
+    tape may be explained after its ``use_backend`` block has ended).
+    """
+    saved = list(_tape.active)
+    _tape.active.clear()
+    where = backend.backend_of(target._value)
+    try:
+        with backend.use_backend(where or backend.get_backend()):
+            steps = []
+            grads = backward(records, {target._id: ops.ones_like(target)}, {source_id},
+                             trace=steps)
+        return grads, steps
+    finally:
+        _tape.active[:] = saved
+
+
+def _other_tapes(tape):
+    """Live tapes other than ``tape`` (those recording, then any the collector knows)."""
+    import gc
+    seen = [t for t in _tape.active if isinstance(t, _tape.GradientTape) and t is not tape]
+    seen += [t for t in gc.get_objects() if type(t) is _tape.GradientTape and t is not tape
+             and all(t is not s for s in seen)]
+    return seen
+
+
+def _caller_name(obj, frame):
+    """The name a tensor has in the caller's code (``x``), if it is bound to one."""
+    for key, value in frame.f_locals.items():
+        if value is obj and not key.startswith("_"):
+            return key
+    return None
+
+
+# ---- the explainer -------------------------------------------------------------------
+
+class _Case:
+    """Everything the rules look at, gathered once."""
+
+    def __init__(self, tape, target, source, history, source_name, target_name):
+        self.tape, self.target, self.source, self.history = tape, target, source, history
+        self.sid, self.tid = source._id, target._id
+        try:
+            self.records = tape.records
+        except RuntimeError:  # a non-persistent tape that computed its gradient
+            self.records = None
+        self.watched = _watched_ids(tape)
+        self._names = tape.names() if self.records is not None else {}
+        self.s = source_name or _default_name(source, self._names)
+        self.t = target_name or _default_name(target, self._names)
+
+    def name(self, tensor_id):
+        if tensor_id == self.sid:
+            return self.s
+        if tensor_id == self.tid:
+            return self.t
+        if tensor_id in self._names:
+            return self._names[tensor_id]
+        if self.history is not None and tensor_id in self.history.variables:
+            return self.history.variables[tensor_id]
+        return f"t{tensor_id}"
+
+    def label(self, rec):
+        """A record as the message names it: ``sin(x)``, with this case's names."""
+        return rec.label({i: self.name(i) for i in rec.input_ids})
+
+    def explain(self, reason, message, path=(), candidates=()):
+        return Explanation(reason, message, path, candidates, self.s, self.t)
+
+
+def _default_name(tensor, names):
+    if isinstance(tensor, Variable):
+        return tensor.name.split(":")[0]
+    return names.get(tensor._id, f"t{tensor._id}")
+
+
+def explain_none_gradient(tape, target, source, history=None, source_name=None, target_name=None):
+    """Says why ``tape.gradient(target, source)`` is None, and where the path breaks.
+
+    Args:
+        tape: the GradientTape (persistent or not; it is not used up).
+        target: the Tensor that was differentiated.
+        source: the Tensor or Variable whose gradient is None.
+        history: a History from ``record_history()``, recorded around the
+            computation: it lets the explainer see ops the tape did not
+            record, and name the exact cause (see the module docstring).
+        source_name, target_name: names for the message (default: the
+            names they have in the calling code, else Variable or tape names).
+
+    Returns:
+        An Explanation: ``.reason`` (a key of ``REASONS``), ``.message`` (one
+        paragraph), ``.path`` (PathSteps, the break marked); it prints as
+        text and shows as HTML in a notebook.
+
+    >>> w = ad.Variable(1.0, trainable=False)
+    >>> with ad.GradientTape() as tape:
+    ...     y = w * 2.0
+    >>> explain_none_gradient(tape, y, w).reason
+    'not_trainable'
+    """
+    if not isinstance(target, Tensor):
+        raise TypeError(f"explain_none_gradient: target must be a Tensor, got {type(target).__name__}")
+    if not isinstance(source, Tensor):
+        raise TypeError(f"explain_none_gradient: source must be a Tensor or Variable, "
+                        f"got {type(source).__name__}")
+    frame = sys._getframe(1)
+    source_name = source_name or _caller_name(source, frame)
+    target_name = target_name or _caller_name(target, frame)
+    del frame
+    return _explain(_Case(tape, target, source, history, source_name, target_name))
+
+
+def _explain(c):
+    s, t = c.s, c.t
+    for who, tensor in ((s, c.source), (t, c.target)):
+        if not tensor.dtype.is_differentiable:
+            role = "the source" if tensor is c.source else "the target"
+            return c.explain("integer_dtype", (
+                f"{who}, {role}, has the dtype {tensor.dtype.name}. Only floating-point (and "
+                f"complex) tensors have gradients, so tape.gradient gives None here. Make it a "
+                f"float: write 3.0 rather than 3, or ad.cast({who}, ad.float32) before the tape "
+                f"watches it."))
+    unwatched = c.sid not in c.watched
+    if isinstance(c.source, Variable) and not c.source.trainable and unwatched:
+        return c.explain("not_trainable", (
+            f"{s} is a Variable created with trainable=False, so a tape does not watch it when "
+            f"it is read (Keras keeps its moving statistics this way). Call tape.watch({s}) "
+            f"inside the `with` block if you do want its gradient, or create it with "
+            f"trainable=True."))
+    if c.records is None:
+        return c.explain("tape_used", (
+            "This non-persistent tape has already computed a gradient, which freed its records: "
+            "asking it again raises RuntimeError rather than returning None, and there is nothing "
+            "left to read. Record again with ad.GradientTape(persistent=True) to ask several "
+            "questions, and call explain_none_gradient before gradient."))
+    reached, parent = _forward(c.records, c.sid)
+    if c.tid in reached:
+        return _explain_path(c, reached, parent)
+    if unwatched:
+        if isinstance(c.source, Variable) and not getattr(c.tape, "_watch_accessed_variables", True):
+            return c.explain("not_watched", (
+                f"{s} is a Variable, but this tape was created with "
+                f"watch_accessed_variables=False, so it watches only what is passed to "
+                f"tape.watch. Call tape.watch({s}) inside the `with` block before using it."))
+        if any(c.sid in _watched_ids(other) for other in _other_tapes(c.tape)):
+            return c.explain("watched_by_other_tape", (
+                f"{s} is watched by another tape, not by this one. Every tape keeps its own "
+                f"watched set: watching {s} on an inner tape does not make an outer tape see it, "
+                f"so the outer tape has no record of the ops on {s}. Call tape.watch({s}) on this "
+                f"tape too (for a second derivative, each of the nested tapes watches {s})."))
+    if c.history is not None:
+        found = explain_from_history(c, unwatched)
+        if found is not None:
+            return found
+    if unwatched and isinstance(c.source, Variable):
+        return c.explain("variable_not_read", (
+            f"This tape never read the Variable {s} while it was recording, so it neither watches "
+            f"{s} nor holds an op that uses it. Usually a Tensor made from {s} outside the tape "
+            f"was used instead (`x = {s} + 1` before the `with` block gives a Tensor, not a "
+            f"Variable), or {s} was read only after the block ended, inside "
+            f"tape.stop_recording(), or before tape.reset(). Read {s} inside the `with` block."))
+    if unwatched:
+        return c.explain("not_watched", (
+            f"{s} is a Tensor this tape never watched. A tape watches trainable Variables "
+            f"automatically when they are read, but a constant Tensor only after "
+            f"tape.watch({s}), called inside the `with` block before {s} is used. (If {s} was an "
+            f"ad.Variable earlier, an assignment such as `{s} = {s} + 1` replaced it with a "
+            f"Tensor: update Variables with {s}.assign_add(1) instead.)"))
+    return _explain_gap(c, reached, parent)
+
+
+def _explain_path(c, reached, parent):
+    """The tape holds a path from the source to the target: does the gradient get through?"""
+    s, t = c.s, c.t
+    on_target_side = _backward(c.records, c.tid)
+    on_path = {i for i in on_target_side if not reached.isdisjoint(c.records[i].input_ids)}
+    flowing, blocked = _blocked(c.records, on_path, reached, c.tid)
+    if c.sid not in flowing:
+        stops = [b for b in blocked if b[0].op_type == "StopGradient"] or blocked
+        rec, via = stops[0]
+        label = c.label(rec)
+        after = _chain(_forward(c.records, rec.output_ids[0])[1], c.tid, c.name)
+        path = (_chain(parent, via, c.name)
+                + [PathStep(rec.op_type, c.name(via), c.name(rec.output_ids[0]), "blocked",
+                            REASONS["stop_gradient" if rec.op_type == "StopGradient"
+                                    else "not_differentiable"])] + after)
+        if rec.op_type == "StopGradient":
+            return c.explain("stop_gradient", (
+                f"The path from {s} to {t} goes through ad.stop_gradient ({label}). The tape "
+                f"recorded it, but by design no gradient flows back through it, so {t} counts "
+                f"as a constant with respect to {s}. Remove the stop_gradient if {s} should get "
+                f"a gradient through that path."), path)
+        why = ("no gradient is registered for it (tape.gradient raises LookupError)"
+               if rec.primitive.vjp is None else (rec.primitive.doc or "it has no gradient"))
+        return c.explain("not_differentiable", (
+            f"The path from {s} to {t} goes through {rec.op_type} ({label}): {why}. Every path "
+            f"from {s} to {t} passes an op like this, so no gradient reaches {s}. Use a "
+            f"differentiable op there, or a custom gradient if you want a surrogate."), path)
+    path = _chain(parent, c.tid, c.name)
+    try:
+        grads, steps = _run_backward(c.records, c.target, c.sid)
+    except LookupError as err:  # an op without a registered gradient, on another path
+        return c.explain("not_differentiable", (
+            f"tape.gradient({t}, {s}) does not return None here: it raises LookupError ({err}). "
+            f"Register a gradient for that op (ad.RegisterGradient) or keep it off the path."),
+            path)
+    if grads.get(c.sid) is not None:
+        return c.explain("not_none", (
+            f"The tape holds a differentiable path from {s} to {t}, so tape.gradient({t}, {s}) "
+            f"is not None. Check that you pass the same tensor objects to gradient, and that the "
+            f"tape was not reset or used since."), path)
+    culprit = next(((step.record, i) for step in steps for i, g in step.contributions
+                    if g is None and i in reached), None)
+    if culprit is None:
+        return c.explain("vjp_returned_none", (
+            f"The tape holds a path from {s} to {t} made of differentiable ops, yet no gradient "
+            f"reached {s}: a gradient rule returned None."), path)
+    rec, via = culprit
+    path = [PathStep(p.op_type, p.via, p.to, "blocked" if p.via == c.name(via) and
+                     p.op_type == rec.op_type else p.status, p.note) for p in path]
+    return c.explain("vjp_returned_none", (
+        f"The tape holds a path from {s} to {t}, but the gradient rule of {rec.op_type} "
+        f"({c.label(rec)}) returned None for its input {c.name(via)}. A custom gradient "
+        f"whose grad_fn returns None for an input, or a rule that declines an input (an index, "
+        f"an integer cast), stops the gradient there."), path)
+
+
+def _explain_gap(c, reached, parent):
+    """The source is watched, but no records lead from it to the target: heuristics."""
+    s, t = c.s, c.t
+    records = c.records
+    producer = {o: rec for rec in records for o in rec.output_ids}
+    source_side = []
+    if parent:
+        last = max(parent, key=lambda o: parent[o][0].index)
+        source_side = _chain(parent, last, c.name)
+    target_side, end = [], c.tid
+    while end in producer:
+        rec = producer[end]
+        via = next((i for i in rec.input_ids if i in producer), rec.input_ids[0])
+        target_side.append(PathStep(rec.op_type, c.name(via), c.name(end), "recorded", ""))
+        end = via
+    target_side.reverse()
+    gap_from = source_side[-1].to if source_side else s
+    gap = PathStep(None, gap_from, target_side[0].via if target_side else t, "gap",
+                   "not recorded by this tape")
+    path = source_side + [gap] + target_side
+    on_target_side = _backward(records, c.tid)
+    target_reads = {i for k in on_target_side for i in records[k].input_ids}
+    variables = [v for v in c.tape.watched_variables() if v._id in target_reads and v._id != c.sid]
+    if isinstance(c.source, Variable) and variables \
+            and not any(c.sid in rec.input_ids for rec in records):
+        v = variables[0].name.split(":")[0]
+        return c.explain("stateful_assignment", (
+            f"The tape watches {s} but no op it recorded uses {s}, while {t} comes from a read of "
+            f"the Variable {v}. That is what a stateful assignment looks like: {v}.assign_add({s}) "
+            f"(or assign) reads {s} and changes {v} outside every tape, so the tape only sees "
+            f"{v} being read afterwards. Write the arithmetic as ops ({v} + {s}) inside the "
+            f"differentiated computation. (A guess from the tape alone: record_history() can "
+            f"confirm it.)"), path, ("stateful_assignment", "left_library", "integer_dtype"))
+    made = ("the op that made it is not on the tape" if c.tid not in producer
+            else f"its recorded ops start from {gap.to}, which the tape did not see being made")
+    used = (f"recorded {len(source_side)} op(s) from it, ending at {gap_from}" if source_side
+            else "recorded no op that uses it")
+    return c.explain("not_recorded", (
+        f"The tape watches {s} and {used}, but nothing it recorded leads to {t} ({made}). "
+        f"Something between them happened where this tape could not see it: the value left the "
+        f"library (.numpy(), NumPy math, float()), went through an integer cast, ran inside "
+        f"tape.stop_recording() or before tape.reset(), outside the `with` block, or before "
+        f"tape.watch({s}); or it went through an assign, or a branch that did not use {s}; or "
+        f"{t} simply does not depend on {s}. Run the code inside `with record_history() as h:` "
+        f"(from widgets.explain) and pass history=h to name the exact cause."),
+        path, _NOT_RECORDED_CANDIDATES)
