@@ -1,9 +1,8 @@
 """The array backend: the one module that knows NumPy from CuPy.
 
-Every op's forward is written against an *array module* ``xp`` (NumPy or a
-NumPy-compatible library such as CuPy) that this module hands out. Nothing
-else in the engine imports NumPy for tensor data, so switching the backend
-switches every op at once.
+Every op's forward is written against an *array module* ``xp`` that this
+module hands out. Nothing else in the engine calls NumPy's array functions
+on tensor data, so switching the backend switches every op at once:
 
     >>> import autodiff as ad
     >>> ad.get_backend()
@@ -11,42 +10,98 @@ switches every op at once.
     >>> with ad.use_backend("numpy"):
     ...     ad.constant([1.0, 2.0]).numpy()
     array([1., 2.], dtype=float32)
+
+The backends:
+
+- ``"numpy"``: the default, and the engine's only hard dependency.
+- ``"cupy"``: CuPy on an NVIDIA GPU (``pip install -e ".[gpu]"``). It is
+  chosen only when ``cupy.is_available()``: importing CuPy succeeds on a
+  machine with no GPU, and then fails at first use.
+- ``"strict"``: for testing. NumPy behind a wall (``autodiff/_strict.py``):
+  its arrays refuse every implicit conversion to NumPy, as CuPy's do, so a
+  stray ``np.`` call or a hidden copy to the host fails a test on a machine
+  with no GPU. The whole engine test suite runs on it.
+
+A tensor lives on the backend that made it and stays there: ops never copy
+to the host behind your back. ``Tensor.numpy()`` (and printing) copy to the
+host explicitly; ``ad.to_backend(t, "numpy")`` moves a tensor. An op whose
+inputs live on two backends raises InvalidArgumentError naming both.
 """
 
 import contextlib
 
 import numpy
 
-__all__ = ["xp", "get_backend", "set_backend", "use_backend", "to_numpy", "erf"]
+from . import _strict
+
+__all__ = ["xp", "get_backend", "set_backend", "use_backend", "available_backends",
+           "check_name", "namespace", "backend_of", "to_numpy", "move", "erf"]
 
 # The active array module. Ops read ``backend.xp`` at call time.
 xp = numpy
 _name = "numpy"
+_NAMES = ("numpy", "strict", "cupy")
+
+
+_loaded = {}   # name -> array module, once it has been checked
 
 
 def _load(name):
+    module = _loaded.get(name)
+    if module is None:
+        module = _loaded[name] = _import(name)
+    return module
+
+
+def _import(name):
     if name == "numpy":
         return numpy
+    if name == "strict":
+        return _strict
     if name == "cupy":
         try:
             import cupy
         except ImportError as err:
             raise ValueError(
-                "backend 'cupy' needs CuPy: pip install 'autodiff-tape[gpu]'"
-            ) from err
+                "backend 'cupy' needs CuPy: pip install -e \".[gpu]\" (CUDA 12 wheels)") from err
         if not cupy.is_available():
             raise ValueError("backend 'cupy': CuPy is installed but no GPU is available")
+        import cupyx
+        # NumPy (and TensorFlow) raise on a singular matrix or a failed
+        # Cholesky; CuPy returns NaNs unless asked to check, which syncs.
+        cupyx.seterr(linalg="raise")
         return cupy
-    raise ValueError(f"unknown backend {name!r}; choose 'numpy' or 'cupy'")
+    raise ValueError(f"unknown backend {name!r}; choose one of {list(_NAMES)}")
+
+
+def check_name(name):
+    """``name`` if it is a backend that works here, else ValueError saying why."""
+    _load(name)
+    return name
+
+
+def namespace(name):
+    """The array module of backend ``name`` (``numpy``, ``cupy`` or the strict one)."""
+    return _load(name)
 
 
 def get_backend():
-    """Returns the name of the active backend, e.g. ``'numpy'``."""
+    """Returns the name of the active backend: ``'numpy'``, ``'cupy'`` or ``'strict'``."""
     return _name
 
 
 def set_backend(name):
-    """Makes ``name`` ('numpy' or 'cupy') the backend for all new tensors.
+    """Makes ``name`` the backend for all new tensors.
+
+    Args:
+        name: ``"numpy"`` (default), ``"cupy"`` (needs a GPU) or ``"strict"``
+            (testing: NumPy arrays that refuse implicit conversion).
+
+    Raises:
+        ValueError: an unknown name, or CuPy missing or without a GPU.
+
+    Tensors made before the switch stay where they are; move them with
+    ``ad.to_backend``.
 
     Example:
         >>> ad.set_backend("numpy")
@@ -58,7 +113,13 @@ def set_backend(name):
 
 @contextlib.contextmanager
 def use_backend(name):
-    """Context manager: run the block on backend ``name``, then restore the old one."""
+    """Context manager: run the block on backend ``name``, then restore the old one.
+
+    The old backend comes back even when the block raises.
+
+    >>> with ad.use_backend("strict"):
+    ...     y = ad.sin(ad.constant([1.0, 2.0]))     # a strict tensor
+    """
     previous = _name
     set_backend(name)
     try:
@@ -67,23 +128,81 @@ def use_backend(name):
         set_backend(previous)
 
 
-def to_numpy(array):
-    """Copies a backend array to a NumPy array (the widgets' boundary)."""
-    if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
-        return numpy.asarray(array)
-    get = getattr(array, "get", None)  # CuPy arrays copy to the host with .get()
-    return numpy.asarray(get() if get is not None else array)
+def available_backends():
+    """The backends that work on this machine: numpy and strict, cupy with a GPU."""
+    names = ["numpy", "strict"]
+    try:
+        import cupy
+        if cupy.is_available():
+            names.append("cupy")
+    except ImportError:
+        pass
+    return names
+
+
+def backend_of(array):
+    """The name of the backend an array belongs to (None for anything else).
+
+    >>> backend_of(numpy.ones(2))
+    'numpy'
+    """
+    kind = type(array)
+    if kind is numpy.ndarray or isinstance(array, numpy.generic):
+        return "numpy"
+    if kind is _strict.StrictArray:
+        return "strict"
+    if kind.__module__.startswith("cupy"):
+        return "cupy"
+    return None
+
+
+def to_numpy(array, copy=False, implicit=False):
+    """Copies a backend array to the host, as a NumPy array (the explicit exit).
+
+    Args:
+        array: an array of any backend (or a Python number).
+        copy: also copy a NumPy array (device arrays are always copied).
+        implicit: the caller is NumPy reading a tensor (``np.asarray(t)``):
+            allowed on NumPy and CuPy, refused (TypeError) on the strict
+            backend, whose job is to find implicit host copies.
+
+    The widgets call this at their boundary.
+    """
+    if isinstance(array, (numpy.ndarray, numpy.generic)):
+        return numpy.array(array, copy=copy) if copy else numpy.asarray(array)
+    if implicit and type(array) is _strict.StrictArray:
+        raise TypeError(_strict.IMPLICIT.replace("`.get()`", "`.numpy()`"))
+    get = getattr(array, "get", None)   # CuPy and strict arrays copy to the host with .get()
+    if get is None:
+        return numpy.array(array)       # Python numbers and lists
+    return get()
+
+
+def move(array, name):
+    """``array`` on backend ``name``: the same array if it is already there, else a copy."""
+    if backend_of(array) == name:
+        return array
+    host = to_numpy(array)
+    return host if name == "numpy" else _load(name).asarray(host)
 
 
 def erf(array):
-    """The error function on a backend array (NumPy has none of its own).
-
-    Uses SciPy (or CuPy's cupyx) when installed, else Python's ``math.erf``
-    elementwise: exact to double precision, slower on large arrays.
-    """
-    if _name == "cupy":
+    """The error function on an array of any backend (NumPy has none of its own)."""
+    name = backend_of(array)
+    if name == "cupy":
         from cupyx.scipy.special import erf as cupy_erf
         return cupy_erf(array)
+    if name == "strict":
+        return _strict.erf(array)
+    return numpy_erf(array)
+
+
+def numpy_erf(array):
+    """The error function on a NumPy array.
+
+    Uses SciPy when installed, else Python's ``math.erf`` elementwise: exact
+    to double precision, slower on large arrays.
+    """
     try:
         from scipy.special import erf as scipy_erf
     except ImportError:

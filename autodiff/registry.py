@@ -126,7 +126,10 @@ class Primitive:
         except InvalidArgumentError:
             raise
         except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as err:
-            raise InvalidArgumentError(f"{self.name}: {err} ({_describe(args)})") from err
+            # Inputs on two backends fail inside the forward (CuPy and the strict
+            # backend refuse to mix); only then is it worth asking where each lives.
+            message = _backend_mismatch(self.name, args) or f"{self.name}: {err} ({_describe(args)})"
+            raise InvalidArgumentError(message) from err
         if self.n_outputs == 1:
             result = Tensor(out)
             if _tape.active:
@@ -234,6 +237,25 @@ def _fitting(value, hint):
 
 def _raise_lossy(value, hint):
     raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {np.dtype(hint).name}")
+
+
+def _backend_mismatch(op_type, inputs):
+    """The message for inputs on two backends, or on one that is not active; else None."""
+    active = backend.get_backend()
+    where = [backend.backend_of(t._value) for t in inputs]
+    first = next((i for i, name in enumerate(where) if name is not None), None)
+    if first is None:
+        return None
+    other = next((i for i, name in enumerate(where) if name not in (None, where[first])), None)
+    if other is not None:
+        return (f"{op_type}: input #{first} is on {where[first]!r} but input #{other} is on "
+                f"{where[other]!r}; move one explicitly, e.g. ad.to_backend(t, {active!r}) "
+                f"(the active backend is {active!r})")
+    if where[first] != active:
+        return (f"{op_type}: the inputs are on {where[first]!r} but the active backend is "
+                f"{active!r}; switch with ad.set_backend({where[first]!r}) or move them "
+                f"with ad.to_backend(t, {active!r})")
+    return None
 
 
 def _describe(inputs):

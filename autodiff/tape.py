@@ -48,10 +48,11 @@ Every tape keeps its own watched set: a tensor watched only by the inner
 tape is invisible to the outer one, whose gradient for it is then None.
 """
 
+import contextlib
 import enum
 import warnings
 
-from . import nest
+from . import backend, nest
 from .records import BackwardTrace, TapeRecord  # noqa: F401  (TapeRecord: public here too)
 from .tensor import ArraySpec, Tensor, Variable
 
@@ -199,6 +200,16 @@ class GradientTape:
         for t in tensors:
             self._watched.add(t._id)
 
+    def watched_ids(self):
+        """Ids of every tensor this tape watches now (explicitly, or by recording
+        an op that read one); an empty set once a non-persistent tape is freed."""
+        return frozenset(self._watched or ())
+
+    @property
+    def watch_accessed_variables(self):
+        """Whether reading a trainable Variable watches it (set at construction)."""
+        return self._watch_accessed_variables
+
     def watched_variables(self):
         """The Variables this tape watches, in the order they were created."""
         return tuple(v for _, v in sorted(self._variables.items()))
@@ -263,10 +274,11 @@ class GradientTape:
         if self._records is None:
             return "GradientTape: freed (a non-persistent tape frees its records after gradient())"
         names = self.names()
-        sources = sorted({i for r in self._records for i in r.input_ids} -
-                         {i for r in self._records for i in r.output_ids})
-        watching = ", ".join(names[i] if names[i] != f"v{i}" else names[i] for i in sources)
-        lines = [f"GradientTape: {len(self._records)} records"
+        leaves = ({i for r in self._records for i in r.input_ids}
+                  - {i for r in self._records for i in r.output_ids})
+        watching = ", ".join(names[i] for i in sorted(leaves) if i in self._watched)
+        n = len(self._records)
+        lines = [f"GradientTape: {n} record{'s' if n != 1 else ''}"
                  + (f", watching {watching}" if watching else "")]
         for rec in self._records:
             outs = ", ".join(names[i] for i in rec.output_ids)
@@ -299,7 +311,8 @@ class GradientTape:
             RuntimeError: a second call on a non-persistent tape.
             TypeError: a target of None.
         """
-        return self._gradient(target, sources, output_gradients, unconnected_gradients, None)
+        with _on_backend_of(target):
+            return self._gradient(target, sources, output_gradients, unconnected_gradients, None)
 
     def backward_trace(self, target, sources, output_gradients=None,
                        unconnected_gradients=UnconnectedGradients.NONE):
@@ -315,8 +328,9 @@ class GradientTape:
         ['Mul']
         """
         trace = BackwardTrace(None, [], {}, ())
-        trace.gradients = self._gradient(target, sources, output_gradients,
-                                         unconnected_gradients, trace)
+        with _on_backend_of(target):
+            trace.gradients = self._gradient(target, sources, output_gradients,
+                                             unconnected_gradients, trace)
         return trace
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -341,8 +355,9 @@ class GradientTape:
         >>> tape.jacobian(y, x).shape     # y: (7, 10), x: (5, 10)
         TensorShape([7, 10, 5, 10])
         """
-        return _jacobian.jacobian(self, target, sources, unconnected_gradients,
-                                  parallel_iterations, experimental_use_pfor)
+        with _on_backend_of(target):
+            return _jacobian.jacobian(self, target, sources, unconnected_gradients,
+                                      parallel_iterations, experimental_use_pfor)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -355,8 +370,9 @@ class GradientTape:
         Returns:
             A Tensor of shape ``(batch,) + target.shape[1:] + source.shape[1:]``.
         """
-        return _jacobian.batch_jacobian(self, target, source, unconnected_gradients,
-                                        parallel_iterations, experimental_use_pfor)
+        with _on_backend_of(target):
+            return _jacobian.batch_jacobian(self, target, source, unconnected_gradients,
+                                            parallel_iterations, experimental_use_pfor)
 
     def hessian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
         """The Hessian of ``target`` (summed if not scalar): beyond TensorFlow.
@@ -440,6 +456,22 @@ class _Paused:
 
     def __exit__(self, *exc_info):
         self._tape._push()
+
+
+def _on_backend_of(target):
+    """The backward pass runs where the tape's values live.
+
+    A tape recorded under ``ad.use_backend("cupy")`` may be asked for
+    gradients after the block: the VJP rules (and the numbers they meet,
+    like the 0.5 in ``g * 0.5``) must then still run on CuPy.
+    """
+    for t in nest.flatten(target):
+        if isinstance(t, Tensor):
+            name = backend.backend_of(t._value)
+            if name is not None and name != backend.get_backend():
+                return backend.use_backend(name)
+            break
+    return contextlib.nullcontext()
 
 
 def _seeds(targets, output_gradients):

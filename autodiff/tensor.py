@@ -123,6 +123,14 @@ class Tensor:
         return self._value.ndim
 
     @property
+    def backend(self):
+        """The backend holding the value: ``'numpy'``, ``'cupy'`` or ``'strict'``.
+
+        Ops never move a tensor; ``ad.to_backend(t, name)`` makes a copy elsewhere.
+        """
+        return backend.backend_of(self._value)
+
+    @property
     def id(self):
         """The tensor's id on tapes (``v<id>`` in a tape printout)."""
         return self._id
@@ -135,11 +143,14 @@ class Tensor:
         value = self._value
         if isinstance(value, ArraySpec):
             raise ValueError("this tensor is a placeholder (shape and dtype only); it holds no value")
-        out = backend.to_numpy(value).copy()
+        out = backend.to_numpy(value, copy=True)
         return out[()] if out.ndim == 0 else out
 
     def __array__(self, dtype=None, copy=None):
-        out = backend.to_numpy(self._value)
+        # NumPy may read a tensor (np.asarray(t)), as TensorFlow allows, on NumPy
+        # and CuPy alike. The strict test backend refuses: inside the engine such
+        # an implicit conversion would be a hidden copy to the host.
+        out = backend.to_numpy(self._value, implicit=True)
         return out.astype(dtype) if dtype is not None else out
 
     def get_shape(self):
@@ -293,7 +304,7 @@ class Variable(Tensor):
             initial_value = initial_value._value
         elif callable(initial_value):
             initial_value = initial_value()
-        value = convert_to_tensor(initial_value, dtype=dtype)._value
+        value = _on_active_backend(convert_to_tensor(initial_value, dtype=dtype)._value, "Variable")
         super().__init__(backend.xp.array(value, copy=True))
         self._trainable = bool(trainable)
         self._name = "Variable" if name is None else str(name)
@@ -314,22 +325,42 @@ class Variable(Tensor):
 
     def assign(self, value, read_value=True):
         """Replaces the value (same shape and dtype). Not differentiable."""
-        new = convert_to_tensor(value, dtype=self.dtype)._value
+        new = self._array_here(value)
         if new.shape != self._value.shape:
             raise ValueError(
                 f"Cannot assign value of shape {tuple(new.shape)} to variable "
                 f"{self.name!r} of shape {tuple(self._value.shape)}")
         # A fresh array, never an in-place write: earlier snapshots keep their values.
-        self._value = backend.xp.array(new, copy=True)
+        self._value = backend.namespace(backend.backend_of(new)).array(new, copy=True)
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
         """``self = self + delta``, outside every tape."""
-        return self.assign(self._value + convert_to_tensor(delta, dtype=self.dtype)._value, read_value)
+        return self.assign(self._value + self._array_here(delta), read_value)
 
     def assign_sub(self, delta, read_value=True):
         """``self = self - delta``, outside every tape."""
-        return self.assign(self._value - convert_to_tensor(delta, dtype=self.dtype)._value, read_value)
+        return self.assign(self._value - self._array_here(delta), read_value)
+
+    def _array_here(self, value):
+        """``value`` as an array of this variable's dtype, on this variable's backend.
+
+        A Python or NumPy value is made there; a tensor must already be there
+        (a variable never moves anything implicitly).
+        """
+        where = backend.backend_of(self._value)
+        if isinstance(value, Tensor):
+            new = convert_to_tensor(value, dtype=self.dtype)._value
+            if backend.backend_of(new) != where:
+                raise ValueError(
+                    f"Cannot assign a tensor on backend {backend.backend_of(new)!r} to variable "
+                    f"{self.name!r} on backend {where!r}; move it first with "
+                    f"ad.to_backend(value, {where!r})")
+            return new
+        if where == backend.get_backend():
+            return convert_to_tensor(value, dtype=self.dtype)._value
+        with backend.use_backend(where):
+            return convert_to_tensor(value, dtype=self.dtype)._value
 
     def __repr__(self):
         return (f"<ad.Variable '{self.name}' shape={tuple(self.shape)} "
@@ -339,6 +370,16 @@ class Variable(Tensor):
 
 
 # ---- making tensors ------------------------------------------------------
+
+def _on_active_backend(array, what):
+    """``array`` if it lives on the active backend; new tensors are made there."""
+    where = backend.backend_of(array)
+    if where != backend.get_backend():
+        raise ValueError(f"{what}: the initial value is on backend {where!r} but the active "
+                         f"backend is {backend.get_backend()!r}; move it first with "
+                         f"ad.to_backend(value, {backend.get_backend()!r})")
+    return array
+
 
 def _convert_python(value, dtype):
     """Array for a Python or NumPy value, following TensorFlow's conversion rules."""

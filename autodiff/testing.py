@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from . import nest
+from . import backend, nest
 from .errors import InvalidArgumentError
 from .ops import add, multiply, reduce_sum
 from .tape import AutodiffWarning, GradientTape
@@ -162,7 +162,7 @@ def _check(f, xs, wrt, order, level, modes, eps, rtol, atol, rng):
     for mode in modes:
         failures = []
         if mode == "rev":
-            grads = {i: np.zeros(xs[i].shape) if g is None else np.asarray(g, dtype=np.float64)
+            grads = {i: np.zeros(xs[i].shape) if g is None else _host(g)
                      for i, g in _tape_gradients(f, xs, wrt, us, level).items()}
         for i in wrt:
             numeric, fd_outputs = _finite_difference(f, xs, i, vs[i], us, eps)
@@ -225,12 +225,12 @@ def _forward_jvps(f, xs, i, v):
     with ForwardAccumulator(xs[i], convert_to_tensor(v)) as acc:
         outputs = _float_outputs(f(*xs))
     jvps = acc.jvp(outputs, unconnected_gradients="zero")
-    return [np.asarray(t, dtype=np.float64) for t in jvps]
+    return [_host(t) for t in jvps]
 
 
 def _finite_difference(f, xs, i, v, us, eps):
     """<u, (f(x + eps v) - f(x - eps v)) / 2 eps> and the per-output differences."""
-    x = np.asarray(xs[i])
+    x = _host(xs[i])
     plus = _evaluate(f, _moved(xs, i, x + eps * v))
     minus = _evaluate(f, _moved(xs, i, x - eps * v))
     diffs = [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
@@ -269,7 +269,12 @@ def _float_outputs(out):
 
 
 def _evaluate(f, xs):
-    return [np.asarray(t, dtype=np.float64) for t in _float_outputs(f(*xs))]
+    return [_host(t) for t in _float_outputs(f(*xs))]
+
+
+def _host(tensor):
+    """A tensor's value as a float64 NumPy array: finite differences run on the host."""
+    return backend.to_numpy(tensor._value).astype(np.float64)
 
 
 def _contracted(f, xs, us):
@@ -278,7 +283,7 @@ def _contracted(f, xs, us):
 
 def _partials(fn, x, eps):
     """Central differences of ``fn`` at ``x``, one coordinate at a time: fn(x).shape + x.shape."""
-    x = np.asarray(x, dtype=np.float64)
+    x = _host(x) if isinstance(x, Tensor) else np.asarray(x, dtype=np.float64)
     out = np.zeros(np.shape(fn(x)) + x.shape)
     for k in np.ndindex(x.shape):
         e = np.zeros(x.shape)
@@ -374,7 +379,7 @@ def check_batch_independence(f, x, source=None, rtol=1e-6, atol=0.0):
     if jacobian is None or batch == 0:
         return True
     m, n = (int(np.prod(shape[1:], dtype=np.int64)) for shape in (t_shape, s_shape))
-    blocks = np.abs(np.asarray(jacobian, dtype=np.float64)).reshape(batch, m, batch, n)
+    blocks = np.abs(_host(jacobian)).reshape(batch, m, batch, n)
     largest = np.nanmax(blocks, initial=0.0)
     blocks[np.arange(batch), :, np.arange(batch), :] = 0  # what is left: b != b2
     worst = blocks.max(initial=0.0)

@@ -8,8 +8,18 @@
   every run tries the same examples, so CI is reproducible.
 - Tapes replace every value a VJP did not ask for with a placeholder, even
   tiny ones, so an op's ``saves`` declaration is really tested.
+- Every test under ``tests/autodiff`` (the engine suite) runs once per
+  backend: ``numpy``, ``strict`` and, where ``cupy.is_available()``,
+  ``cupy`` (those runs carry the ``gpu`` marker). The strict backend
+  (``autodiff/_strict.py``) refuses implicit conversions to NumPy the way
+  CuPy does, so a stray ``np.`` call or a hidden copy to the host inside
+  the engine fails here, on CI, with no GPU. ``AUTODIFF_TEST_BACKENDS=numpy``
+  (comma-separated names) narrows a local run; under ``CI`` the strict
+  backend always runs.
 """
 
+import contextlib
+import os
 import warnings
 
 import numpy as np
@@ -43,6 +53,45 @@ def _placeholders_for_every_unsaved_value():
     previous, tape.KEEP_VALUES_UP_TO_BYTES = tape.KEEP_VALUES_UP_TO_BYTES, -1
     yield
     tape.KEEP_VALUES_UP_TO_BYTES = previous
+
+
+# The test directories whose every test runs once per backend.
+BACKEND_SUITES = ("autodiff",)
+
+
+def _test_backends():
+    from autodiff import backend
+
+    names = backend.available_backends()
+    wanted = os.environ.get("AUTODIFF_TEST_BACKENDS")
+    if wanted:
+        names = [n for n in names if n in wanted.split(",")]
+    if os.environ.get("CI") and "strict" not in names:
+        names.append("strict")   # CI proves the engine on a device-like backend, always
+    return [pytest.param(n, marks=pytest.mark.gpu) if n == "cupy" else n for n in names]
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.path.parent.name in BACKEND_SUITES:
+        metafunc.parametrize("engine_backend", _test_backends(), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def engine_backend(request):
+    """The backend the test runs on (None outside BACKEND_SUITES, where each test
+    picks its own). A test that leaves another backend active fails."""
+    from autodiff import backend
+
+    name = getattr(request, "param", None)
+    with contextlib.ExitStack() as stack:
+        if name is not None:
+            stack.enter_context(backend.use_backend(name))
+        expected = backend.get_backend()
+        yield name
+        leaked = backend.get_backend()
+    if leaked != expected:
+        backend.set_backend("numpy")
+        pytest.fail(f"the test left the backend {leaked!r} active (it ran on {expected!r})")
 
 
 @pytest.fixture

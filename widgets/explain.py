@@ -63,8 +63,7 @@ _NOT_RECORDED_CANDIDATES = ("left_library", "integer_dtype", "stop_recording", "
 # ---- reading the tape ------------------------------------------------------------
 
 def _watched_ids(tape):
-    watched = getattr(tape, "_watched", None)  # no public accessor for the watched set
-    return set(watched or ())
+    return set(tape.watched_ids())
 
 
 def _forward(records, start):
@@ -258,7 +257,7 @@ def _explain(c):
     if c.tid in reached:
         return _explain_path(c, reached, parent)
     if unwatched:
-        if isinstance(c.source, Variable) and not getattr(c.tape, "_watch_accessed_variables", True):
+        if isinstance(c.source, Variable) and not c.tape.watch_accessed_variables:
             return c.explain("not_watched", (
                 f"{s} is a Variable, but this tape was created with "
                 f"watch_accessed_variables=False, so it watches only what is passed to "

@@ -8,7 +8,7 @@ functions in ``__all__``. Importing this package fills
 
 from ..tensor import convert_to_tensor  # noqa: F401
 from . import (clip, creation, einsum, elementwise, join, linalg, matmul, nn,  # noqa: F401
-               predicates, random, reduce, shape, slicing)
+               predicates, random, reduce, shape, slicing, transfer)
 from .clip import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .einsum import *  # noqa: F401,F403
@@ -19,6 +19,7 @@ from .predicates import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
+from .transfer import *  # noqa: F401,F403
 from .nn import relu  # noqa: F401  (the tape's tests use it; ad.nn has the rest)
 
 # `from autodiff.ops import *` exports the families' public functions, never
@@ -27,5 +28,5 @@ import sys as _sys  # noqa: E402
 
 __all__ = ["convert_to_tensor", "relu"] + [
     name for family in ("clip", "creation", "einsum", "elementwise", "join", "matmul",
-                        "predicates", "reduce", "shape", "slicing")
+                        "predicates", "reduce", "shape", "slicing", "transfer")
     for name in _sys.modules[f"{__name__}.{family}"].__all__]

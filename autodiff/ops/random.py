@@ -11,7 +11,7 @@ Seeds work as in TensorFlow 2:
 - with neither, numbers differ from run to run.
 
 The numbers come from NumPy's ``Generator`` (PCG64) on the CPU and are then
-moved to the backend with ``backend.xp.asarray``: the same seed gives the
+moved to the backend with the forward's ``xp.asarray``: the same seed gives the
 same numbers on NumPy and CuPy. They are not TensorFlow's numbers (its
 Philox streams are not reproduced). This module is the one op family that
 uses NumPy directly, for the generator state.
@@ -25,7 +25,7 @@ from the ``z * stddev + mean`` that follows the draw.
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -71,8 +71,8 @@ def _generator(seed, op_type):
     return stream
 
 
-def _to_backend(values, dtype):
-    return backend.xp.asarray(values.astype(dtype, copy=False))
+def _to_backend(xp, values, dtype):
+    return xp.asarray(values.astype(dtype, copy=False))   # host -> device, once per draw
 
 
 def _uniform01(gen, shape, dtype):
@@ -97,25 +97,25 @@ def _draw_cases(**params):
 
 RANDOM_STANDARD_NORMAL = Primitive(
     "RandomStandardNormal",
-    lambda xp, shape, dtype, seed=None: _to_backend(
+    lambda xp, shape, dtype, seed=None: _to_backend(xp,
         _generator(seed, "RandomStandardNormal").standard_normal(shape), dtype),
     NotDifferentiable, saves="shapes", domain=(), cases=_draw_cases(),
     doc="a random draw: not differentiable (gradient None)")
 TRUNCATED_NORMAL = Primitive(
     "TruncatedNormal",
-    lambda xp, shape, dtype, seed=None: _to_backend(
+    lambda xp, shape, dtype, seed=None: _to_backend(xp,
         _truncated(_generator(seed, "TruncatedNormal"), shape), dtype),
     NotDifferentiable, saves="shapes", domain=(), cases=_draw_cases(),
     doc="a random draw: not differentiable (gradient None)")
 RANDOM_UNIFORM = Primitive(
     "RandomUniform",
-    lambda xp, shape, dtype, seed=None: _to_backend(
+    lambda xp, shape, dtype, seed=None: _to_backend(xp,
         _uniform01(_generator(seed, "RandomUniform"), shape, dtype), dtype),
     NotDifferentiable, saves="shapes", domain=(), cases=_draw_cases(),
     doc="a random draw: not differentiable (gradient None)")
 RANDOM_UNIFORM_INT = Primitive(
     "RandomUniformInt",
-    lambda xp, shape, dtype, minval, maxval, seed=None: _to_backend(
+    lambda xp, shape, dtype, minval, maxval, seed=None: _to_backend(xp,
         _generator(seed, "RandomUniformInt").integers(minval, maxval, size=shape), dtype),
     NotDifferentiable, saves="shapes", domain=(),
     cases=[((), {"shape": (2, 3), "dtype": "int32", "minval": 0, "maxval": 5, "seed": 7})],

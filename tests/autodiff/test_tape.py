@@ -765,6 +765,10 @@ def test_numpy_math_on_a_tensor_breaks_the_path():
     x = ad.Variable([[1.0, 2.0], [3.0, 4.0]])
     with ad.GradientTape() as tape:
         x2 = x ** 2
+        if ad.get_backend() == "strict":   # a device array: NumPy may not read it implicitly
+            with pytest.raises(TypeError, match="Implicit conversion"):
+                np.mean(x2, axis=0)
+            x2 = x2.numpy()
         y = np.mean(x2, axis=0)          # NumPy computes this, not the library
         y = ad.reduce_mean(y, axis=0)
     assert tape.gradient(y, x) is None

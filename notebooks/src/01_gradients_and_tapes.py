@@ -1,0 +1,467 @@
+# Lesson 1 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 01
+# %% [markdown]
+# # Lesson 1: Gradients and tapes
+#
+# A neural network learns by nudging its numbers in the direction that lowers a loss.
+# Finding that direction means computing derivatives, thousands of them, exactly and fast.
+# Nobody writes them by hand: a program *records* what the forward computation did and
+# then *plays the recording backwards*. The recording is called a **tape**.
+#
+# This lesson uses `autodiff`, a small library whose API copies TensorFlow 2's
+# `tf.GradientTape` (write `ad.` where TensorFlow code says `tf.`). Its tape is plain data
+# that you can print and inspect.
+#
+# **You will learn**
+# 1. how to ask a tape for a derivative, and what the tape wrote down to answer;
+# 2. which values a tape follows (Variables, constants, `watch`);
+# 3. how to ask for many gradients at once (nested sources and targets, vector targets);
+# 4. gradients with respect to intermediate results, and tapes you can use more than once.
+#
+# The lesson ends with *predict the gradient* exercises.
+
+# %%
+%matplotlib inline
+%config InlineBackend.figure_formats = ['png']
+import matplotlib.pyplot as plt
+import numpy as np
+
+import autodiff as ad
+
+# %% [markdown]
+# ## 1. A first derivative
+#
+# Take $f(x) = x^3 - 2x$. By hand, $f'(x) = 3x^2 - 2$, so at $x = 1.5$ the slope is
+# $3 \cdot 2.25 - 2 = 4.75$. Now let the tape find it.
+#
+# A value we want derivatives for is stored in an `ad.Variable`. Inside the
+# `with ad.GradientTape() as tape:` block, every operation on it (and on results computed
+# from it) is recorded, and `tape.gradient(target, source)` answers "how fast does `target`
+# change when `source` changes?".
+
+# %%
+x = ad.Variable(1.5, name="x")
+
+with ad.GradientTape() as tape:
+    y = x ** 3 - 2.0 * x
+
+print("y     =", y)
+print(tape)
+
+# %% [markdown]
+# `print(tape)` shows the recording, one line per operation, in the order the operations ran.
+# This list is the whole secret of reverse-mode differentiation (it is sometimes called a
+# *Wengert list*):
+#
+# * Each line is a **record**: an output on the left, an op type and its inputs on the right.
+#   The op types carry TensorFlow's names: `Pow` for `**`, `Mul` for `*`, `Sub` for `-`.
+# * The variable appears by its name, `x`. Every other tensor gets a number: `v1` is $x^3$,
+#   `v3` is $2x$, `v4` is the result $y$. The constants the code mixed in (the exponent `3`
+#   and the factor `2.0`) are `v0` and `v2`.
+# * The header counts the records and names the watched tensors they start from (here `x`).
+#
+# Now ask for the derivative:
+
+# %%
+dy_dx = tape.gradient(y, x)
+print("dy/dx =", dy_dx)
+
+# %% [markdown]
+# 4.75, as computed by hand. To get it, the tape started at `y` with the derivative
+# $\partial y / \partial y = 1$ and walked the three records **backwards**: `Sub` passes
+# $+1$ to $x^3$ and $-1$ to $2x$; `Mul` turns the $-1$ into $-1 \cdot 2 = -2$ for `x`;
+# `Pow` turns the $+1$ into $3x^2 = 6.75$ for `x`. The two contributions to `x` are
+# **added**: $6.75 - 2 = 4.75$.
+#
+# Each op type knows only its own little derivative rule; the tape strings the rules
+# together in reverse (the chain rule). Lesson 8 reads the code that does it.
+#
+# > *(widget: TapePlayer here)*: step through this tape's backward pass, one record at a time.
+#
+# A tape like this one can answer **once**. After `gradient` it frees its records:
+
+# %%
+print(tape)
+
+# %% [markdown]
+# ## 2. The tape is data
+#
+# The records are ordinary Python objects. `tape.records` is a tuple of them, and
+# `tape.names()` gives the display names used by `print(tape)`. Let's look at a slightly
+# bigger computation, a neuron with a sigmoid: $\sigma(w \cdot a + b)$.
+
+# %%
+w = ad.Variable(0.8, name="w")
+b = ad.Variable(-0.3, name="b")
+a = ad.constant(2.0)
+
+with ad.GradientTape() as tape:
+    z = w * a + b
+    out = ad.sigmoid(z)
+
+names = tape.names()
+for record in tape.records:
+    inputs = ", ".join(names[i] for i in record.input_ids)
+    outputs = ", ".join(names[i] for i in record.output_ids)
+    print(f"record {record.index}: {outputs} = {record.op_type}({inputs})   saves: {record.primitive.saves}")
+
+grads = tape.gradient(out, [w, b])
+print("gradients, rounded:", [round(float(g), 4) for g in grads])
+
+# %% [markdown]
+# A record holds the op type, the ids of its inputs and outputs, and what the op's derivative
+# rule will need later: `saves` says which. The rule for `Mul` needs its inputs
+# ($\partial(wa)/\partial w = a$), the rule for `Sigmoid` needs only its output
+# ($\sigma' = \sigma(1 - \sigma)$), and the rule for `AddV2` needs nothing but shapes.
+#
+# (Values that come out of functions like `sigmoid`, `exp` or `cos` are rounded when we print
+# them in these lessons: their last digits can differ from one processor to another.)
+#
+# Check the numbers: $z = 1.3$, $\sigma'(z) = \sigma(z)(1 - \sigma(z)) \approx 0.1683$, so
+# $\partial\,\text{out}/\partial b \approx 0.1683$ and $\partial\,\text{out}/\partial w =
+# 0.1683 \cdot a \approx 0.3366$. Asking for a **list** of sources returns a list of gradients
+# in the same order.
+
+# %% [markdown]
+# ## 3. Variables, constants, and `watch`
+#
+# Recording costs memory: every record keeps some values alive until the backward pass. So a
+# tape does not record everything. It records an operation only if one of its inputs is
+# **watched**, and an operation's outputs become watched in turn, so "watched" spreads
+# forward through the computation.
+#
+# What is watched from the start?
+#
+# * a trainable `ad.Variable` is watched automatically the moment the tape sees it being read;
+# * an `ad.constant` (or any other Tensor) is **not**, unless you call `tape.watch(t)`.
+
+# %%
+c = ad.constant(4.0)
+
+with ad.GradientTape() as tape:
+    y = c * c
+
+print("records:", len(tape.records))
+print("dy/dc  :", tape.gradient(y, c))
+
+# %% [markdown]
+# > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
+# > Some older documentation prints a number for the gradient with respect to a constant that
+# > was never watched (the `tf.custom_gradient` page does; lesson 4 comes back to it).
+# > TensorFlow 2, and this library, return `None`: nothing was recorded, so the tape has no
+# > path from `y` back to `c`. `None` means "this tape cannot see a connection", which is
+# > different from "the slope is 0". Lesson 2 lists all the ways to end up with `None`.
+#
+# Watching the constant fixes it:
+
+# %%
+with ad.GradientTape() as tape:
+    tape.watch(c)
+    y = c * c
+
+print(tape)
+print("dy/dc  :", tape.gradient(y, c))
+
+# %% [markdown]
+# ### What gets watched: four kinds of value
+#
+# A small model has a weight that should learn, a scale that should stay fixed, a value
+# derived from another variable, and input data. Each enters the loss through its own
+# term. Only one of the four is watched automatically:
+
+# %%
+weight = ad.Variable(3.0, name="weight")                          # trainable Variable
+scale = ad.Variable(0.5, name="scale", trainable=False)            # frozen Variable
+shifted = ad.Variable(1.0, name="shifted") + 1.0                    # Variable + number = Tensor
+data = ad.constant(2.0)                                             # a constant
+
+with ad.GradientTape() as tape:
+    loss = 2.0 * weight + ad.exp(scale) + shifted * shifted + ad.sqrt(data)
+
+grads = tape.gradient(loss, [weight, scale, shifted, data])
+for name, g in zip(["weight", "scale", "shifted", "data"], grads):
+    print(f"{name:>8}: {g}")
+print("watched variables:", [v.name for v in tape.watched_variables()])
+
+# %% [markdown]
+# * `scale` was created with `trainable=False`: frozen values are not watched.
+# * `shifted` looks like a variable, but adding `1.0` to a Variable produces a new **Tensor**,
+#   a constant as far as the tape is concerned. (This one bites in training loops: lesson 2.)
+# * `data` is a constant.
+#
+# (Lesson 2 shows a subtlety: an unwatched value multiplied *directly* by a watched one.)
+#
+# `tape.watch` accepts a single tensor or a list (or any nested structure) of them. Now all
+# four gradients exist: $2$, $e^{0.5}$, $2 \cdot 2$ and $1 / (2\sqrt{2})$.
+
+# %%
+with ad.GradientTape() as tape:
+    tape.watch([scale, shifted, data])
+    loss = 2.0 * weight + ad.exp(scale) + shifted * shifted + ad.sqrt(data)
+
+for name, g in zip(["weight", "scale", "shifted", "data"],
+                   tape.gradient(loss, [weight, scale, shifted, data])):
+    print(f"{name:>8}: {float(g):.4f}")
+
+# %% [markdown]
+# Sometimes you want the opposite: a model has many variables, and you want the gradient
+# for only one of them, without paying to record the rest. Turn off automatic watching with
+# `watch_accessed_variables=False` and watch exactly what you need:
+
+# %%
+first = ad.Variable(2.0, name="first")
+second = ad.Variable(5.0, name="second")
+
+with ad.GradientTape(watch_accessed_variables=False) as tape:
+    tape.watch(first)
+    y = first * first + second * second
+
+print("recorded:", [record.op_type for record in tape.records])
+print("watched variables:", [v.name for v in tape.watched_variables()])
+print(tape.gradient(y, [first, second]))
+
+# %% [markdown]
+# Only `first` is watched. The tape recorded `first * first` and the final `AddV2` (one of its
+# inputs is watched) but not `second * second`, so the gradient for `second` is `None`.
+
+# %% [markdown]
+# ## 4. Many gradients at once: nested sources and targets
+#
+# Models keep their parameters in dictionaries and lists. `gradient` accepts any nested
+# structure of sources and returns the gradients **in the same structure**:
+
+# %%
+params = {"w": ad.Variable([1.0, -2.0], name="w"), "b": ad.Variable(0.5, name="b")}
+inputs = ad.constant([3.0, 1.0])
+
+with ad.GradientTape() as tape:
+    prediction = ad.reduce_sum(params["w"] * inputs) + params["b"]   # 3 - 2 + 0.5 = 1.5
+    loss = (prediction - 2.0) ** 2
+
+grads = tape.gradient(loss, params)
+print(grads)
+
+# %% [markdown]
+# $\partial\,\text{loss}/\partial\,\text{prediction} = 2(1.5 - 2) = -1$, so the gradient for
+# `b` is $-1$ and for `w` it is $-1 \cdot$ `inputs` $= [-3, -1]$. Each gradient has the shape
+# of its source.
+#
+# Targets can be nested too. Several targets are **added up**: the tape differentiates their
+# sum.
+
+# %%
+u = ad.Variable(2.0, name="u")
+with ad.GradientTape() as tape:
+    square = u * u         # d/du = 2u = 4
+    cube = u * u * u       # d/du = 3u^2 = 12
+
+print(tape.gradient({"square": square, "cube": cube}, u))   # 4 + 12
+
+# %% [markdown]
+# ## 5. Vector targets are summed too
+#
+# The same rule covers a target that is a vector or matrix: the tape differentiates the
+# **sum of its elements**. For an elementwise function this is handy: the sum's gradient is
+# the list of slopes at every point, so one call differentiates $\tanh$ at 201 points.
+
+# %%
+xs = ad.linspace(-3.0, 3.0, 201)
+with ad.GradientTape() as tape:
+    tape.watch(xs)
+    ys = ad.tanh(xs)
+
+slopes = tape.gradient(ys, xs)
+print("shapes:", ys.shape, slopes.shape)
+print("slope at x = 0 (the middle of the grid):", slopes.numpy()[100])
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.plot(xs.numpy(), ys.numpy(), label="tanh(x)")
+ax.plot(xs.numpy(), slopes.numpy(), label="gradient of sum(tanh(xs))")
+ax.plot(xs.numpy(), 1 - np.tanh(xs.numpy()) ** 2, "k:", label="1 - tanh(x)^2, by hand")
+ax.set_xlabel("x")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The summing is only "harmless" because each output depends on one input. When outputs
+# mix inputs, the sum mixes their gradients: to keep each output's gradient separate you
+# need a Jacobian (lesson 5).
+#
+# To weight the outputs differently instead of summing them equally, pass
+# `output_gradients`, one weight per element:
+
+# %%
+v = ad.constant([1.0, 2.0, 3.0])
+with ad.GradientTape() as tape:
+    tape.watch(v)
+    sq = v * v                          # slopes 2v = [2, 4, 6]
+
+print(tape.gradient(sq, v, output_gradients=ad.constant([1.0, 0.0, -1.0])))
+
+# %% [markdown]
+# ## 6. Gradients with respect to intermediate results
+#
+# A source does not have to be a Variable or a watched input: any tensor computed on the
+# tape can be a source. That answers questions like "how sensitive is the loss to this
+# hidden activation?".
+#
+# This needs two `gradient` calls on the same recording, so the tape must be
+# **persistent** (section 7 explains why).
+
+# %%
+p = ad.Variable(0.5, name="p")
+with ad.GradientTape(persistent=True) as tape:
+    hidden = 3.0 * p            # 1.5
+    loss = ad.sin(hidden)
+
+print(f"d loss / d hidden = {float(tape.gradient(loss, hidden)):.6f}   (cos 1.5 = {np.cos(1.5):.6f})")
+print(f"d loss / d p      = {float(tape.gradient(loss, p)):.6f}   (3 cos 1.5 = {3 * np.cos(1.5):.6f})")
+
+# %% [markdown]
+# ## 7. Persistent tapes
+#
+# A tape made with `ad.GradientTape()` frees its records as soon as `gradient` returns, to
+# release the values they hold. A second call is a mistake, and says so:
+
+# %%
+q = ad.Variable(3.0, name="q")
+with ad.GradientTape() as tape:
+    y = q * q
+    z = y * y
+
+print("dz/dq =", tape.gradient(z, q))
+try:
+    tape.gradient(y, q)
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+# %% [markdown]
+# With `persistent=True` the records stay until the tape object itself is gone, so you can
+# ask as many questions as you like. Delete the tape when you are done with it, so its
+# records (and the tensors they keep alive) can be released.
+
+# %%
+with ad.GradientTape(persistent=True) as tape:
+    y = q * q          # q^2
+    z = y * y          # q^4
+
+print("dz/dq =", tape.gradient(z, q), "  (4 q^3 = 108)")
+print("dy/dq =", tape.gradient(y, q), "  (2 q = 6)")
+print("dz/dy =", tape.gradient(z, y), "  (2 y = 18)")
+del tape
+
+# %% [markdown]
+# ## Summary
+#
+# * Inside `with ad.GradientTape() as tape:`, every operation that touches a watched value
+#   is recorded; `print(tape)` shows the records in the order they ran.
+# * `tape.gradient(target, sources)` walks the records backwards, adding up contributions.
+# * Trainable Variables are watched automatically; constants, frozen Variables and Tensors
+#   computed from Variables are not: `tape.watch` them, or get `None`.
+# * Sources can be nested (dicts, lists): the gradients come back in the same shape.
+#   Several targets, or a non-scalar target, are summed.
+# * Any recorded intermediate tensor can be a source.
+# * A tape answers once unless it is `persistent=True`.
+#
+# ## Exercises: predict the gradient
+#
+# For each exercise, work out the answer **on paper first**, then type it into
+# `my_prediction` and run the cell. The check compares your prediction with the tape's
+# answer (`None` counts as an answer too).
+#
+# *The predictions below are already filled in with the correct answers, so that the
+# notebook's automatic tests prove them. Cover them up, or better, replace each one with
+# your own guess before you run the cell.*
+
+# %%
+def check(prediction, answer):
+    """Passes when the prediction matches the tape's answer (None only matches None)."""
+    if prediction is None or answer is None:
+        assert prediction is None and answer is None, \
+            f"Not quite: you predicted {prediction}, the tape says {answer}"
+    else:
+        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
+        assert np.allclose(prediction, value, rtol=1e-5, atol=1e-6), \
+            f"Not quite: you predicted {prediction}, the tape says {value}"
+    print("Correct! The tape says:", answer)
+
+# %% [markdown]
+# **Exercise 1.** $y = x^3 + x$ at $x = 2$. What is $dy/dx$?
+
+# %%
+x = ad.Variable(2.0)
+with ad.GradientTape() as tape:
+    y = x * x * x + x
+
+my_prediction = 13.0
+check(my_prediction, tape.gradient(y, x))
+
+# %% [markdown]
+# **Exercise 2.** The same function of a *constant*, without `watch`. What does the tape
+# return?
+
+# %%
+k = ad.constant(2.0)
+with ad.GradientTape() as tape:
+    y = k * k * k + k
+
+my_prediction = None
+check(my_prediction, tape.gradient(y, k))
+
+# %% [markdown]
+# **Exercise 3.** A vector target: `y = 5 * v` for a watched vector `v = [1, 2, 3]`.
+# What is `tape.gradient(y, v)`? (Give a list.)
+
+# %%
+v = ad.constant([1.0, 2.0, 3.0])
+with ad.GradientTape() as tape:
+    tape.watch(v)
+    y = 5.0 * v
+
+my_prediction = [5.0, 5.0, 5.0]
+check(my_prediction, tape.gradient(y, v))
+
+# %% [markdown]
+# **Exercise 4.** Nested sources. With `w = 3` and `b = -1`, the loss is $(2w + b)^2$.
+# Predict both gradients.
+
+# %%
+params = {"w": ad.Variable(3.0), "b": ad.Variable(-1.0)}
+with ad.GradientTape() as tape:
+    loss = (2.0 * params["w"] + params["b"]) ** 2
+
+grads = tape.gradient(loss, params)
+my_prediction = {"w": 20.0, "b": 10.0}
+check(my_prediction["w"], grads["w"])
+check(my_prediction["b"], grads["b"])
+
+# %% [markdown]
+# **Exercise 5.** A frozen variable: `temperature = ad.Variable(4.0, trainable=False)` and
+# `y = temperature ** 2`. What is the gradient of `y` with respect to `temperature`?
+
+# %%
+temperature = ad.Variable(4.0, trainable=False)
+with ad.GradientTape() as tape:
+    y = temperature ** 2
+
+my_prediction = None
+check(my_prediction, tape.gradient(y, temperature))
+
+# %% [markdown]
+# **Exercise 6.** A persistent tape and an intermediate result: $h = 2x$, $y = h^2$ at
+# $x = 1.5$. Predict $dy/dh$ and then $dy/dx$.
+
+# %%
+x = ad.Variable(1.5)
+with ad.GradientTape(persistent=True) as tape:
+    h = 2.0 * x
+    y = h * h
+
+my_prediction = 6.0          # dy/dh
+check(my_prediction, tape.gradient(y, h))
+my_prediction = 12.0         # dy/dx
+check(my_prediction, tape.gradient(y, x))
+
+# %% [markdown]
+# **Next:** lesson 2 takes control of the tape: pausing it, resetting it, blocking
+# gradients on purpose, and tracking down the places where a gradient turns into `None`.

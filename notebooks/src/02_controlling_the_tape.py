@@ -1,0 +1,507 @@
+# Lesson 2 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 02
+# %% [markdown]
+# # Lesson 2: Controlling the tape
+#
+# Lesson 1 let the tape record everything it could. Real code needs more control: some
+# computations should not be recorded (a metric you only print), some recordings should be
+# thrown away, and some paths should deliberately carry no gradient. And sometimes a
+# gradient comes back as `None` when you did not want it to: this lesson collects the usual
+# reasons, so that you can recognise each one.
+#
+# **You will learn**
+# 1. `tape.stop_recording()`, `tape.reset()` and `ad.stop_gradient`: three ways to keep
+#    something off the gradient, from coarse to precise;
+# 2. what `None` means, and when to ask for zeros instead (`unconnected_gradients`);
+# 3. seven ways a gradient becomes `None`, and the fix for each.
+
+# %%
+import numpy as np
+
+import autodiff as ad
+
+# %% [markdown]
+# ## 1. Pausing the tape: `stop_recording`
+#
+# While a training step runs you often compute things you only want to *look at*: an error
+# rate, a norm for a log message. Recording them costs memory and time for nothing.
+# `with tape.stop_recording():` pauses the tape for the length of the block.
+
+# %%
+w = ad.Variable(1.5, name="w")
+x_batch = ad.constant([1.0, 2.0, 3.0])
+y_batch = ad.constant([2.0, 4.0, 6.0])
+
+with ad.GradientTape() as tape:
+    predictions = w * x_batch
+    loss = ad.reduce_mean((predictions - y_batch) ** 2)
+    with tape.stop_recording():
+        worst_error = ad.reduce_max(ad.abs(predictions - y_batch))   # only for printing
+
+print(tape)
+print("loss:", loss.numpy(), " worst error:", worst_error.numpy())
+print("dloss/dw:", tape.gradient(loss, w))
+
+# %% [markdown]
+# The three ops of the error metric (`Sub`, `Abs`, `Max`) are missing from the tape.
+#
+# A result computed while the tape was paused is an ordinary constant from the tape's point
+# of view, even if it came from watched values. Use it in the loss and no gradient flows
+# through it:
+
+# %%
+a = ad.Variable(2.0, name="a")
+b = ad.Variable(3.0, name="b")
+
+with ad.GradientTape() as tape:
+    a_part = a * a
+    with tape.stop_recording():
+        b_part = b * b
+    total = a_part + b_part
+
+print(tape.gradient(total, {"a": a, "b": b}))
+
+# %% [markdown]
+# ## 2. Starting over: `reset`
+#
+# `tape.reset()` throws away everything recorded so far (and everything watched), and the
+# tape keeps recording. Usually it is clearer to close the `with` block and open a new one;
+# `reset` is for code where the block is hard to leave, for example a loop that decides
+# halfway through that its first attempt does not count.
+
+# %%
+c = ad.Variable(4.0, name="c")
+attempts = 0
+with ad.GradientTape() as tape:
+    for attempt in range(3):
+        tape.reset()                      # only the last attempt should be on the tape
+        guess = c * float(attempt + 1)    # attempts 1, 2, 3: c, 2c, 3c
+        attempts += 1
+
+print("attempts made:", attempts)
+print(tape)
+print("d guess / dc:", tape.gradient(guess, c))
+
+# %% [markdown]
+# Only the last attempt's `Mul` is left, so the gradient is 3. Note what `reset` forgets:
+# it also forgets that `c` was watched, which is fine here because the next line reads `c`
+# again and the tape watches it anew.
+
+# %% [markdown]
+# ## 3. Blocking one path: `ad.stop_gradient`
+#
+# `stop_recording` and `reset` act on a whole tape. `ad.stop_gradient(t)` is precise: it
+# returns the value of `t` unchanged, but tells every tape "treat this as a constant". It
+# needs no access to the tape, so a library function can use it.
+#
+# A common use: rescale a vector to unit length, but treat the length as a fixed number,
+# so the gradient is simply "divide by the length".
+
+# %%
+v = ad.Variable([6.0, 8.0], name="v")      # length 10
+
+with ad.GradientTape(persistent=True) as tape:
+    fixed_length = v / ad.stop_gradient(ad.norm(v))
+    true_unit = v / ad.norm(v)
+    target = ad.reduce_sum(fixed_length * ad.constant([1.0, -1.0]))
+    target_true = ad.reduce_sum(true_unit * ad.constant([1.0, -1.0]))
+
+print("values (the same):      ", fixed_length.numpy(), true_unit.numpy())
+print("length held fixed:      ", tape.gradient(target, v).numpy())
+print("length differentiated:  ", np.round(tape.gradient(target_true, v).numpy(), 4))
+del tape
+
+# %% [markdown]
+# With the length held fixed, the gradient is just $[1, -1] / 10$. Letting the gradient flow
+# through the length as well changes it: that is the part `stop_gradient` removed.
+#
+# | tool | acts on | typical use |
+# |---|---|---|
+# | `tape.stop_recording()` | one tape, for a block of code | metrics, logging, bookkeeping |
+# | `tape.reset()` | one tape, everything so far | restart a recording you cannot leave |
+# | `ad.stop_gradient(t)` | one tensor, every tape | a value that must act as a constant |
+
+# %% [markdown]
+# ## 4. `None` or zero? Unconnected gradients
+#
+# When the target does not depend on a source at all, `gradient` returns `None`. This is a
+# deliberate choice: `None` says "there is no path", and a zero would hide a bug. Compare
+# a source that *is* connected but has slope zero:
+
+# %%
+p = ad.Variable(-2.0, name="p")
+q = ad.Variable(5.0, name="q")     # never used below
+
+with ad.GradientTape() as tape:
+    out = ad.nn.relu(p)            # relu is flat for negative inputs
+
+print(tape.gradient(out, [p, q]))
+
+# %% [markdown]
+# `p` gets a real `0.0` (the path exists, the slope is zero); `q` gets `None`.
+#
+# If your code wants a tensor for every source (to update every parameter the same way,
+# say), ask for zeros with `unconnected_gradients`. It takes
+# `ad.UnconnectedGradients.ZERO` or the string `'zero'` (and `'none'`, the default):
+
+# %%
+with ad.GradientTape() as tape:
+    out = ad.nn.relu(p)
+
+print(tape.gradient(out, [p, q], unconnected_gradients=ad.UnconnectedGradients.ZERO))
+
+# %% [markdown]
+# ## 5. Seven ways to get `None`
+#
+# When a gradient is unexpectedly `None`, the path from the target back to the source is
+# broken somewhere. Here are the usual breaks, each with its fix.
+#
+# > *(widget: explain_none_gradient here)*: given a tape, a target and a source, it says
+# > which of these cases broke the path.
+#
+# ### 5.1 The source was never watched
+#
+# Lesson 1's rule: constants and frozen Variables are not watched unless you say so.
+
+# %%
+data = ad.constant(3.0)
+with ad.GradientTape() as tape:
+    y = data * data
+print("unwatched constant:", tape.gradient(y, data))
+
+with ad.GradientTape() as tape:
+    tape.watch(data)                       # the fix
+    y = data * data
+print("after tape.watch:  ", tape.gradient(y, data))
+
+# %% [markdown]
+# > **A subtlety: watching decides what is *recorded*.** An op is recorded when at least one
+# > of its inputs is watched. If you then ask for the gradient with respect to one of its
+# > *other* inputs, an unwatched one, the backward pass goes through that record and returns
+# > a gradient after all. TensorFlow behaves the same way. What is lost is any computation
+# > on the unwatched value *before* it met a watched one:
+
+# %%
+w = ad.Variable(2.0, name="w")
+data = ad.constant(3.0)
+with ad.GradientTape(persistent=True) as tape:
+    direct = data * w           # recorded, because w is watched; data is an input
+    scaled = data * 10.0        # not recorded: nothing here is watched
+    indirect = scaled * w       # recorded, but its input is `scaled`, not `data`
+
+print(tape)
+print("d direct / d data:  ", tape.gradient(direct, data))
+print("d indirect / d data:", tape.gradient(indirect, data))
+del tape
+
+# %% [markdown]
+# ### 5.2 Integers have no gradient
+#
+# Derivatives are about small changes, and an integer cannot change a little. A tensor made
+# from a Python `int` is `int32`; watching it earns a warning, and its gradient is `None`.
+
+# %%
+count = ad.constant(3)                     # int32
+with ad.GradientTape() as tape:
+    tape.watch(count)
+    y = count * count
+
+print(count.dtype, "->", tape.gradient(y, count))
+
+# %% [markdown]
+# The fix is to create floating-point values (`ad.constant(3.0)`, or `dtype=ad.float32`),
+# or to convert with `ad.cast` *before* the tape needs the gradient:
+
+# %%
+count_f = ad.cast(count, ad.float32)
+with ad.GradientTape() as tape:
+    tape.watch(count_f)
+    y = count_f * count_f
+print(count_f.dtype, "->", tape.gradient(y, count_f))
+
+# %% [markdown]
+# > **Teaching moment: no silent mixing of integers and floats.** An older TensorFlow
+# > tutorial multiplies a running product that starts as the Python integer `1` by a float
+# > tensor. TensorFlow 2 refuses: `tf.multiply(1, 3.0)` turns `1` into an `int32` tensor and
+# > `3.0` into a `float32` tensor, and ops never cast implicitly. This library does the same,
+# > and says which inputs disagree:
+
+# %%
+try:
+    ad.multiply(1, 3.0)
+except ad.errors.InvalidArgumentError as error:
+    print("InvalidArgumentError:", error)
+
+# %% [markdown]
+# (A bare Python number next to a *tensor* is fine: it takes the tensor's dtype, so
+# `2 * ad.constant(3.0)` is a `float32` 6.0. The trouble starts only when both sides are
+# plain numbers of different kinds, or tensors of different dtypes.)
+#
+# ### 5.3 State: `assign` is not differentiable
+#
+# Writing into a Variable with `assign`, `assign_add` or `assign_sub` stores a value; the
+# tape does not record where the value came from. Reading the variable afterwards starts a
+# fresh path at the variable itself.
+
+# %%
+running_total = ad.Variable(0.0, name="running_total")
+step = ad.Variable(3.0, name="step")
+
+with ad.GradientTape() as tape:
+    running_total.assign_add(2.0 * step)        # running_total is now 6
+    y = running_total * running_total
+
+print(tape)
+print("dy/dstep         :", tape.gradient(y, step))
+
+# %% [markdown]
+# The tape shows `step * 2` and `running_total * running_total`, but no link between them.
+# The fix is to keep the computation in tensors and assign only at the end of a step:
+
+# %%
+running_total.assign(0.0)
+with ad.GradientTape() as tape:
+    new_total = running_total + 2.0 * step      # a Tensor: the tape sees the whole path
+    y = new_total * new_total
+running_total.assign(new_total)                 # store it afterwards
+print("dy/dstep (tensors):", tape.gradient(y, step), "  (2 * 6 * 2)")
+
+# %% [markdown]
+# ### 5.4 Leaving the library
+#
+# The tape sees only operations of this library. Converting to NumPy with `.numpy()` and
+# computing there gives the right *value*, but the tape never sees the computation:
+
+# %%
+angle = ad.Variable(0.5, name="angle")
+
+with ad.GradientTape() as tape:
+    outside = ad.constant(np.sin(angle.numpy()) * 2.0)     # NumPy: invisible to the tape
+print(f"NumPy route  : {float(outside):.6f} -> {tape.gradient(outside, angle)}")
+
+with ad.GradientTape() as tape:
+    inside = ad.sin(angle) * 2.0
+print(f"library route: {float(inside):.6f} -> {float(tape.gradient(inside, angle)):.6f}"
+      f"  (2 cos 0.5 = {2 * np.cos(0.5):.6f})")
+
+# %% [markdown]
+# The same holds for any Python or NumPy function: `math.sin`, `np.exp`, a list
+# comprehension over `.numpy()` values. Inside a tape, stay with `ad.` operations.
+#
+# ### 5.5 Control flow: only the branch that ran is recorded
+#
+# Python's `if`, `for` and `while` run normally; the tape records the operations that
+# actually execute. The gradient is the derivative of *the branch taken*. If that branch
+# does not use the source, the gradient is `None`:
+
+# %%
+def clipped_square(x):
+    """x^2 below 1, the constant 1 above it."""
+    if x < 1.0:
+        return x * x
+    return ad.constant(1.0)
+
+for start in [0.5, 3.0]:
+    x = ad.Variable(start)
+    with ad.GradientTape() as tape:
+        y = clipped_square(x)
+    print(f"x = {start}: y = {y.numpy()}, dy/dx = {tape.gradient(y, x)}")
+
+# %% [markdown]
+# At $x = 3$ the returned constant has no path to `x`. If "zero slope" is what you mean,
+# say so with `unconnected_gradients='zero'`, or compute the flat branch *from* `x`
+# (for example `ad.minimum(x * x, 1.0)`, whose gradient is a real 0 there).
+#
+# Loops are recorded unrolled: each pass adds its records to the tape. The loop count is an
+# ordinary Python integer, so it has no gradient, but the float it multiplies does:
+
+# %%
+def power_by_loop(base, times):
+    result = ad.ones_like(base)        # ones with base's shape and dtype (float32)
+    for _ in range(times):
+        result = result * base
+    return result
+
+base = ad.Variable(2.0, name="base")
+with ad.GradientTape() as tape:
+    y = power_by_loop(base, 4)
+print(tape)
+print("d(base^4)/dbase:", tape.gradient(y, base), " (4 * 2^3)")
+
+# %% [markdown]
+# ### 5.6 A Variable replaced by a Tensor
+#
+# A classic bug in a hand-written training loop: updating a weight with `w = w - lr * grad`
+# makes `w` a **Tensor**. On the next step the tape does not watch it, and the gradient
+# is `None`.
+
+# %%
+weight = ad.Variable(1.0, name="weight")
+for step_number in range(3):
+    with ad.GradientTape() as tape:
+        loss = (weight - 3.0) ** 2
+    grad = tape.gradient(loss, weight)
+    print(f"step {step_number}: {type(weight).__name__:<8} grad = {grad}")
+    if grad is None:
+        break
+    weight = weight - 0.1 * grad           # the bug: a new Tensor, no longer a Variable
+
+# %% [markdown]
+# The fix is to update the Variable in place with `assign_sub`:
+
+# %%
+weight = ad.Variable(1.0, name="weight")
+for step_number in range(3):
+    with ad.GradientTape() as tape:
+        loss = (weight - 3.0) ** 2
+    grad = tape.gradient(loss, weight)
+    weight.assign_sub(0.1 * grad)          # the fix: still the same Variable
+    print(f"step {step_number}: weight = {weight.numpy():.3f}, grad was {grad.numpy():.3f}")
+
+# %% [markdown]
+# ### 5.7 An op without a gradient
+#
+# Some ops have no useful derivative: rounding is flat almost everywhere and jumps
+# elsewhere, and shuffling is not a smooth function of its input. TensorFlow marks such ops
+# non-differentiable: the gradient through them is `None`, not zero.
+
+# %%
+level = ad.Variable(1.3, name="level")
+with ad.GradientTape() as tape:
+    stepped = ad.round(level * 2.0)
+print("round:", stepped.numpy(), "->", tape.gradient(stepped, level))
+
+# %% [markdown]
+# If you want rounding forward but a gradient backward (the *straight-through estimator*),
+# write a custom gradient: lesson 4.
+#
+# ### Checklist
+#
+# | symptom | cause | fix |
+# |---|---|---|
+# | constant or frozen Variable | never watched | `tape.watch(t)` |
+# | `int32` source, warning printed | integers have no gradient | float dtype, `ad.cast` |
+# | value stored with `assign` | state breaks the path | compute with tensors, assign after |
+# | `.numpy()`, NumPy, `math` | left the library | use `ad.` ops |
+# | depends on the input | the branch taken ignores the source | `unconnected_gradients`, or a formula that keeps the source |
+# | fine on step 1, `None` on step 2 | Variable replaced by a Tensor | `assign_sub` |
+# | `round`, `floor`, `shuffle` | op is non-differentiable | custom gradient (lesson 4) |
+
+# %% [markdown]
+# ## Exercises: predict the gradient
+#
+# For each exercise, decide on paper: a number, a `0.0`, or `None`? Type it into
+# `my_prediction`, then run the cell.
+#
+# *The predictions below are already filled in with the correct answers, so that the
+# notebook's automatic tests prove them. Replace each one with your own guess before you
+# run the cell.*
+
+# %%
+def check(prediction, answer):
+    """Passes when the prediction matches the tape's answer (None only matches None)."""
+    if prediction is None or answer is None:
+        assert prediction is None and answer is None, \
+            f"Not quite: you predicted {prediction}, the tape says {answer}"
+    else:
+        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
+        assert np.allclose(prediction, value, rtol=1e-5, atol=1e-6), \
+            f"Not quite: you predicted {prediction}, the tape says {value}"
+    print("Correct! The tape says:", answer)
+
+# %% [markdown]
+# **Exercise 1.** `a * a` is recorded, `b * a` is computed while the tape is paused.
+# What is the gradient with respect to `a` (with `a = 2`, `b = 5`)?
+
+# %%
+a = ad.Variable(2.0)
+b = ad.Variable(5.0)
+with ad.GradientTape() as tape:
+    first = a * a
+    with tape.stop_recording():
+        second = b * a
+    y = first + second
+
+my_prediction = 4.0
+check(my_prediction, tape.gradient(y, a))
+
+# %% [markdown]
+# **Exercise 2.** `y = s * stop_gradient(s)` with `s = 3`. What is `dy/ds`?
+
+# %%
+s = ad.Variable(3.0)
+with ad.GradientTape() as tape:
+    y = s * ad.stop_gradient(s)
+
+my_prediction = 3.0
+check(my_prediction, tape.gradient(y, s))
+
+# %% [markdown]
+# **Exercise 3.** A source the target does not use, with `unconnected_gradients='zero'`.
+
+# %%
+used = ad.Variable(1.0)
+unused = ad.Variable(1.0)
+with ad.GradientTape() as tape:
+    y = used * 10.0
+
+my_prediction = 0.0
+check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"))
+
+# %% [markdown]
+# **Exercise 4.** `relu` of a negative number. `None` or `0.0`?
+
+# %%
+r = ad.Variable(-1.5)
+with ad.GradientTape() as tape:
+    y = ad.nn.relu(r) + 1.0
+
+my_prediction = 0.0
+check(my_prediction, tape.gradient(y, r))
+
+# %% [markdown]
+# **Exercise 5.** Control flow: the function below at `x = 2`.
+
+# %%
+def piecewise(x):
+    if x < 1.0:
+        return x * x
+    return 3.0 * x
+
+x = ad.Variable(2.0)
+with ad.GradientTape() as tape:
+    y = piecewise(x)
+
+my_prediction = 3.0
+check(my_prediction, tape.gradient(y, x))
+
+# %% [markdown]
+# **Exercise 6.** A watched integer tensor (expect a warning).
+
+# %%
+n = ad.constant(4)
+with ad.GradientTape() as tape:
+    tape.watch(n)
+    y = n * 2
+
+my_prediction = None
+check(my_prediction, tape.gradient(y, n))
+
+# %% [markdown]
+# **Exercise 7.** `assign` in the middle: `holder` receives `3 * source`, then `y = holder * 2`.
+# What is `dy/dsource`? And `dy/dholder`?
+
+# %%
+source = ad.Variable(1.0)
+holder = ad.Variable(0.0)
+with ad.GradientTape(persistent=True) as tape:
+    holder.assign(3.0 * source)
+    y = holder * 2.0
+
+my_prediction = None         # dy/dsource
+check(my_prediction, tape.gradient(y, source))
+my_prediction = 2.0          # dy/dholder
+check(my_prediction, tape.gradient(y, holder))
+
+# %% [markdown]
+# **Next:** lesson 3 nests tapes to take derivatives of derivatives.

@@ -1,0 +1,188 @@
+"""The frames of a replay: forward records, the seed, backward steps, the result.
+
+``Frames`` walks what ``replay`` collected (records of every tape, the
+engine's BackwardTrace) and writes one JSON-able dict per frame:
+
+- ``phase``: ``"forward"``, ``"seed"``, ``"backward"`` or ``"result"``;
+- ``title`` (``'record 1: v3 = Mul(v1, v2)'``) and ``sentence`` (classroom mode);
+- ``op``/``record``/``tape``: the record shown; ``done_ops``: how many ops
+  have run by then (the view dims the rest);
+- ``nodes``/``edges``: what to highlight (the edges carrying the cotangent
+  in a backward step);
+- ``cotangents``, ``vjp`` (op type and its rule's doc line),
+  ``contributions`` (to which tensor, which value), ``totals``;
+- ``grads``: every gradient known so far, by node (shown under the nodes);
+- ``gradients``: on the result frame, the requested gradients (None kept).
+
+Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of`` from
+the engine's own tensors; nothing here computes a derivative.
+"""
+
+import numpy as np
+
+from autodiff import backend
+from autodiff.tensor import ArraySpec, Tensor
+
+from .sentences import (backward_sentence, derivative, forward_sentence, result_sentence,
+                        seed_sentence)
+
+__all__ = ["Frames", "preview", "value_of"]
+
+MAX_DATA = 64          # values with more elements keep only a preview in the JSON
+
+
+def preview(value, limit=4):
+    """A short text for a value: ``'6.0'``, ``'[0.25, 1.0, 2.0, …]'``, None if unknown."""
+    if value is None:
+        return None
+    array = np.asarray(backend.to_numpy(value))
+    flat = array.reshape(-1)
+    shown = ", ".join(_number(v) for v in flat[:limit])
+    if array.ndim == 0:
+        return shown
+    return f"[{shown}{', …' if flat.size > limit else ''}]"
+
+
+def _number(v):
+    if isinstance(v, (np.bool_, bool)):
+        return str(bool(v))
+    if np.issubdtype(type(v), np.integer):
+        return str(int(v))
+    if np.iscomplexobj(v):
+        return f"{complex(v):.4g}".strip("()")
+    text = f"{float(v) + 0.0:.4g}"    # + 0.0: no '-0.0' for a zero gradient
+    return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def value_of(tensor):
+    """``{preview, data, shape}`` of a Tensor's value (data only when small and finite)."""
+    if tensor is None:
+        return None
+    value = tensor._value
+    if isinstance(value, ArraySpec):
+        return {"preview": None, "data": None, "shape": list(value.shape)}
+    array = np.asarray(backend.to_numpy(value))
+    data = None
+    if array.size <= MAX_DATA and array.dtype.kind in "fiub" and np.all(np.isfinite(array)):
+        data = array.tolist()
+    return {"preview": preview(array), "data": data, "shape": list(array.shape)}
+
+
+class Frames:
+    """Builds the frame list: forward records, seed, backward steps, result."""
+
+    def __init__(self, builder, trace, targets, sources, gradients, output_gradients):
+        self.b = builder
+        self.trace = trace
+        self.targets = [t for t in targets if isinstance(t, Tensor)]
+        self.sources = sources
+        self.gradients = gradients
+        self.output_gradients = output_gradients
+        self.grads = {}    # tensor node id -> value dict known so far (cumulative)
+
+    def node_id(self, tid):
+        return f"t{tid}"
+
+    def named(self, tid, value):
+        return {"node": self.node_id(tid), "name": self.b.names[tid], "value": value}
+
+    def edges_of(self, op_id, kind, slot=None):
+        return [e["id"] for e in self.b.edges if e["op"] == op_id and e["kind"] == kind
+                and (slot is None or e["slot"] == slot)]
+
+    def build(self):
+        frames = []
+        ops = sorted(self.b.ops.items(), key=lambda item: item[1]["order"])
+        n_ops = len(ops)
+        for k, (key, op) in enumerate(ops):
+            frames.append(self.forward(k, key, op))
+        frames.append(self.seed(n_ops))
+        for i, step in enumerate(self.trace.steps):
+            frames.append(self.backward(i, step, n_ops))
+        frames.append(self.result(n_ops))
+        for k, f in enumerate(frames):
+            f["index"] = k
+        return frames
+
+    def frame(self, phase, title, sentence, done, **fields):
+        base = {"phase": phase, "title": title, "sentence": sentence, "op": None,
+                "record": None, "tape": None, "done_ops": done, "nodes": [], "edges": [],
+                "cotangents": [], "vjp": None, "contributions": [], "totals": [],
+                "gradients": [], "grads": {k: v["preview"] for k, v in self.grads.items()}}
+        base.update(fields)
+        return base
+
+    def forward(self, k, key, op):
+        rec = self.b.op_records[key]
+        names = self.b.names
+        tape, index = op["records"][0]
+        outs = ", ".join(names[i] for i in rec.output_ids)
+        ins = ", ".join(names[i] for i in rec.input_ids)
+        title = f"record {index}: {outs} = {rec.op_type}({ins})"
+        if len(self.b.snapshots) > 1:
+            title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
+        outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
+        sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
+                                    len(self.b.snapshots))
+        return self.frame("forward", title, sentence, k + 1, op=op["id"], record=index, tape=tape,
+                          nodes=[op["id"]] + [self.node_id(i) for i in rec.output_ids],
+                          edges=self.edges_of(op["id"], "in") + self.edges_of(op["id"], "out"),
+                          outputs=outputs)
+
+    def seed(self, n_ops):
+        seeds = []
+        for tid, g in self.trace.seeds.items():
+            value = value_of(g)
+            self.grads[self.node_id(tid)] = value
+            seeds.append(self.named(tid, value))
+        title = "seed: " + ", ".join(
+            f"{derivative(s['name'], s['name'])} = {s['value']['preview']}" for s in seeds) if seeds \
+            else "seed: no differentiable target"
+        sentence = seed_sentence(seeds, self.output_gradients is not None,
+                                 [self.b.tensors[t._id] for t in self.targets])
+        return self.frame("seed", title, sentence, n_ops, nodes=[s["node"] for s in seeds],
+                          cotangents=seeds)
+
+    def backward(self, i, step, n_ops):
+        rec = step.record
+        op = self.b.ops[tuple(rec.output_ids)]
+        cotangents = [self.named(oid, value_of(g)) for oid, g in zip(rec.output_ids, step.cotangents)]
+        contributions = []
+        for slot, (x_id, c) in enumerate(step.contributions):
+            entry = self.named(x_id, value_of(c))
+            entry["slot"] = slot
+            entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
+            contributions.append(entry)
+        totals = []
+        for x_id, total in step.totals.items():
+            value = value_of(total)
+            totals.append(self.named(x_id, value))
+            if value is not None:
+                self.grads[self.node_id(x_id)] = value
+        arriving = [e for slot, oid in enumerate(rec.output_ids)
+                    if step.cotangents[slot] is not None for e in self.edges_of(op["id"], "out", slot)]
+        sending = [c["edge"] for c in contributions if c["value"] is not None]
+        vjp = {"op_type": rec.op_type, "doc": rec.primitive.doc or "",
+               "differentiable": op["differentiable"]}
+        sentence = backward_sentence(op, cotangents, contributions, totals, self.b.tensors)
+        return self.frame("backward", f"backward {i}: {rec.op_type}", sentence, n_ops,
+                          op=op["id"], record=rec.index, tape=0,
+                          nodes=[op["id"]] + [c["node"] for c in contributions if c["value"]],
+                          edges=arriving + sending, arriving=arriving, cotangents=cotangents,
+                          vjp=vjp, contributions=contributions, totals=totals)
+
+    def result(self, n_ops):
+        gradients = []
+        for s, g in zip(self.sources, self.gradients):
+            entry = self.named(s._id, value_of(g))
+            entry["flags"] = list(self.b.tensors[s._id]["flags"])
+            gradients.append(entry)
+            if g is not None:
+                self.grads[self.node_id(s._id)] = entry["value"]
+        target_name = " + ".join(self.b.names[t._id] for t in self.targets) or "?"
+        title = "result: " + ", ".join(
+            f"{derivative(target_name, g['name'])} = "
+            f"{g['value']['preview'] if g['value'] else 'None'}"
+            for g in gradients)
+        return self.frame("result", title, result_sentence(target_name, gradients), n_ops,
+                          nodes=[g["node"] for g in gradients], gradients=gradients)

@@ -1,0 +1,162 @@
+"""The tape player as self-contained HTML: no kernel, no network.
+
+``export_html(tape_or_replay, path)`` writes one HTML file holding
+everything the player needs inline: the stylesheet (``static/player.css``),
+the view (``static/player.js``), the replay as JSON, and a static SVG of
+the last frame that shows until the script starts (or instead of it, where
+a page strips scripts). It plays in any browser with the network off.
+
+``html_snippet`` is the same player as an HTML fragment: what a notebook
+shows when no widget manager is running (a static render of a notebook,
+nbconvert to HTML), via ``TapePlayer._repr_mimebundle_``.
+
+How the ES module runs without a module loader: ``player.js`` is written
+for anywidget (``render({model, el})`` plus a final ``export default``
+line). Here that last line is dropped, the module body goes inside a
+function, and a tiny stand-in for anywidget's model (``get``, ``set``,
+``on``, ``save_changes``) holds the frame, speed and play state locally.
+
+    >>> html = export_html(tape, "tape.html", target=y, sources=x)
+"""
+
+import itertools
+import json
+from html import escape
+from pathlib import Path
+
+from .replay import Replay, replay as _replay
+from .svg import replay_svg
+
+__all__ = ["export_html", "html_snippet", "player_js", "player_css"]
+
+STATIC = Path(__file__).with_name("static")
+_EXPORT_LINE = "export default { render };"
+_ids = itertools.count()
+
+
+def player_js():
+    """The player's ES module source (what ``TapePlayer._esm`` holds)."""
+    return (STATIC / "player.js").read_text(encoding="utf-8")
+
+
+def player_css():
+    """The player's stylesheet."""
+    return (STATIC / "player.css").read_text(encoding="utf-8")
+
+
+def as_replay(tape_or_replay, target=None, sources=None, **replay_kwargs):
+    """A Replay from a Replay, its data dict, or a tape plus target and sources."""
+    if isinstance(tape_or_replay, Replay):
+        return tape_or_replay
+    if isinstance(tape_or_replay, dict) and "frames" in tape_or_replay:
+        return Replay(tape_or_replay, None)
+    if target is None or sources is None:
+        raise ValueError("pass a Replay, or a tape together with target= and sources=")
+    return _replay(tape_or_replay, target, sources, **replay_kwargs)
+
+
+def _json_for_script(data):
+    """JSON that is safe inside <script>: no '</script>', no '<!--'."""
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _module_body():
+    source = player_js()
+    if _EXPORT_LINE not in source:
+        raise RuntimeError(f"player.js must end with the line {_EXPORT_LINE!r}")
+    body = source.replace(_EXPORT_LINE, "")
+    if "</script" in body.lower() or "<!--" in body:
+        raise RuntimeError("player.js must not contain '</script' or '<!--' (it is inlined in HTML)")
+    return body
+
+
+def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroom=False,
+                 speed=1.0, autoplay=False, **replay_kwargs):
+    """The player as an HTML fragment (styles, data, script and a static SVG).
+
+    Args:
+        tape_or_replay: a Replay, or a tape (then pass ``target`` and ``sources``).
+        frame: the frame to show first.
+        classroom: start in classroom mode (large type, high contrast).
+        speed: frames per second.
+        autoplay: start playing at once.
+
+    Returns:
+        An HTML string with no external references.
+    """
+    rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
+    uid = f"tp-static-{next(_ids)}"
+    state = {"frame": int(frame) % len(rep.frames), "playing": bool(autoplay),
+             "speed": float(speed), "classroom": bool(classroom)}
+    return f"""<div class="tp-static" id="{uid}">
+<style>{player_css()}</style>
+<div class="tp-fallback">{replay_svg(rep, -1, standalone=False)}</div>
+<script type="application/json" class="tp-data">{_json_for_script(rep.data)}</script>
+<script type="application/json" class="tp-state">{_json_for_script(state)}</script>
+<script>
+(function () {{
+{_module_body()}
+  const host = document.getElementById("{uid}");
+  const state = JSON.parse(host.querySelector("script.tp-state").textContent);
+  state.model = JSON.parse(host.querySelector("script.tp-data").textContent);
+  const listeners = {{}};
+  const model = {{
+    get: (key) => state[key],
+    set: (key, value) => {{
+      const old = state[key];
+      state[key] = value;
+      if (old !== value) (listeners["change:" + key] || []).slice().forEach((cb) => cb());
+    }},
+    save_changes: () => {{}},
+    on: (event, cb) => {{ (listeners[event] = listeners[event] || []).push(cb); }},
+    off: (event, cb) => {{
+      listeners[event] = (listeners[event] || []).filter((f) => cb && f !== cb);
+    }},
+  }};
+  const el = document.createElement("div");
+  host.appendChild(el);
+  const fallback = host.querySelector(".tp-fallback");
+  if (fallback) fallback.remove();
+  render({{ model, el }});
+}})();
+</script>
+</div>"""
+
+
+def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=None,
+                frame=0, classroom=False, speed=1.0, autoplay=False, **replay_kwargs):
+    """A self-contained HTML page that plays the tape (no CDN, no network at all).
+
+    Args:
+        tape_or_replay: a Replay, or a tape (then pass ``target`` and ``sources``;
+            a non-persistent tape is used up, as by ``tape.gradient``).
+        path: where to write the page (None: only return it).
+        title: the page title.
+        frame, classroom, speed, autoplay: the player's starting state.
+        **replay_kwargs: passed to ``replay`` (``names=``, ``output_gradients=``...).
+
+    Returns:
+        The HTML text.
+
+    >>> html = export_html(tape, "x_squared.html", target=y, sources=x)
+    """
+    rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
+    title = title or "Tape player: " + rep.frames[-1]["title"].replace("result: ", "")
+    snippet = html_snippet(rep, frame=frame, classroom=classroom, speed=speed, autoplay=autoplay)
+    page = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title>
+<style>body {{ margin: 1.5rem; background: #fff; }}</style>
+</head>
+<body>
+{snippet}
+</body>
+</html>
+"""
+    if path is not None:
+        Path(path).write_text(page, encoding="utf-8")
+    return page

@@ -1,0 +1,350 @@
+"""A tape and its traced backward pass as plain, JSON-able frames.
+
+``replay(tape, target, sources)`` runs ``tape.backward_trace`` once and
+turns what the engine reports into a model the tape player draws:
+
+- **nodes**: every tensor (name, shape, dtype, a few numbers, and flags such
+  as ``source``, ``variable``, ``constant``, ``target``, ``integer``,
+  ``unconnected``, ``stopped``) and every op (op type, label, its rule's doc
+  line, which tape(s) recorded it);
+- **edges**: tensor -> op (an input, with its slot) and op -> tensor;
+- **frames**: one per forward record (``record 1: v3 = Mul(v1, v2)``), a
+  seed frame, one per backward step (the cotangent that arrived, the VJP
+  applied, each contribution and the running totals) and a result frame
+  with the gradients on the sources (None marked). Every frame carries a
+  one-sentence explanation for classroom mode.
+
+Every number a frame shows comes from ``tape.records`` or the
+``BackwardTrace``; nothing here differentiates. Pure Python: no ipywidgets,
+so the frames are tested without a display. Values cross into NumPy only
+through ``autodiff.backend.to_numpy`` (a CuPy tape works too).
+
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> r = replay(tape, y, x, names={"y": y})
+    >>> [f["title"] for f in r.frames]
+    ['record 0: y = Pow(x, v0)', 'seed: dy/dy = 1.0', 'backward 0: Pow', 'result: dy/dx = 6.0']
+"""
+
+import json
+
+import numpy as np
+
+from autodiff import nest
+from autodiff.tensor import Tensor, Variable
+
+from . import layout as _layout
+from .frames import Frames, preview, value_of
+
+__all__ = ["replay", "Replay", "preview"]
+
+# Sizes of the drawn nodes (SVG user units); the layout and both renderers use them.
+TENSOR_SIZE = (132.0, 90.0)  # a 56-high box, flags above it, its gradient below
+OP_SIZE = (96.0, 84.0)   # a circle of OP_RADIUS with the op's label underneath
+OP_RADIUS = 26.0
+
+
+class Replay:
+    """The model the player draws: nodes, edges, frames and a fixed layout.
+
+    Attributes:
+        data: the whole JSON-able dict (``to_json()`` serializes it).
+        nodes, edges, frames, tapes, layout: its parts.
+        trace: the engine's BackwardTrace (not part of the JSON).
+        gradients: what ``tape.gradient`` would have returned.
+    """
+
+    def __init__(self, data, trace):
+        self.data = data
+        self.trace = trace
+
+    nodes = property(lambda self: self.data["nodes"])
+    edges = property(lambda self: self.data["edges"])
+    frames = property(lambda self: self.data["frames"])
+    tapes = property(lambda self: self.data["tapes"])
+    layout = property(lambda self: self.data["layout"])
+    gradients = property(lambda self: self.trace.gradients)
+
+    def node(self, tensor):
+        """The node dict of ``tensor`` (a Tensor, Variable or tensor id)."""
+        tid = tensor._id if isinstance(tensor, Tensor) else int(tensor)
+        for node in self.data["nodes"]:
+            if node.get("tid") == tid:
+                return node
+        raise KeyError(f"tensor v{tid} is not in this replay")
+
+    def to_json(self, **kwargs):
+        """The model as a JSON string (what the player and the HTML export embed)."""
+        return json.dumps(self.data, allow_nan=False, **kwargs)
+
+    def __len__(self):
+        return len(self.data["frames"])
+
+    def __repr__(self):
+        counts = {}
+        for f in self.data["frames"]:
+            counts[f["phase"]] = counts.get(f["phase"], 0) + 1
+        return (f"<Replay: {len(self.data['nodes'])} nodes, {len(self)} frames "
+                f"({counts.get('forward', 0)} forward, {counts.get('backward', 0)} backward)>")
+
+
+def replay(tape, target, sources, output_gradients=None, *, names=None, tape_names=None):
+    """Runs the backward pass of ``tape`` step by step and records it as frames.
+
+    Like ``tape.gradient``, this uses up a non-persistent tape (its records are
+    freed afterwards); on a persistent tape it can be called again and again.
+
+    Args:
+        tape: a GradientTape, or a list of tapes for nested tapes (e.g.
+            ``[outer, inner]`` for a second derivative). The FIRST tape's
+            backward pass is replayed; every tape's records are drawn and
+            each op is tagged with the tapes that recorded it (records on
+            different tapes are the same op when their output ids match).
+            An inner tape must still hold its records (``persistent=True``
+            if its ``gradient`` already ran).
+        target, sources, output_gradients: as for ``tape.gradient``.
+        names: optional ``{display name: tensor}`` (e.g. ``{"y": y}``);
+            other tensors keep the tape's names (variables by name, v0, v1...).
+        tape_names: optional display names, one per tape ("tape 0", ...).
+
+    Returns:
+        A Replay.
+
+    >>> r = replay(tape, y, x)          # y = x ** 2 at x = 3
+    >>> r.frames[-1]["sentence"]
+    'Done: dy/dx = 6.0.'
+    """
+    tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
+    snapshots = [_snapshot(t) for t in tapes]   # before backward_trace frees the records
+    if snapshots[0]["records"] is None:
+        raise RuntimeError("replay needs the tape's records, but this non-persistent tape "
+                           "already computed its gradient (use persistent=True to replay it)")
+    trace = tapes[0].backward_trace(target, sources, output_gradients)
+    tape_names = list(tape_names) if tape_names else \
+        [f"tape {i}" for i in range(len(tapes))]
+    builder = _Builder(snapshots, tape_names, names or {})
+    data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
+    return Replay(data, trace)
+
+
+def _snapshot(tape):
+    """What replay reads from a tape, taken before a backward pass can free it."""
+    try:
+        records = tape.records
+    except RuntimeError:
+        records = None
+    # watched_ids() tells a constant passed to tape.watch() from an unwatched one.
+    return {"records": records, "names": tape.names(),
+            "variables": {v._id for v in tape.watched_variables()},
+            "watched": set(tape.watched_ids()), "text": str(tape)}
+
+
+class _Builder:
+    """Turns snapshots of tapes plus a BackwardTrace into the replay dict."""
+
+    def __init__(self, snapshots, tape_names, user_names):
+        self.snapshots = snapshots
+        self.tape_names = tape_names
+        self.tensors = {}      # tid -> node dict
+        self.kinds = {}        # tid -> NumPy dtype kind ('f', 'i', ...)
+        self.ops = {}          # output ids -> op node dict
+        self.op_records = {}   # output ids -> a TapeRecord of it
+        self.key_of = {}       # op node id -> output ids
+        self.edges = []
+        self.names = self._names(user_names)
+
+    # ---- names --------------------------------------------------------------
+    def _names(self, user_names):
+        names = dict(self.snapshots[0]["names"])
+        numbered = [int(n[1:]) for n in names.values() if n[:1] == "v" and n[1:].isdigit()]
+        fresh = iter(range(max(numbered, default=-1) + 1, 1 << 30))
+        for snap in self.snapshots[1:]:
+            for tid, name in snap["names"].items():
+                if tid not in names:
+                    names[tid] = name if tid in snap["variables"] else f"v{next(fresh)}"
+        self._fresh = fresh
+        for name, tensor in user_names.items():
+            names[tensor._id] = str(name)
+        return names
+
+    def name(self, tensor):
+        tid = tensor._id
+        if tid not in self.names:
+            self.names[tid] = tensor.name.split(":")[0] if isinstance(tensor, Variable) \
+                else f"v{next(self._fresh)}"
+        return self.names[tid]
+
+    # ---- nodes and edges ----------------------------------------------------
+    def tensor(self, tensor, tape_index=None):
+        tid = tensor._id
+        node = self.tensors.get(tid)
+        if node is None:
+            spec = tensor._value
+            dtype = np.dtype(spec.dtype)
+            self.kinds[tid] = dtype.kind
+            node = self.tensors[tid] = {
+                "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
+                "shape": [int(d) for d in spec.shape], "dtype": dtype.name,
+                "preview": None, "data": None, "flags": [], "tapes": []}
+        value = value_of(tensor)
+        if value["preview"] is not None and node["preview"] is None:
+            node["preview"], node["data"] = value["preview"], value["data"]
+        if tape_index is not None and tape_index not in node["tapes"]:
+            node["tapes"].append(tape_index)
+        return node
+
+    def collect_records(self):
+        for t, snap in enumerate(self.snapshots):
+            for rec in snap["records"] or ():
+                key = tuple(rec.output_ids)
+                op = self.ops.get(key)
+                if op is None:
+                    op = self.ops[key] = {
+                        "id": None, "type": "op", "op_type": rec.op_type, "label": None,
+                        "doc": rec.primitive.doc or "", "records": [],
+                        "differentiable": bool(rec.primitive.differentiable),
+                        "params": _params_text(rec.params), "tapes": [], "flags": []}
+                    self.op_records[key] = rec
+                op["records"].append([t, rec.index])
+                op["tapes"].append(t)
+        # Tensor ids grow as ops run, so the smallest output id orders ops across tapes.
+        for k, key in enumerate(sorted(self.ops, key=min)):
+            op = self.ops[key]
+            op["id"], op["order"] = f"op{k}", k
+            self.key_of[op["id"]] = key
+            rec = self.op_records[key]
+            for t in op["tapes"]:
+                for x in rec.inputs + rec.outputs:
+                    self.tensor(x, t)
+            op["label"] = rec.label(self.names)
+            if not op["differentiable"]:
+                op["flags"].append("stopped")
+            for slot, x in enumerate(rec.inputs):
+                self.edges.append({"id": f"e{len(self.edges)}", "from": f"t{x._id}", "to": op["id"],
+                                   "kind": "in", "slot": slot, "op": op["id"], "tensor": f"t{x._id}"})
+            for slot, y in enumerate(rec.outputs):
+                self.edges.append({"id": f"e{len(self.edges)}", "from": op["id"], "to": f"t{y._id}",
+                                   "kind": "out", "slot": slot, "op": op["id"], "tensor": f"t{y._id}"})
+
+    def flag(self, tid, flag):
+        node = self.tensors[tid]
+        if flag not in node["flags"]:
+            node["flags"].append(flag)
+
+    def set_flags(self, targets, sources, gradients):
+        produced = {tid for key in self.ops for tid in key}
+        watched = set().union(*(s["watched"] for s in self.snapshots))
+        variables = set().union(*(s["variables"] for s in self.snapshots))
+        for key, op in self.ops.items():
+            if not op["differentiable"]:
+                for tid in key:
+                    self.flag(tid, "stopped")
+        for tid in self.tensors:
+            if tid in variables:
+                self.flag(tid, "variable")   # a watched variable
+            elif tid not in produced:
+                self.flag(tid, "watched" if tid in watched else "constant")
+            if self.kinds[tid] not in "fc":   # integers and bools carry no gradient
+                self.flag(tid, "integer")
+        for t in targets:
+            self.flag(t._id, "target")
+        for s, g in zip(sources, gradients):
+            self.flag(s._id, "source")
+            if g is None and "integer" not in self.tensors[s._id]["flags"]:
+                self.flag(s._id, "unconnected")
+
+    # ---- the whole model ------------------------------------------------------
+    def build(self, trace, targets, sources, output_gradients):
+        self.collect_records()
+        for t in list(targets) + list(sources):
+            if isinstance(t, Tensor):
+                self.tensor(t)
+        gradients = nest.flatten(trace.gradients)
+        self.set_flags([t for t in targets if isinstance(t, Tensor)], sources, gradients)
+        ops = sorted(self.ops.values(), key=lambda op: op["order"])
+        nodes = self._ordered_nodes(ops)
+        frames = Frames(self, trace, targets, sources, gradients, output_gradients).build()
+        return {
+            "version": 1,
+            "tapes": [{"index": i, "name": n, "records": len(s["records"] or ()),
+                       "freed": s["records"] is None, "text": s["text"]}
+                      for i, (n, s) in enumerate(zip(self.tape_names, self.snapshots))],
+            "tape_groups": _tape_groups(ops),
+            "nodes": nodes, "edges": self.edges, "frames": frames,
+            "layout": _graph_layout(nodes, self.edges),
+        }
+
+    def _ordered_nodes(self, ops):
+        """Tensors and ops in execution order: inputs, op, outputs, then the rest."""
+        order, seen = [], set()
+
+        def add(node):
+            if node["id"] not in seen:
+                seen.add(node["id"])
+                order.append(node)
+
+        for op in ops:
+            rec = self.op_records[self.key_of[op["id"]]]
+            for x in rec.inputs:
+                add(self.tensors[x._id])
+            add(op)
+            for y in rec.outputs:
+                add(self.tensors[y._id])
+        for tid in sorted(self.tensors):
+            add(self.tensors[tid])
+        return order
+
+
+def _params_text(params):
+    text = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _tape_groups(ops):
+    """Each distinct set of tapes that recorded an op: colour keys for the view."""
+    groups = []
+    for op in ops:
+        key = "+".join(str(t) for t in sorted(set(op["tapes"])))
+        op["group"] = key
+        if key not in groups:
+            groups.append(key)
+    return groups
+
+
+def _graph_layout(nodes, edges):
+    """Positions for every node and an SVG path for every edge, computed once."""
+    sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
+    lay = _layout.layered_layout([n["id"] for n in nodes], [(e["from"], e["to"]) for e in edges],
+                                 sizes=sizes)
+    n_inputs = {}
+    for e in edges:
+        if e["kind"] == "in":
+            n_inputs[e["op"]] = n_inputs.get(e["op"], 0) + 1
+    paths = {}
+    for e, route in zip(edges, lay.routes):
+        points = [list(p) for p in route]
+        points[0][0] += _port(e["from"], sizes)
+        points[-1][0] -= _port(e["to"], sizes)
+        if e["kind"] == "in":  # fan the inputs out at the op, so x * x shows two edges
+            points[-1][1] += (e["slot"] - (n_inputs[e["op"]] - 1) / 2) * 12
+        paths[e["id"]] = _curve(points)
+    return {"width": round(lay.width, 1), "height": round(lay.height, 1),
+            "nodes": {n: {"x": round(x, 1), "y": round(y, 1), "w": sizes[n][0], "h": sizes[n][1]}
+                      for n, (x, y) in lay.positions.items()},
+            "edges": paths}
+
+
+def _port(node_id, sizes):
+    """Distance from a node's centre to where edges attach (its left/right side)."""
+    return sizes[node_id][0] / 2 if node_id.startswith("t") else OP_RADIUS
+
+
+def _curve(points):
+    """A smooth left-to-right SVG path through ``points`` (horizontal tangents)."""
+    (x0, y0), d = points[0], [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+    for x1, y1 in points[1:]:
+        mid = (x1 - x0) / 2
+        d.append(f"C{x0 + mid:.1f},{y0:.1f} {x1 - mid:.1f},{y1:.1f} {x1:.1f},{y1:.1f}")
+        x0, y0 = x1, y1
+    return " ".join(d)

@@ -1,0 +1,155 @@
+"""One plain sentence per frame of a replay (what classroom mode shows).
+
+Each function gets the numbers a frame already holds (previews of values
+from the engine's trace) and says what happened in words a student can
+read aloud:
+
+    The cotangent 1.0 arrives at Mul (v1 = x * x); its VJP, d(x y) = y dx + x dy,
+    sends 3.0 to x twice (x is used twice, so the two add up to 6.0).
+
+Nothing here computes a number; it only words what ``replay`` recorded.
+"""
+
+__all__ = ["forward_sentence", "seed_sentence", "backward_sentence", "result_sentence",
+           "derivative"]
+
+_TIMES = {2: "twice", 3: "three times"}
+
+
+def derivative(target, source):
+    """'dy/dx'; longer names get parentheses: 'd(dy_dx)/dx'."""
+    def wrap(name):
+        return name if len(name) <= 3 else f"({name})"
+    return f"d{wrap(target)}/d{wrap(source)}"
+
+
+def _times(n):
+    return _TIMES.get(n, f"{n} times")
+
+
+def _list(items):
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _preview(value):
+    """How a sentence says a value: its numbers when few, else its shape."""
+    if value is None:
+        return None
+    shape = value.get("shape") or []
+    size = 1
+    for d in shape:
+        size *= d
+    if value.get("preview") is None and not shape:
+        return "a scalar"
+    if size > 4 or value.get("preview") is None:
+        return "a (" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ") array"
+    return value["preview"]
+
+
+def forward_sentence(op, outputs, tape_names, n_tapes):
+    """'Record 0: Pow computes y = x ** v0 = 9.0.'"""
+    shown = []
+    for out in outputs:
+        value = out["value"]
+        shown.append(f"{out['name']} = {value}" if value is not None else out["name"])
+    label = op["label"]
+    first = shown[0].split(" = ")[0] if len(outputs) == 1 else None
+    if first is not None and label != first:
+        what = f"{first} = {label}" + (f" = {outputs[0]['value']}" if outputs[0]["value"] else "")
+    else:
+        what = _list(shown)
+    _, index = op["records"][0]
+    sentence = f"Record {index}: {op['op_type']} computes {what}"
+    if n_tapes > 1:
+        unique = list(dict.fromkeys(tape_names))
+        sentence += f" (recorded by {_list(unique)}" + (" only)" if len(unique) < n_tapes else ")")
+    sentence += "."
+    if not op["differentiable"]:
+        sentence += f" {op['op_type']} passes values on, but no gradient will flow back through it."
+    return sentence
+
+
+def seed_sentence(seeds, given, target_nodes):
+    """'The backward pass starts at y with cotangent dy/dy = 1.0.'"""
+    if not seeds:
+        return "The target is not differentiable (an integer tensor), so no gradient flows at all."
+    parts = []
+    for seed in seeds:
+        name, value = seed["name"], _preview(seed["value"])
+        parts.append(f"{name} with cotangent {value}" if given
+                     else f"{name} with {derivative(name, name)} = {value}")
+    sentence = f"The backward pass starts at {_list(parts)}"
+    if given:
+        sentence += " (the output gradient you passed in)"
+    elif any(node["shape"] for node in target_nodes):
+        sentence += " (ones shaped like the target: a non-scalar target is summed)"
+    return sentence + "."
+
+
+def backward_sentence(op, cotangents, contributions, totals, tensors):
+    """'The cotangent 1.0 arrives at Pow (y = x ** v0); its VJP ... sends 6.0 to x.'"""
+    values = [_preview(c["value"]) for c in cotangents if c["value"] is not None]
+    arrived = values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
+    word = "cotangent" if len(values) == 1 else "cotangents"
+    outs = ", ".join(c["name"] for c in cotangents)
+    where = f"{op['op_type']} ({outs} = {op['label']})" if outs != op["label"] else op["op_type"]
+    if arrived.startswith("a "):     # an array described by its shape
+        arrived = f", {arrived},"
+    else:
+        arrived = " " + arrived
+    start = f"The {word}{arrived} arrive{'s' if len(values) == 1 else ''} at {where}"
+    if not op["differentiable"]:
+        return (f"{start}; {op['op_type']} has no gradient, so nothing flows back from here "
+                f"(the path to its inputs is cut).")
+    total_of = {t["node"]: _preview(t["value"]) for t in totals}
+    raw_total = {t["node"]: t["value"] and t["value"]["preview"] for t in totals}
+    groups = {}
+    for c in contributions:
+        groups.setdefault(c["node"], []).append(c)
+    sent, nothing = [], []
+    for node_id, group in groups.items():
+        name = group[0]["name"]
+        shown = [_preview(c["value"]) for c in group if c["value"] is not None]
+        raw = [c["value"]["preview"] for c in group if c["value"] is not None]
+        if not shown:
+            nothing.append(f"nothing to {name} ({_why_nothing(tensors, node_id)})")
+        elif len(group) > 1:
+            amount = shown[0] if len(set(shown)) == 1 else _list(shown)
+            sent.append(f"{amount} to {name} {_times(len(group))} ({name} is used "
+                        f"{_times(len(group))}; {name} now holds {total_of.get(node_id)} in total)")
+        else:
+            text = f"{shown[0]} to {name}"
+            if raw_total.get(node_id) not in (None, raw[0]):
+                text += f" (added to what {name} already had: {total_of[node_id]} in total)"
+            sent.append(text)
+    vjp = f"its VJP, {op['doc']}," if op["doc"] else "its VJP"
+    return f"{start}; {vjp} sends {_list(sent + nothing) or 'nothing'}."
+
+
+def _why_nothing(tensors, node_id):
+    node = tensors.get(int(node_id[1:]))
+    flags = node["flags"] if node else []
+    if "integer" in flags:
+        return "an integer tensor carries no gradient"
+    if "constant" in flags:
+        return "a constant: no source depends on it"
+    return "it does not lead to a source"
+
+
+def result_sentence(target_name, gradients):
+    """'Done: dy/dx = 6.0.'"""
+    parts = []
+    for g in gradients:
+        name = g["name"]
+        if g["value"] is not None:
+            parts.append(f"{derivative(target_name, name)} = {_preview(g['value'])}")
+        elif "integer" in g["flags"]:
+            parts.append(f"{derivative(target_name, name)} is None ({name} is an integer tensor: "
+                         f"integers carry no gradient)")
+        else:
+            parts.append(f"{derivative(target_name, name)} is None (no recorded path leads from "
+                         f"{name} to {target_name})")
+    return "Done: " + "; ".join(parts) + "." if parts else "Done: no sources were asked for."
