@@ -128,7 +128,8 @@ class Primitive:
         except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as err:
             # Inputs on two backends fail inside the forward (CuPy and the strict
             # backend refuse to mix); only then is it worth asking where each lives.
-            message = _backend_mismatch(self.name, args) or f"{self.name}: {err} ({_describe(args)})"
+            message = _backend_mismatch(self.name, args) or \
+                f"{self.name}: {err} ({_describe(args)})"
             raise InvalidArgumentError(message) from err
         if self.n_outputs == 1:
             result = Tensor(out)

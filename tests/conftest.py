@@ -56,7 +56,7 @@ def _placeholders_for_every_unsaved_value():
 
 
 # The test directories whose every test runs once per backend.
-BACKEND_SUITES = ("autodiff",)
+BACKEND_SUITES = ("autodiff", "widgets")
 
 
 def _test_backends():

@@ -26,7 +26,8 @@ def test_implicit_conversion_to_numpy_raises_type_error(a, convert):
 
 
 @pytest.mark.parametrize("call", [np.sin, np.sum, lambda a: np.reshape(a, (3, 1)),
-                                  lambda a: np.concatenate([a, a]), lambda a: np.where(a > 0, a, 0)])
+                                  lambda a: np.concatenate([a, a]),
+                                  lambda a: np.where(a > 0, a, 0)])
 def test_numpy_functions_on_a_strict_array_raise_type_error(a, call):
     with pytest.raises(TypeError):
         call(a)

@@ -150,7 +150,8 @@ def test_a_move_is_on_the_tape_and_forward_mode_moves_the_tangent():
         tape.watch(device)
         y = ad.to_backend(device, "numpy")
     assert [r.op_type for r in tape.records] == ["ToBackend"]
-    with ad.autodiff.ForwardAccumulator(device, ad.to_backend(ad.constant([1.0, 0.0]), "strict")) as acc:
+    tangent = ad.to_backend(ad.constant([1.0, 0.0]), "strict")
+    with ad.autodiff.ForwardAccumulator(device, tangent) as acc:
         y = ad.to_backend(device, "numpy") * 3.0
     jvp = acc.jvp(y)
     assert jvp.backend == "numpy"
