@@ -76,6 +76,18 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
+# Listeners for events that are not ops: a value leaving the library
+# (``.numpy()``, ``float(t)``), a Variable assigned, a tape paused or reset.
+# The widgets' None-gradient explainer listens here; the engine never does.
+observers = []
+
+
+def notify(event, *details):
+    """Tells every observer about ``event`` (``observer._observe(event, *details)``)."""
+    for observer in observers:
+        observer._observe(event, *details)
+
+
 def record_operation(primitive, inputs, outputs, params):
     """Offers an op that just ran to every recording tape (called by Primitive)."""
     for recorder in active:
@@ -171,6 +183,8 @@ class GradientTape:
 
     def reset(self):
         """Forgets everything recorded and watched so far (keeps recording)."""
+        if observers:
+            notify("reset", self)
         self._records = []
         self._watched = set()
         self._variables = {}
@@ -452,9 +466,13 @@ class _Paused:
         self._tape = tape
 
     def __enter__(self):
+        if observers:
+            notify("pause", self._tape, True)
         self._tape._pop()
 
     def __exit__(self, *exc_info):
+        if observers:
+            notify("pause", self._tape, False)
         self._tape._push()
 
 

@@ -140,6 +140,12 @@ class Tensor:
 
         The copy has left the library: math on it is not recorded by any tape.
         """
+        if _tape.observers:
+            _tape.notify("left_library", self, "numpy")
+        return self._host_copy()
+
+    def _host_copy(self):
+        """The value copied to a NumPy array (a scalar for 0-d), without telling anyone."""
         value = self._value
         if isinstance(value, ArraySpec):
             raise ValueError("this tensor is a placeholder (shape and dtype only); it holds no value")
@@ -150,6 +156,8 @@ class Tensor:
         # NumPy may read a tensor (np.asarray(t)), as TensorFlow allows, on NumPy
         # and CuPy alike. The strict test backend refuses: inside the engine such
         # an implicit conversion would be a hidden copy to the host.
+        if _tape.observers:
+            _tape.notify("left_library", self, "numpy")
         out = backend.to_numpy(self._value, implicit=True)
         return out.astype(dtype) if dtype is not None else out
 
@@ -162,7 +170,7 @@ class Tensor:
 
     # ---- printing ---------------------------------------------------------
     def _numpy_text(self, is_repr):
-        value = self.numpy()
+        value = self._host_copy()  # printing is not the value leaving the library
         text = repr(value) if is_repr and np.ndim(value) else str(value)
         return "\n" + text if "\n" in text else text
 
@@ -191,6 +199,8 @@ class Tensor:
         return complex(self._scalar("complex"))
 
     def _scalar(self, what):
+        if _tape.observers:
+            _tape.notify("left_library", self, what)
         if self._value.ndim != 0 and self._value.size != 1:
             raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")
         return backend.to_numpy(self._value).reshape(())[()]
@@ -209,7 +219,7 @@ class Tensor:
 
     def __format__(self, spec):
         if self._value.ndim == 0 and spec:
-            return format(self.numpy(), spec)
+            return format(self._host_copy(), spec)
         return str(self)
 
     def __reduce__(self):
@@ -325,7 +335,23 @@ class Variable(Tensor):
 
     def assign(self, value, read_value=True):
         """Replaces the value (same shape and dtype). Not differentiable."""
-        new = self._array_here(value)
+        if _tape.observers:
+            _tape.notify("assign", self, value)
+        return self._replace(self._array_here(value), read_value)
+
+    def assign_add(self, delta, read_value=True):
+        """``self = self + delta``, outside every tape."""
+        if _tape.observers:
+            _tape.notify("assign", self, delta)
+        return self._replace(self._value + self._array_here(delta), read_value)
+
+    def assign_sub(self, delta, read_value=True):
+        """``self = self - delta``, outside every tape."""
+        if _tape.observers:
+            _tape.notify("assign", self, delta)
+        return self._replace(self._value - self._array_here(delta), read_value)
+
+    def _replace(self, new, read_value):
         if new.shape != self._value.shape:
             raise ValueError(
                 f"Cannot assign value of shape {tuple(new.shape)} to variable "
@@ -333,14 +359,6 @@ class Variable(Tensor):
         # A fresh array, never an in-place write: earlier snapshots keep their values.
         self._value = backend.namespace(backend.backend_of(new)).array(new, copy=True)
         return self if read_value else None
-
-    def assign_add(self, delta, read_value=True):
-        """``self = self + delta``, outside every tape."""
-        return self.assign(self._value + self._array_here(delta), read_value)
-
-    def assign_sub(self, delta, read_value=True):
-        """``self = self - delta``, outside every tape."""
-        return self.assign(self._value - self._array_here(delta), read_value)
 
     def _array_here(self, value):
         """``value`` as an array of this variable's dtype, on this variable's backend.

@@ -13,8 +13,8 @@ NumPy and a ``Variable.assign`` all leave the same empty gap.
 - conversions that leave the library (``.numpy()``, ``np.asarray(t)``,
   ``float(t)``; ``bool(t)``, the one ``if t > 0:`` makes, is told apart) and
   ``assign``/``assign_add``/``assign_sub``, ``tape.reset()`` and
-  ``tape.stop_recording()``. These are not ops, so the recorder wraps those
-  methods for as long as it is open and restores them when it closes.
+  ``tape.stop_recording()``. These are not ops: the engine announces them to
+  ``autodiff.tape.observers``, where the History listens while it is open.
   Printing a tensor is not counted as leaving the library.
 
     >>> with record_history() as history:
@@ -30,7 +30,6 @@ loops. Tapes are identified by ``id()``, so keep them alive while explaining.
 
 import collections
 import contextlib
-import sys
 
 import numpy as np
 
@@ -91,7 +90,19 @@ class History:
         self.reads.append((self._next(), variable._id))
         self.variables.setdefault(variable._id, variable._name)
 
-    # ---- events from the wrapped methods -------------------------------------
+    # ---- events that are not ops (autodiff.tape.observers) ----------------------
+    def _observe(self, event, *details):
+        if event == "left_library":
+            tensor, kind = details
+            self._note("conversions", tensor._id, kind)
+        elif event == "assign":
+            variable, value = details
+            self._note("assigns", variable._id, value._id if isinstance(value, Tensor) else None)
+        elif event == "reset":
+            self._note("resets", id(details[0]))
+        elif event == "pause":
+            self._pause(*details)
+
     def _pause(self, tape, paused):
         self._next()
         self._paused = self._paused | {id(tape)} if paused else self._paused - {id(tape)}
@@ -130,72 +141,6 @@ class History:
                 f"{len(self.conversions)} conversions, {len(self.assigns)} assigns>")
 
 
-# ---- wrapping the methods that are not ops --------------------------------------
-
-_open = []          # the Histories currently recording, outermost first
-_originals = {}     # (class, name) -> the original attribute
-
-# Conversions made to print a tensor are not a value leaving the library.
-_PRINTING = {Tensor._numpy_text.__code__, Tensor.__format__.__code__}
-
-
-def _tell(method, *args):
-    for history in _open:
-        getattr(history, method)(*args)
-
-
-def _wrappers():
-    original = {key: key[0].__dict__[key[1]] for key in _KEYS}
-
-    def numpy(self):
-        if sys._getframe(1).f_code not in _PRINTING:
-            _tell("_note", "conversions", self._id, "numpy")
-        return original[Tensor, "numpy"](self)
-
-    def __array__(self, dtype=None, copy=None):
-        _tell("_note", "conversions", self._id, "numpy")
-        return original[Tensor, "__array__"](self, dtype, copy)
-
-    def _scalar(self, what):
-        _tell("_note", "conversions", self._id, what)
-        return original[Tensor, "_scalar"](self, what)
-
-    def assign(self, value, read_value=True):
-        _tell("_note", "assigns", self._id, value._id if isinstance(value, Tensor) else None)
-        return original[Variable, "assign"](self, value, read_value)
-
-    def assign_add(self, delta, read_value=True):
-        _tell("_note", "assigns", self._id, delta._id if isinstance(delta, Tensor) else None)
-        return original[Variable, "assign_add"](self, delta, read_value)
-
-    def assign_sub(self, delta, read_value=True):
-        _tell("_note", "assigns", self._id, delta._id if isinstance(delta, Tensor) else None)
-        return original[Variable, "assign_sub"](self, delta, read_value)
-
-    def reset(self):
-        _tell("_note", "resets", id(self))
-        return original[GradientTape, "reset"](self)
-
-    def pause_enter(self):
-        _tell("_pause", self._tape, True)
-        return original[_tape._Paused, "__enter__"](self)
-
-    def pause_exit(self, *exc_info):
-        _tell("_pause", self._tape, False)
-        return original[_tape._Paused, "__exit__"](self, *exc_info)
-
-    return original, {(Tensor, "numpy"): numpy, (Tensor, "__array__"): __array__,
-                      (Tensor, "_scalar"): _scalar, (Variable, "assign"): assign,
-                      (Variable, "assign_add"): assign_add, (Variable, "assign_sub"): assign_sub,
-                      (GradientTape, "reset"): reset, (_tape._Paused, "__enter__"): pause_enter,
-                      (_tape._Paused, "__exit__"): pause_exit}
-
-
-_KEYS = [(Tensor, "numpy"), (Tensor, "__array__"), (Tensor, "_scalar"), (Variable, "assign"),
-         (Variable, "assign_add"), (Variable, "assign_sub"), (GradientTape, "reset"),
-         (_tape._Paused, "__enter__"), (_tape._Paused, "__exit__")]
-
-
 @contextlib.contextmanager
 def record_history():
     """Records every op, Variable read and library exit while the block runs.
@@ -212,23 +157,14 @@ def record_history():
     'stop_recording'
     """
     history = History()
-    if not _open:
-        originals, wrappers = _wrappers()
-        _originals.update(originals)
-        for (cls, name), wrapper in wrappers.items():
-            setattr(cls, name, wrapper)
-    _open.append(history)
+    _tape.observers.append(history)
     _tape.active.append(history)
     try:
         yield history
     finally:
         if history in _tape.active:
             _tape.active.remove(history)
-        _open.remove(history)
-        if not _open:
-            for (cls, name), original in _originals.items():
-                setattr(cls, name, original)
-            _originals.clear()
+        _tape.observers.remove(history)
 
 
 # ---- the explainer's rules when a History is given ---------------------------------
