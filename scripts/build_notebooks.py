@@ -47,6 +47,8 @@ LANGUAGE_INFO = {"name": "python", "file_extension": ".py", "mimetype": "text/x-
                  "codemirror_mode": {"name": "ipython", "version": 3},
                  "nbconvert_exporter": "python", "pygments_lexer": "ipython3"}
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 _MARKER = re.compile(r"^# %%(?P<markdown> \[markdown\])?(?: tags=(?P<tags>\[.*\]))?\s*$")
 
 
@@ -121,6 +123,7 @@ def execute(nb):
             for out in cell.outputs:
                 if out.output_type == "stream":
                     out.text = _sanitized(out.text, patterns)
+                _keep_static_form(out)
     return nb
 
 
@@ -136,6 +139,20 @@ def _sanitized(text, patterns):
     for regex, replacement in patterns:
         text = re.sub(regex, replacement, text)
     return text
+
+
+def _keep_static_form(out):
+    """Drops a widget's live view, leaving its static form (text/html, else text/plain).
+
+    The view names a widget model that lived in the build's kernel and is not stored, so
+    no reader could show it (JupyterLab would print "model not found"), and its model id is
+    random (a rebuild would differ). Without it every reader shows the static form:
+    JupyterLab before the lesson runs, a code host, an HTML export. Running the cell brings
+    the live widget back, and nbval does not compare widget views. A widget with no text/html
+    (an ipywidgets container such as widgets.DerivativeExplorer) keeps its text/plain."""
+    data = out.get("data", {})
+    if WIDGET_VIEW in data and len(data) > 1:
+        del data[WIDGET_VIEW]
 
 
 def _joined_streams(outputs):

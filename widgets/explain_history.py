@@ -174,11 +174,17 @@ def _is_float(dtype_name):
 
 
 def _chain(c, parent, end):
-    """PathSteps of History ops leading to ``end`` (``parent`` from ``reached_from``)."""
+    """PathSteps of History ops leading to ``end`` (``parent`` from ``reached_from``).
+
+    A step is "recorded" when the tape holds the op (its output is on the
+    tape), "missing" otherwise.
+    """
+    on_tape = {o for rec in c.records or () for o in rec.output_ids}
     steps = []
     while end in parent:
         op, via = parent[end]
-        steps.append(PathStep(op.op_type, c.name(via), c.name(end), "missing", ""))
+        status = "recorded" if end in on_tape else "missing"
+        steps.append(PathStep(op.op_type, c.name(via), c.name(end), status, ""))
         end = via
     return steps[::-1]
 

@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import autodiff as ad
+import widgets
 
 # %% [markdown]
 # ## 1. A first derivative
@@ -76,7 +77,19 @@ print("dy/dx =", dy_dx)
 # Each op type knows only its own little derivative rule; the tape strings the rules
 # together in reverse (the chain rule). Lesson 8 reads the code that does it.
 #
-# > *(widget: TapePlayer here)*: step through this tape's backward pass, one record at a time.
+# To *watch* the walk, record the same computation on a new tape and give it to the **tape
+# player**. Press **Play** (or click the player and use the arrow keys): the three records
+# appear in the order they ran, then the backward pass visits them in reverse, showing the
+# derivative that arrives at each op and what it sends to each input.
+
+# %%
+with ad.GradientTape() as replayed:
+    y = x ** 3 - 2.0 * x
+widgets.TapePlayer(replayed, target=y, sources=x, names={"y": y})
+
+# %% [markdown]
+# (The player runs the backward pass itself, so it uses up its tape just as `gradient`
+# does. Lesson 7 shows more of it.)
 #
 # A tape like this one can answer **once**. After `gradient` it frees its records:
 
@@ -374,16 +387,7 @@ del tape
 # your own guess before you run the cell.*
 
 # %%
-def check(prediction, answer):
-    """Passes when the prediction matches the tape's answer (None only matches None)."""
-    if prediction is None or answer is None:
-        assert prediction is None and answer is None, \
-            f"Not quite: you predicted {prediction}, the tape says {answer}"
-    else:
-        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
-        assert np.allclose(prediction, value, rtol=1e-5, atol=1e-6), \
-            f"Not quite: you predicted {prediction}, the tape says {value}"
-    print("Correct! The tape says:", answer)
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # **Exercise 1.** $y = x^3 + x$ at $x = 2$. What is $dy/dx$?

@@ -19,6 +19,8 @@
 import numpy as np
 
 import autodiff as ad
+import widgets
+from widgets.explain_history import record_history
 
 # %% [markdown]
 # ## 1. Pausing the tape: `stop_recording`
@@ -156,8 +158,10 @@ print(tape.gradient(out, [p, q], unconnected_gradients=ad.UnconnectedGradients.Z
 # When a gradient is unexpectedly `None`, the path from the target back to the source is
 # broken somewhere. Here are the usual breaks, each with its fix.
 #
-# > *(widget: explain_none_gradient here)*: given a tape, a target and a source, it says
-# > which of these cases broke the path.
+# When you cannot tell which break you are looking at, ask the explainer:
+# `widgets.explain_none_gradient(tape, target, source)` reads a tape (without using it
+# up) and names the break, with the fix. You will see it on the first case, and on all seven
+# at the end of the section.
 #
 # ### 5.1 The source was never watched
 #
@@ -173,6 +177,16 @@ with ad.GradientTape() as tape:
     tape.watch(data)                       # the fix
     y = data * data
 print("after tape.watch:  ", tape.gradient(y, data))
+
+# %% [markdown]
+# Here is what the explainer says about the unwatched version. Ask it *before*
+# `gradient`: a tape that has answered has freed its records, and there is nothing left to
+# read.
+
+# %%
+with ad.GradientTape() as tape:
+    y = data * data
+widgets.explain_none_gradient(tape, y, data)
 
 # %% [markdown]
 # > **A subtlety: watching decides what is *recorded*.** An op is recorded when at least one
@@ -386,6 +400,61 @@ print("round:", stepped.numpy(), "->", tape.gradient(stepped, level))
 # | depends on the input | the branch taken ignores the source | `unconnected_gradients`, or a formula that keeps the source |
 # | fine on step 1, `None` on step 2 | Variable replaced by a Tensor | `assign_sub` |
 # | `round`, `floor`, `shuffle` | op is non-differentiable | custom gradient (lesson 4) |
+#
+# ### The explainer on all seven
+#
+# Some of these breaks leave no trace on the tape: a tape records only ops that touch what
+# it watches, so NumPy, `assign`, an `if` and a replaced Variable all look like the same
+# hole. `record_history()` records *everything* while its block runs (every op, every
+# Variable read, every `.numpy()`, `assign` and `bool`), and with it the explainer names
+# each case exactly. The cell replays the seven cases in one history:
+
+# %%
+cases = {}
+with record_history() as history:
+    data = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        y = data * data
+    cases["5.1 never watched"] = (tape, y, data)
+
+    count = ad.constant(3)
+    with ad.GradientTape() as tape:
+        y = count * count
+    cases["5.2 an integer"] = (tape, y, count)
+
+    running_total = ad.Variable(0.0, name="running_total")
+    with ad.GradientTape() as tape:
+        running_total.assign_add(2.0 * step)
+        y = running_total * running_total
+    cases["5.3 assign"] = (tape, y, step)
+
+    with ad.GradientTape() as tape:
+        y = ad.constant(np.sin(angle.numpy()) * 2.0)
+    cases["5.4 NumPy"] = (tape, y, angle)
+
+    x = ad.Variable(3.0)
+    with ad.GradientTape() as tape:
+        y = clipped_square(x)
+    cases["5.5 a branch"] = (tape, y, x)
+
+    weight = ad.Variable(1.0, name="weight")
+    weight = weight - 0.1                     # the slip of 5.6, outside the tape
+    with ad.GradientTape() as tape:
+        y = (weight - 3.0) ** 2
+    cases["5.6 a replaced Variable"] = (tape, y, weight)
+
+    with ad.GradientTape() as tape:
+        y = ad.round(level * 2.0)
+    cases["5.7 round"] = (tape, y, level)
+
+for case, (tape, target, source) in cases.items():
+    why = widgets.explain_none_gradient(tape, target, source, history=history)
+    print(f"{case:<24} {why.reason:<20} {why.title}")
+del cases
+
+# %% [markdown]
+# Each explanation also has a paragraph (`.message`) and the path with the break marked;
+# lesson 7 shows them, and how to read a backward pass step by step.
 
 # %% [markdown]
 # ## Exercises: predict the gradient
@@ -398,16 +467,7 @@ print("round:", stepped.numpy(), "->", tape.gradient(stepped, level))
 # run the cell.*
 
 # %%
-def check(prediction, answer):
-    """Passes when the prediction matches the tape's answer (None only matches None)."""
-    if prediction is None or answer is None:
-        assert prediction is None and answer is None, \
-            f"Not quite: you predicted {prediction}, the tape says {answer}"
-    else:
-        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
-        assert np.allclose(prediction, value, rtol=1e-5, atol=1e-6), \
-            f"Not quite: you predicted {prediction}, the tape says {value}"
-    print("Correct! The tape says:", answer)
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # **Exercise 1.** `a * a` is recorded, `b * a` is computed while the tape is paused.

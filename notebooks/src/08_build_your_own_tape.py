@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 import autodiff as ad
+import widgets
 
 ENGINE_ROOT = os.path.dirname(os.path.dirname(ad.__file__))
 
@@ -246,8 +247,16 @@ print(f"dz/dx = {float(trace.gradients):.4f}   by hand 2x cos(x^2) = {2 * 1.5 * 
 # that and sends $-0.628 \cdot x$ to `v0` **twice**, once per edge of `x * x`. The two
 # contributions add up to the answer.
 #
-# > *(widget: TapePlayer here)*: play this backward trace step by step, with the cotangent
-# > on each edge of the graph.
+# The tape player draws these same steps (it is built on `backward_trace`): play it to see
+# each cotangent travel along the edges of the graph, and the two contributions meet at
+# `v0`, which is `x`. (`backward_trace` used up the first tape, so the cell records the
+# function again.)
+
+# %%
+with ad.GradientTape() as tape:
+    tape.watch(x)
+    z = ad.sin(x * x)
+widgets.TapePlayer(tape, target=z, sources=x, names={"z": z})
 
 # %% [markdown]
 # ## Part C: one op's rule
@@ -458,16 +467,7 @@ print("SoftsignLesson passes check_grads to order 2")
 # run the cell.*
 
 # %%
-def check(prediction, answer):
-    """Passes when the prediction matches the tape's answer (None only matches None)."""
-    if prediction is None or answer is None:
-        assert prediction is None and answer is None, \
-            f"Not quite: you predicted {prediction}, the tape says {answer}"
-    else:
-        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
-        assert np.allclose(prediction, value, rtol=1e-5, atol=1e-6), \
-            f"Not quite: you predicted {prediction}, the tape says {value}"
-    print("Correct! The tape says:", answer)
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # **Exercise 1.** Your mini tape from part A, on $z = x \cdot x \cdot x$ at $x = 3$.
