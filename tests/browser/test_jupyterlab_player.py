@@ -6,15 +6,20 @@ and runtime folders, no news or update checks), opens the notebook in
 Debian's headless Chromium, runs all cells from the Run menu, waits for the
 anywidget view (not the static HTML fallback) to render, presses Play and
 asserts that the highlighted record changes in order and that the gradient
-dz/dx = 6.0 appears; then checks that the frame reached the kernel. The
-screenshot ``jupyterlab_player.png`` lands in the artifacts folder (see
-conftest.py). Every request that leaves localhost is aborted and fails the
-test: the player needs nothing from the internet.
+dz/dx = 6.0 appears; then asks the kernel, from a new cell, which frame the
+player is on (the browser synced it back). The screenshot
+``jupyterlab_player.png`` lands in the artifacts folder (see conftest.py),
+also when the test fails. Every request that leaves localhost is aborted
+and fails the test: the player needs nothing from the internet.
+
+Needs ``jupyterlab`` (4.x), ``ipywidgets`` 8 and ``anywidget``, whose wheels
+ship their JupyterLab extensions prebuilt (no ``jupyter lab build``).
 """
 
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -31,9 +36,21 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).with_name("player_demo.ipynb")
 STARTUP_TIMEOUT = 90      # seconds: a cold JupyterLab on 2 cores takes 20-40 s
 KERNEL_TIMEOUT = 60_000   # ms: kernel start plus the first `import autodiff`
-# Settings that keep a fresh JupyterLab quiet: no news prompt, no update check.
+# Settings that keep a fresh JupyterLab quiet: no news prompt, no update check,
+# no "Select Kernel" dialog (the notebook names its kernel, python3).
 QUIET_SETTINGS = {"@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-                  {"fetchNews": "false", "checkForUpdates": False}}
+                  {"fetchNews": "false", "checkForUpdates": False},
+                  "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+                  {"autoStartDefaultKernel": True}}
+# The status bar may say "Idle" before the notebook's kernel connection is up, and
+# Run All before that opens a "Select Kernel" dialog instead of running. So the
+# test waits on the app itself (exposed by --LabApp.expose_app_in_browser).
+KERNEL_READY = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const session = panel && panel.sessionContext && panel.sessionContext.session;
+  const kernel = session && session.kernel;
+  return !!kernel && kernel.connectionStatus === "connected" && kernel.status === "idle";
+}"""
 
 WATCH_FRAMES = """(root) => {
   const seen = window.__tpSeen = [];
@@ -83,17 +100,17 @@ def jupyterlab(tmp_path, prerequisite):
     env = dict(os.environ,
                JUPYTER_CONFIG_DIR=str(home / "config"),      # ignore the user's ~/.jupyter
                JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               JUPYTER_PLATFORM_DIRS="1",
                IPYTHONDIR=str(home / "ipython"),
                # the kernel imports this checkout's autodiff and widgets
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     command = [sys.executable, "-m", "jupyterlab", "--no-browser",
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                f"--ServerApp.root_dir={root_dir}", "--IdentityProvider.token=", "--ServerApp.password=",
-               "--ServerApp.disable_check_xsrf=True",
+               "--ServerApp.disable_check_xsrf=True", "--ServerApp.allow_root=True",
                f"--LabApp.user_settings_dir={settings_dir}",
                f"--LabApp.workspaces_dir={home / 'workspaces'}",
                "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
+               "--LabApp.expose_app_in_browser=True",
                "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate"]
     log_path = home / "jupyterlab.log"
     base = f"http://127.0.0.1:{port}"
@@ -117,7 +134,7 @@ def jupyterlab(tmp_path, prerequisite):
                 server.wait()
 
 
-def test_tape_player_plays_in_jupyterlab(jupyterlab, chromium, artifacts_dir):
+def test_tape_player_plays_in_jupyterlab(chromium, jupyterlab, artifacts_dir):
     from playwright.sync_api import expect
 
     base, log_path = jupyterlab
@@ -135,17 +152,16 @@ def test_tape_player_plays_in_jupyterlab(jupyterlab, chromium, artifacts_dir):
     context.route("**/*", localhost_only)
     page = context.new_page()
     page.set_default_timeout(30_000)
-    shot = artifacts_dir / "jupyterlab_player.png"
+    shot, shot_taken = artifacts_dir / "jupyterlab_player.png", False
     try:
         page.goto(f"{base}/lab/tree/{NOTEBOOK.name}", timeout=60_000)
         notebook = page.locator(".jp-NotebookPanel")
         notebook.locator(".jp-Cell").first.wait_for(timeout=60_000)
-        # The kernel has started once the status bar names it idle.
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
-            timeout=KERNEL_TIMEOUT)
+        page.wait_for_function(KERNEL_READY, timeout=KERNEL_TIMEOUT)
 
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-item[data-command='notebook:run-all-cells']").click()
+        label = page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
+        page.locator(".lm-Menu-item").filter(has=label).click()
 
         # The anywidget view, not the static HTML fallback shown without a widget manager.
         widget_root = notebook.locator(".jp-OutputArea-output .tp-root:not(.tp-static .tp-root)")
@@ -173,17 +189,20 @@ def test_tape_player_plays_in_jupyterlab(jupyterlab, chromium, artifacts_dir):
         assert "6.0" not in seen[3]["gradients"] and "grad x = 6.0" in seen[4]["gradients"]
         assert widget_root.locator(".tp-gradients").inner_text() == "grad x = 6.0"
         assert "dz/dx = 6.0" in widget_root.locator(".tp-sentence").inner_text()
+        widget_root.scroll_into_view_if_needed()
+        page.screenshot(path=str(shot))                   # the CI artifact: the played player
+        shot_taken = True
 
-        # The last frame was synced back to the kernel's `player.frame`.
-        cell = notebook.locator(".jp-Cell").last
-        cell.locator(".jp-InputArea-editor").click()
-        page.keyboard.press("Control+End")
-        page.keyboard.press("Enter")
+        # The last frame was synced back to the kernel: ask it from a new cell.
+        notebook.locator(".jp-Cell").last.locator(".jp-InputPrompt").click()   # command mode
+        page.keyboard.press("b")                                              # insert below
+        page.keyboard.press("Enter")                                          # edit it
         page.keyboard.type("print('frame in kernel:', player.frame, player.current['title'])")
         page.keyboard.press("Shift+Enter")
-        expect(cell.locator(".jp-OutputArea-output").last).to_contain_text(
+        expect(notebook.locator(".jp-Cell").nth(3).locator(".jp-OutputArea-output")).to_have_text(
             "frame in kernel: 5 result: dz/dx = 6.0", timeout=20_000)
         assert outside == [], f"the page tried to leave localhost: {outside}"
     finally:
-        page.screenshot(path=str(shot), full_page=True)
+        if not shot_taken:                                # what the page showed when it failed
+            page.screenshot(path=str(shot), full_page=True)
         context.close()
