@@ -673,18 +673,6 @@ def _power_by_loop(x, y):
     return output
 
 
-def test_gradients_function_through_python_control_flow():
-    def g(x, y):
-        return ad.gradients_function(_power_by_loop)(x, y)[0]
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ad.AutodiffWarning)   # y is an int32 argument
-        assert _power_by_loop(ad.constant(3.0), 2).numpy() == 9.0
-        assert g(3.0, 2).numpy() == 6.0
-        assert _power_by_loop(ad.constant(4.0), 3).numpy() == 64.0
-        assert g(4.0, 3).numpy() == 48.0
-
-
 def test_multiply_of_python_int_and_python_float_refuses_as_in_tensorflow_2():
     # The old guide called f(3.0, 2) on plain Python numbers: output = 1 starts
     # as int32 and 3.0 as float32, which TensorFlow 2 refuses to mix.
