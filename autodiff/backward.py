@@ -1,4 +1,8 @@
-"""The reverse sweep: turning a tape's records into gradients.
+"""Seeding and the reverse sweep: turning a tape's records into gradients.
+
+``make_seeds`` gives each target its starting cotangent (ones shaped like
+the target, so a non-scalar target is summed, or the user's
+``output_gradients``).
 
 Given the records in execution order and a cotangent for each target
 (``seeds``), walk the records backwards. Each record hands the cotangent of
@@ -14,12 +18,59 @@ The cotangents may carry leading batch axes (a stack of Jacobian rows);
 nothing here needs to know, since every rule is batch-ready.
 """
 
+import contextlib
 import gc
 
+from . import backend, nest
 from .records import BackwardStep
+from .tensor import Tensor
 from .registry import NotDifferentiable
 
-__all__ = ["backward"]
+__all__ = ["backward", "make_seeds", "on_backend_of"]
+
+
+def on_backend_of(target):
+    """The backward pass runs where the tape's values live.
+
+    A tape recorded under ``ad.use_backend("cupy")`` may be asked for
+    gradients after the block: the VJP rules (and the numbers they meet,
+    like the 0.5 in ``g * 0.5``) must then still run on CuPy.
+    """
+    for t in nest.flatten(target):
+        if isinstance(t, Tensor):
+            name = backend.backend_of(t._value)
+            if name is not None and name != backend.get_backend():
+                return backend.use_backend(name)
+            break
+    return contextlib.nullcontext()
+
+
+def make_seeds(targets, output_gradients):
+    """The starting cotangents: ones shaped like each target, or the user's."""
+    if output_gradients is not None:
+        output_gradients = nest.flatten(output_gradients)
+        if len(output_gradients) != len(targets):
+            raise ValueError(f"output_gradients has {len(output_gradients)} entries for "
+                             f"{len(targets)} targets")
+    seeds = {}
+    for i, t in enumerate(targets):
+        if t is None:
+            raise TypeError("a target of None cannot be differentiated")
+        if not isinstance(t, Tensor):
+            t = ops.convert_to_tensor(t)
+        if not t.dtype.is_differentiable:
+            continue  # integer targets have no gradient
+        given = None if output_gradients is None else output_gradients[i]
+        if given is None:
+            seed = ops.ones_like(t)
+        else:
+            seed = ops.convert_to_tensor(given, dtype=t.dtype)
+            if tuple(seed.shape) != tuple(t.shape):
+                raise ValueError(f"output_gradients[{i}] has shape {tuple(seed.shape)}, but "
+                                 f"target {i} has shape {tuple(t.shape)}")
+        previous = seeds.get(t._id)
+        seeds[t._id] = seed if previous is None else ops.add(previous, seed)
+    return seeds
 
 
 def backward(records, seeds, source_ids, trace=None, n_batch=0):

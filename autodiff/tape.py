@@ -48,13 +48,13 @@ Every tape keeps its own watched set: a tensor watched only by the inner
 tape is invisible to the outer one, whose gradient for it is then None.
 """
 
-import contextlib
 import enum
 import warnings
 
-from . import backend, nest
+from . import nest
 from .records import BackwardTrace, TapeRecord  # noqa: F401  (TapeRecord: public here too)
-from .tensor import ArraySpec, Tensor, Variable
+from .tensor import ArraySpec, Tensor
+from .variable import Variable
 
 __all__ = ["GradientTape", "TapeRecord", "BackwardStep", "BackwardTrace",
            "UnconnectedGradients", "AutodiffWarning"]
@@ -325,7 +325,7 @@ class GradientTape:
             RuntimeError: a second call on a non-persistent tape.
             TypeError: a target of None.
         """
-        with _on_backend_of(target):
+        with on_backend_of(target):
             return self._gradient(target, sources, output_gradients, unconnected_gradients, None)
 
     def backward_trace(self, target, sources, output_gradients=None,
@@ -342,7 +342,7 @@ class GradientTape:
         ['Mul']
         """
         trace = BackwardTrace(None, [], {}, ())
-        with _on_backend_of(target):
+        with on_backend_of(target):
             trace.gradients = self._gradient(target, sources, output_gradients,
                                              unconnected_gradients, trace)
         return trace
@@ -369,7 +369,7 @@ class GradientTape:
         >>> tape.jacobian(y, x).shape     # y: (7, 10), x: (5, 10)
         TensorShape([7, 10, 5, 10])
         """
-        with _on_backend_of(target):
+        with on_backend_of(target):
             return _jacobian.jacobian(self, target, sources, unconnected_gradients,
                                       parallel_iterations, experimental_use_pfor)
 
@@ -384,7 +384,7 @@ class GradientTape:
         Returns:
             A Tensor of shape ``(batch,) + target.shape[1:] + source.shape[1:]``.
         """
-        with _on_backend_of(target):
+        with on_backend_of(target):
             return _jacobian.batch_jacobian(self, target, source, unconnected_gradients,
                                             parallel_iterations, experimental_use_pfor)
 
@@ -430,7 +430,7 @@ class GradientTape:
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise ValueError(f"sources must be Tensors or Variables; got {type(s).__name__} {s!r}")
-        seeds = _seeds(targets, output_gradients)
+        seeds = make_seeds(targets, output_gradients)
         source_ids = {s._id for s in flat_sources if s.dtype.is_differentiable}
         steps = None
         if trace is not None:
@@ -476,50 +476,6 @@ class _Paused:
         self._tape._push()
 
 
-def _on_backend_of(target):
-    """The backward pass runs where the tape's values live.
-
-    A tape recorded under ``ad.use_backend("cupy")`` may be asked for
-    gradients after the block: the VJP rules (and the numbers they meet,
-    like the 0.5 in ``g * 0.5``) must then still run on CuPy.
-    """
-    for t in nest.flatten(target):
-        if isinstance(t, Tensor):
-            name = backend.backend_of(t._value)
-            if name is not None and name != backend.get_backend():
-                return backend.use_backend(name)
-            break
-    return contextlib.nullcontext()
-
-
-def _seeds(targets, output_gradients):
-    """The starting cotangents: ones shaped like each target, or the user's."""
-    if output_gradients is not None:
-        output_gradients = nest.flatten(output_gradients)
-        if len(output_gradients) != len(targets):
-            raise ValueError(f"output_gradients has {len(output_gradients)} entries for "
-                             f"{len(targets)} targets")
-    seeds = {}
-    for i, t in enumerate(targets):
-        if t is None:
-            raise TypeError("a target of None cannot be differentiated")
-        if not isinstance(t, Tensor):
-            t = ops.convert_to_tensor(t)
-        if not t.dtype.is_differentiable:
-            continue  # integer targets have no gradient
-        given = None if output_gradients is None else output_gradients[i]
-        if given is None:
-            seed = ops.ones_like(t)
-        else:
-            seed = ops.convert_to_tensor(given, dtype=t.dtype)
-            if tuple(seed.shape) != tuple(t.shape):
-                raise ValueError(f"output_gradients[{i}] has shape {tuple(seed.shape)}, but "
-                                 f"target {i} has shape {tuple(t.shape)}")
-        previous = seeds.get(t._id)
-        seeds[t._id] = seed if previous is None else ops.add(previous, seed)
-    return seeds
-
-
 def _result_for(source, grads, unconnected):
     if not source.dtype.is_differentiable:
         warnings.warn(f"The dtype of the source tensor must be floating (e.g. ad.float32) when "
@@ -534,4 +490,4 @@ def _result_for(source, grads, unconnected):
 
 from . import ops  # noqa: E402  (ops need the tape; the tape's backward needs ops)
 from . import jacobian as _jacobian  # noqa: E402
-from .backward import backward  # noqa: E402
+from .backward import backward, make_seeds, on_backend_of  # noqa: E402

@@ -196,11 +196,11 @@ for record in tape.records:
 #
 # ### B2. Seeding
 #
-# `gradient` turns the targets into starting cotangents: ones shaped like each target
+# `gradient` turns the targets into starting cotangents (`make_seeds` in `backward.py`): ones shaped like each target
 # (which is why a vector target is summed), or the `output_gradients` you passed:
 
 # %% tags=["nbval-ignore-output"]
-show(ad.tape._seeds, start="seeds = {}", stop="return seeds")
+show(ad.backward.make_seeds, start="seeds = {}", stop="return seeds")
 
 # %% [markdown]
 # ### B3. Walking back
