@@ -86,6 +86,24 @@ class Node:
         return self.primitive.name
 
 
+class _Assign:
+    """Stands in a Node's primitive for ``variable.assign*(value)`` (op type AssignVariableOp).
+
+    Not an op of the registry: it changes a Variable instead of computing a
+    tensor. Its node's inputs are ``[Ref("var", v), value]``, its params
+    ``{"mode": "assign" | "add" | "sub"}``.
+    """
+
+    name = "AssignVariableOp"
+    methods = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}
+
+    def __repr__(self):
+        return "<AssignVariableOp>"
+
+
+ASSIGN = _Assign()
+
+
 class Graph:
     """Nodes, the specs of the placeholders, the captures, and the outputs.
 
@@ -124,6 +142,13 @@ class Graph:
             return read
 
         for node in self.nodes:
+            if node.primitive is ASSIGN:  # a side effect, in the order the function ran it
+                var_ref, value_ref = node.inputs
+                variable = self.variables[var_ref.index]
+                getattr(variable, ASSIGN.methods[node.params["mode"]])(value(value_ref))
+                reads.pop(var_ref.index, None)  # later reads see the new value
+                results.append(())
+                continue
             out = node.primitive(*[value(r) for r in node.inputs], **node.params)
             results.append(out if isinstance(out, tuple) else (out,))
         return nest.map_structure(lambda leaf: value(leaf) if isinstance(leaf, Ref) else leaf,
@@ -181,6 +206,7 @@ class Tracer:
         self._parent = parent
         self.captures = []   # parent tensors used here (they became arguments)
         self._pending = []   # (node, primitive, inputs): custom gradients traced at the end
+        self._assigned = {}  # variable id -> (Variable, its value before tracing assigned it)
 
     # ---- the recorder protocol ---------------------------------------------
     def _variable_read(self, variable):
@@ -206,6 +232,18 @@ class Tracer:
             self._pending.append((node, primitive, inputs))
         for j, out in enumerate(outputs):
             self._where[out._id] = Ref("node", index, j)
+
+    def _observe(self, event, *details):
+        """An assign while tracing becomes a node; the variable gets its old value back
+        when tracing ends, so only running the graph changes it (as in TensorFlow)."""
+        if event != "assign":
+            return
+        variable, value, mode = details
+        self._assigned.setdefault(variable._id, (variable, variable._value))
+        if not isinstance(value, Tensor):
+            value = Tensor(variable._array_here(value))
+        refs = [self.ref(variable), self.ref(value)]
+        self.graph.nodes.append(Node(ASSIGN, refs, {"mode": mode}))
 
     # ---- refs ---------------------------------------------------------------
     def ref(self, tensor):
@@ -269,6 +307,9 @@ def prune(graph):
     outputs = [leaf for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
     for ref in outputs:
         mark(ref)
+    for i, node in enumerate(graph.nodes):
+        if node.primitive is ASSIGN:  # side effects are kept whatever the outputs need
+            live[i] = True
     for i in reversed(range(len(graph.nodes))):
         if live[i]:
             for ref in graph.nodes[i].inputs:
@@ -317,9 +358,13 @@ def trace(tracer, thunk):
     """
     saved = list(_tape.active)
     _tape.active[:] = [tracer]
+    _tape.observers.append(tracer)
     try:
         result = thunk()
         graph = tracer.finish(result)
     finally:
         _tape.active[:] = saved
+        _tape.observers.remove(tracer)
+        for variable, before in tracer._assigned.values():
+            variable._value = before  # tracing has no side effects; running the graph does
     return graph

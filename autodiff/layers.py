@@ -31,7 +31,7 @@ from .module import Module, camel_to_snake
 from .ops import creation, elementwise, reduce
 from .ops import random as _random
 from .ops.matmul import matmul
-from .ops.shape import reshape
+from .ops.shape import STOP_GRADIENT, reshape
 from .tensor import Variable, convert_to_tensor
 
 __all__ = ["Layer", "Dense", "BatchNormalization"]
@@ -280,6 +280,6 @@ class BatchNormalization(Layer):
         return inputs * self._broadcastable(inv, ndim) + self._broadcastable(shift, ndim)
 
     def _assign_moving_average(self, variable, value):
-        # On raw arrays: an update is no computation to differentiate, and this
-        # way no tape records it (Keras also assigns outside the gradient).
-        variable.assign(variable._value * self.momentum + value._value * (1.0 - self.momentum))
+        # With the library's ops (as Keras does), so that an ad.function traces the
+        # update and replays it on every call; stop_gradient: nothing to differentiate.
+        variable.assign_sub((variable - STOP_GRADIENT(value)) * (1.0 - self.momentum))

@@ -21,7 +21,7 @@ import uuid
 import weakref
 
 from . import dtypes
-from .graph import CustomGradient, Graph, Node, Ref, custom_gradient_primitive
+from .graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
 from .registry import REGISTRY, Primitive
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "JSON_FILE", "ARRAYS_FILE", "IDENTITY_N", "Writer",
@@ -188,6 +188,8 @@ class Writer:
                                                 "gradient_op_type": _in_process_name(custom)}
             elif node.primitive is IDENTITY_N:  # a loaded one, traced again
                 pass
+            elif node.primitive is ASSIGN:
+                entry["params"] = {"mode": node.params["mode"]}
             else:
                 if node.op_type not in REGISTRY or REGISTRY[node.op_type] is not node.primitive:
                     raise ValueError(f"cannot save {here}: op type {node.op_type!r} is not a "
@@ -270,6 +272,12 @@ class Reader:
                 node = self._custom_node(entry, op_type, inputs, here)
             elif op_type == "IdentityN":
                 node = Node(IDENTITY_N, inputs, {})
+            elif op_type == ASSIGN.name:
+                mode = field(field(entry, "params", dict, here), "mode", str, f"{here}.params")
+                if mode not in ASSIGN.methods or len(inputs) != 2 or inputs[0].kind != "var":
+                    raise FormatError(f"{here}: an {op_type} needs a variable, a value and a "
+                                      f"mode in {sorted(ASSIGN.methods)}")
+                node = Node(ASSIGN, inputs, {"mode": mode})
             else:
                 primitive = REGISTRY.get(op_type)
                 if primitive is None:

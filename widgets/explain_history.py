@@ -96,7 +96,7 @@ class History:
             tensor, kind = details
             self._note("conversions", tensor._id, kind)
         elif event == "assign":
-            variable, value = details
+            variable, value, _mode = details
             self._note("assigns", variable._id, value._id if isinstance(value, Tensor) else None)
         elif event == "reset":
             self._note("resets", id(details[0]))

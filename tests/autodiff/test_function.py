@@ -266,3 +266,35 @@ def test_functions_bind_on_classes_with_slots():
     a, b = Slotted(2.0), Slotted(3.0)
     assert a.apply(ad.constant(1.0)).numpy() == 2.0 and b.apply(ad.constant(1.0)).numpy() == 3.0
     assert a.apply is a.apply and a.apply.experimental_get_tracing_count() == 1
+
+
+# ---- assignments inside traced functions ------------------------------------------
+
+def test_assign_inside_a_traced_function_runs_once_per_call_and_not_while_tracing():
+    counter = ad.Variable(0.0)
+
+    @ad.function
+    def step():
+        counter.assign_add(1.0)
+        return counter.read_value() * 2.0
+
+    step.get_concrete_function()          # tracing alone changes nothing (as in TensorFlow)
+    assert counter.numpy() == 0.0
+    assert step().numpy() == 2.0          # reads after the assign see the new value
+    assert step().numpy() == 4.0
+    assert counter.numpy() == 2.0
+    assert "AssignVariableOp" in [node.op_type for node in
+                                  step.get_concrete_function().graph.nodes]
+
+
+def test_batch_normalization_moving_statistics_update_in_a_traced_function():
+    x = ad.constant(np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32) + 5.0)
+    eager, traced = ad.layers.BatchNormalization(), ad.layers.BatchNormalization()
+    train_step = ad.function(lambda inputs: traced(inputs, training=True))
+    for _ in range(3):
+        eager(x, training=True)
+        train_step(x)
+    np.testing.assert_allclose(traced.moving_mean.numpy(), eager.moving_mean.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(traced.moving_variance.numpy(), eager.moving_variance.numpy(),
+                               rtol=1e-6)
+    assert traced.moving_mean.numpy()[0] > 0.1  # three updates toward a mean near 5

@@ -353,3 +353,23 @@ def test_nested_custom_gradients_are_saved_with_their_own_gradient_graphs(tmp_pa
     assert text.count('"custom_gradient"') == 2        # the grad_fn's own custom gradient
     loaded = ad.saved_model.load(str(tmp_path / "m"))
     assert second_derivative(loaded.f, 3.0) == second_derivative(cube, 3.0) == (27.0, 1800.0)
+
+
+def test_a_saved_assign_updates_the_loaded_variable_on_every_call(tmp_path):
+    class Counter(ad.Module):
+        def __init__(self):
+            super().__init__()
+            self.count = ad.Variable(0.0, trainable=False)
+
+        @ad.function(input_signature=[ad.TensorSpec([], ad.float32)])
+        def add(self, amount):
+            self.count.assign_add(amount)
+            return self.count.read_value()
+
+    counter = Counter()
+    ad.saved_model.save(counter, str(tmp_path / "counter"))
+    assert counter.count.numpy() == 0.0   # saving traced add without running it
+    loaded = ad.saved_model.load(str(tmp_path / "counter"))
+    assert loaded.add(ad.constant(2.0)).numpy() == 2.0
+    assert loaded.add(ad.constant(3.0)).numpy() == 5.0
+    assert [v.numpy() for v in loaded.variables] == [5.0]
