@@ -113,11 +113,17 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     return nest.pack_sequence_as(sources, results)
 
 
+def _identity_rows(start, stop, n, dtype):
+    """Rows ``start..stop`` of the n-by-n identity, as a backend array."""
+    xp = backend.xp
+    eye = xp.zeros((stop - start, n), dtype=dtype)
+    eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
+    return eye
+
+
 def _one_hot_rows(start, stop, n, target):
     """Rows ``start..stop`` of the identity, shaped ``(rows,) + target.shape``."""
-    xp = backend.xp
-    eye = xp.zeros((stop - start, n), dtype=target._value.dtype)
-    eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
+    eye = _identity_rows(start, stop, n, target._value.dtype)
     return Tensor(eye.reshape((stop - start,) + tuple(target._value.shape)))
 
 
@@ -125,7 +131,8 @@ def _rows_vectorized(records, target, sources, n, parallel_iterations):
     """Per source: a (n,) + source.shape stack of gradient rows, or None."""
     source_ids = {s._id for s in sources if s.dtype.is_differentiable}
     pieces = [[] for _ in sources]
-    for start, stop in _chunks(n, parallel_iterations):
+    chunks = _chunks(n, parallel_iterations)
+    for start, stop in chunks:
         seed = _one_hot_rows(start, stop, n, target)
         grads = backward(records, {target._id: seed}, source_ids, n_batch=1)
         for k, s in enumerate(sources):
@@ -136,7 +143,7 @@ def _rows_vectorized(records, target, sources, n, parallel_iterations):
             rows.append(None)
             continue
         parts = [ops.zeros((stop - start,) + tuple(s._value.shape), dtype=s.dtype) if p is None
-                 else p for p, (start, stop) in zip(parts, _chunks(n, parallel_iterations))]
+                 else p for p, (start, stop) in zip(parts, chunks)]
         rows.append(parts[0] if len(parts) == 1 else ops.concat(parts, axis=0))
     return rows
 
@@ -222,12 +229,9 @@ def _position_seed(start, stop, m, target):
 
     Shape ``(stop - start, batch) + target.shape[1:]``.
     """
-    xp = backend.xp
     t_shape = tuple(target._value.shape)
-    eye = xp.zeros((stop - start, m), dtype=target._value.dtype)
-    eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
-    eye = eye.reshape((stop - start, 1) + t_shape[1:])
-    return Tensor(xp.broadcast_to(eye, (stop - start,) + t_shape).copy())
+    eye = _identity_rows(start, stop, m, target._value.dtype).reshape((stop - start, 1) + t_shape[1:])
+    return Tensor(backend.xp.broadcast_to(eye, (stop - start,) + t_shape).copy())
 
 
 from . import ops  # noqa: E402
