@@ -215,9 +215,10 @@ def _python_value(value, hint):
 
 def _fitting(value, hint):
     """The hint dtype if the Python value converts to it losslessly, else None."""
-    if hint is None or hasattr(value, "dtype"):
-        return hint if hint is not None and hasattr(value, "dtype") and \
-            np.can_cast(value.dtype, hint, "same_kind") else None
+    if hint is None:
+        return None
+    if hasattr(value, "dtype"):  # a NumPy array or scalar
+        return hint if np.can_cast(value.dtype, hint, "same_kind") else None
     kind = hint.kind
     if isinstance(value, bool):
         return hint if kind == "b" else None

@@ -418,13 +418,10 @@ class GradientTape:
 
     def _gradient(self, target, sources, output_gradients, unconnected_gradients, trace):
         unconnected = _normalize_unconnected(unconnected_gradients)
-        if self._records is None:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute "
-                               "one set of gradients (or jacobians)")
+        self._begin_backward()  # TensorFlow's order: a used tape, then the context, then target
         if target is None:
             raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
                             "Variables to be differentiated, but received None.")
-        self._begin_backward()
         targets = nest.flatten(target)
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
