@@ -138,11 +138,11 @@ def _call(f, args, kwargs):
     args = nest.pack_sequence_as(args, flat_args)
 
     watcher = _VariableWatcher()
-    _tape.active.append(watcher)
+    _tape.thread_state.active.append(watcher)
     try:
         returned = f(*args, **kwargs)
     finally:
-        _tape.active.remove(watcher)
+        _tape.thread_state.active.remove(watcher)
     if not (isinstance(returned, (tuple, list)) and len(returned) == 2 and callable(returned[1])):
         raise TypeError(f"A @custom_gradient function must return (y, grad_fn); "
                         f"{_name(f)} returned {type(returned).__name__}")

@@ -119,13 +119,13 @@ class ForwardAccumulator:
         if self._recording:
             raise ValueError("Accumulator is already recording.")
         self._recording = True
-        _tape.active.append(self)
+        _tape.thread_state.active.append(self)
         return self
 
     def __exit__(self, *exc_info):
         if self._recording:
             self._recording = False
-            _tape.active.remove(self)
+            _tape.thread_state.active.remove(self)
 
     def __repr__(self):
         return f"<ForwardAccumulator: {len(self._tangents)} tangents>"
@@ -176,7 +176,7 @@ class ForwardAccumulator:
             return  # integer and bool results carry no tangent
         # Pause this accumulator and every recorder entered after it (TensorFlow's
         # nesting rule); those entered before see the tangent computations.
-        active = _tape.active
+        active = _tape.thread_state.active
         saved = active[:]
         del active[active.index(self):]
         try:

@@ -356,15 +356,15 @@ def trace(tracer, thunk):
     The tapes (and accumulators) that were recording are paused meanwhile:
     they should see the graph's ops when it runs, not while it is traced.
     """
-    saved = list(_tape.active)
-    _tape.active[:] = [tracer]
-    _tape.observers.append(tracer)
+    saved = list(_tape.thread_state.active)
+    _tape.thread_state.active[:] = [tracer]
+    _tape.thread_state.observers.append(tracer)
     try:
         result = thunk()
         graph = tracer.finish(result)
     finally:
-        _tape.active[:] = saved
-        _tape.observers.remove(tracer)
+        _tape.thread_state.active[:] = saved
+        _tape.thread_state.observers.remove(tracer)
         for variable, before in tracer._assigned.values():
             variable._value = before  # tracing has no side effects; running the graph does
     return graph

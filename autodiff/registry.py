@@ -131,15 +131,16 @@ class Primitive:
             message = _backend_mismatch(self.name, args) or \
                 f"{self.name}: {err} ({_describe(args)})"
             raise InvalidArgumentError(message) from err
+        active = _thread_state.active  # this thread's recorders
         if self.n_outputs == 1:
             result = Tensor(out)
-            if _tape.active:
+            if active:
                 outputs = (result,)
-                for recorder in _tape.active:  # usually just one
+                for recorder in active:  # usually just one
                     recorder._record(self, args, outputs, params)
             return result
         outputs = tuple(map(Tensor, out))
-        for recorder in _tape.active:
+        for recorder in active:
             recorder._record(self, args, outputs, params)
         return outputs
 
@@ -274,3 +275,4 @@ def get_primitive(op_type):
 
 
 from . import tape as _tape  # noqa: E402  (the tape module needs Primitive's users)
+_thread_state = _tape.thread_state

@@ -49,6 +49,7 @@ tape is invisible to the outer one, whose gradient for it is then None.
 """
 
 import enum
+import threading
 import warnings
 
 from . import nest
@@ -59,10 +60,32 @@ from .variable import Variable
 __all__ = ["GradientTape", "TapeRecord", "BackwardStep", "BackwardTrace",
            "UnconnectedGradients", "AutodiffWarning"]
 
-# The recorders (tapes, forward accumulators) that are recording right now,
-# outermost first. Every op offers itself to each of them; when the list is
-# empty an op costs only its forward computation.
-active = []
+class _ThreadState(threading.local):
+    """What is recording in one thread. TensorFlow's tapes are per thread too:
+    two threads each running their own tape never see each other's ops.
+
+    ``active``: the recorders (tapes, forward accumulators, tracers) that are
+    recording right now in this thread, outermost first. Every op offers
+    itself to each of them; when the list is empty an op costs only its
+    forward computation.
+
+    ``observers``: listeners for events that are not ops (see ``notify``).
+    """
+
+    def __init__(self):
+        self.active = []
+        self.observers = []
+
+
+thread_state = _ThreadState()
+
+
+def __getattr__(name):
+    # ``autodiff.tape.active`` and ``.observers`` read as module attributes:
+    # this thread's lists. (The engine's hot paths use ``thread_state``.)
+    if name in ("active", "observers"):
+        return getattr(thread_state, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class AutodiffWarning(UserWarning):
@@ -76,27 +99,24 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-# Listeners for events that are not ops: a value leaving the library
-# (``.numpy()``, ``float(t)``), a Variable assigned, a tape paused or reset.
-# The widgets' None-gradient explainer listens here; the engine never does.
-observers = []
-
-
 def notify(event, *details):
-    """Tells every observer about ``event`` (``observer._observe(event, *details)``)."""
-    for observer in observers:
+    """Tells this thread's observers about an event that is not an op: a value
+    leaving the library (``.numpy()``, ``float(t)``), a Variable assigned, a
+    tape paused or reset. The widgets' None-gradient explainer listens; the
+    engine never does. (``observer._observe(event, *details)``.)"""
+    for observer in thread_state.observers:
         observer._observe(event, *details)
 
 
 def record_operation(primitive, inputs, outputs, params):
     """Offers an op that just ran to every recording tape (called by Primitive)."""
-    for recorder in active:
+    for recorder in thread_state.active:
         recorder._record(primitive, inputs, outputs, params)
 
 
 def read_variable(variable):
     """A snapshot of ``variable`` for an op to read; watches it where asked."""
-    for recorder in active:
+    for recorder in thread_state.active:
         recorder._variable_read(variable)
     return Tensor._with_id(variable._value, variable._id)
 
@@ -164,11 +184,12 @@ class GradientTape:
 
     def _push(self):
         self._recording = True
-        active.append(self)
+        thread_state.active.append(self)
 
     def _pop(self):
         self._recording = False
-        active.remove(self)
+        if self in thread_state.active:
+            thread_state.active.remove(self)
 
     def stop_recording(self):
         """Context manager: ops in the block are not recorded on this tape.
@@ -183,7 +204,7 @@ class GradientTape:
 
     def reset(self):
         """Forgets everything recorded and watched so far (keeps recording)."""
-        if observers:
+        if thread_state.observers:
             notify("reset", self)
         self._records = []
         self._watched = set()
@@ -463,12 +484,12 @@ class _Paused:
         self._tape = tape
 
     def __enter__(self):
-        if observers:
+        if thread_state.observers:
             notify("pause", self._tape, True)
         self._tape._pop()
 
     def __exit__(self, *exc_info):
-        if observers:
+        if thread_state.observers:
             notify("pause", self._tape, False)
         self._tape._push()
 

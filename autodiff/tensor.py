@@ -141,7 +141,7 @@ class Tensor:
 
         The copy has left the library: math on it is not recorded by any tape.
         """
-        if _tape.observers:
+        if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
         return self._host_copy()
 
@@ -157,7 +157,7 @@ class Tensor:
         # NumPy may read a tensor (np.asarray(t)), as TensorFlow allows, on NumPy
         # and CuPy alike. The strict test backend refuses: inside the engine such
         # an implicit conversion would be a hidden copy to the host.
-        if _tape.observers:
+        if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
         out = backend.to_numpy(self._value, implicit=True)
         return out.astype(dtype) if dtype is not None else out
@@ -200,7 +200,7 @@ class Tensor:
         return complex(self._scalar("complex"))
 
     def _scalar(self, what):
-        if _tape.observers:
+        if _tape.thread_state.observers:
             _tape.notify("left_library", self, what)
         if self._value.ndim != 0 and self._value.size != 1:
             raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")

@@ -72,19 +72,19 @@ class Variable(Tensor):
 
     def assign(self, value, read_value=True):
         """Replaces the value (same shape and dtype). Not differentiable."""
-        if _tape().observers:
+        if _tape().thread_state.observers:
             _tape().notify("assign", self, value, "assign")
         return self._replace(self._array_here(value), read_value)
 
     def assign_add(self, delta, read_value=True):
         """``self = self + delta``, outside every tape."""
-        if _tape().observers:
+        if _tape().thread_state.observers:
             _tape().notify("assign", self, delta, "add")
         return self._replace(self._value + self._array_here(delta), read_value)
 
     def assign_sub(self, delta, read_value=True):
         """``self = self - delta``, outside every tape."""
-        if _tape().observers:
+        if _tape().thread_state.observers:
             _tape().notify("assign", self, delta, "sub")
         return self._replace(self._value - self._array_here(delta), read_value)
 

@@ -122,8 +122,8 @@ def _run_backward(records, target, source_id):
     Like ``tape.gradient`` it runs on the backend holding the target (a CuPy
     tape may be explained after its ``use_backend`` block has ended).
     """
-    saved = list(_tape.active)
-    _tape.active.clear()
+    saved = list(_tape.thread_state.active)
+    _tape.thread_state.active.clear()
     where = backend.backend_of(target._value)
     try:
         with backend.use_backend(where or backend.get_backend()):
@@ -132,13 +132,13 @@ def _run_backward(records, target, source_id):
                              trace=steps)
         return grads, steps
     finally:
-        _tape.active[:] = saved
+        _tape.thread_state.active[:] = saved
 
 
 def _other_tapes(tape):
     """Live tapes other than ``tape`` (those recording, then any the collector knows)."""
     import gc
-    seen = [t for t in _tape.active if isinstance(t, _tape.GradientTape) and t is not tape]
+    seen = [t for t in _tape.thread_state.active if isinstance(t, _tape.GradientTape) and t is not tape]
     seen += [t for t in gc.get_objects() if type(t) is _tape.GradientTape and t is not tape
              and all(t is not s for s in seen)]
     return seen

@@ -80,7 +80,7 @@ class History:
 
     # ---- the recorder protocol (autodiff.tape.active) ----------------------
     def _record(self, primitive, inputs, outputs, params):
-        recording = frozenset(id(t) for t in _tape.active if isinstance(t, GradientTape))
+        recording = frozenset(id(t) for t in _tape.thread_state.active if isinstance(t, GradientTape))
         self.ops.append(HistoryOp(self._next(), primitive.name, tuple(t._id for t in inputs),
                                   tuple(o._id for o in outputs),
                                   tuple(str(o._value.dtype) for o in outputs),
@@ -157,14 +157,14 @@ def record_history():
     'stop_recording'
     """
     history = History()
-    _tape.observers.append(history)
-    _tape.active.append(history)
+    _tape.thread_state.observers.append(history)
+    _tape.thread_state.active.append(history)
     try:
         yield history
     finally:
-        if history in _tape.active:
-            _tape.active.remove(history)
-        _tape.observers.remove(history)
+        if history in _tape.thread_state.active:
+            _tape.thread_state.active.remove(history)
+        _tape.thread_state.observers.remove(history)
 
 
 # ---- the explainer's rules when a History is given ---------------------------------

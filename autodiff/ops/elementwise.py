@@ -64,7 +64,7 @@ def _pow_grad_y(g, ans, x, y):
 
 def _exponent_is_constant(y):
     """True when no recording tape or accumulator could differentiate the rule in y."""
-    for recorder in _tape.active:
+    for recorder in _tape.thread_state.active:
         if not isinstance(recorder, _tape.GradientTape) or y._id in recorder._watched:
             return False  # an accumulator or tracer, or a tape watching y: keep y symbolic
     return True
