@@ -98,7 +98,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
         row_bytes = itemsize * (n + sum(s._value.size for s in flat_sources))
         _check_fits("jacobian", n, min(n, parallel_iterations or n), row_bytes,
                     n * itemsize * sum(s._value.size for s in flat_sources))
-        rows = _rows_vectorized(tape._records, target, flat_sources, n, parallel_iterations)
+        rows = _rows_vectorized(tape, target, flat_sources, n, parallel_iterations)
         tape._end_backward()
 
     results = []
@@ -127,9 +127,9 @@ def _one_hot_rows(start, stop, n, target):
     return Tensor(eye.reshape((stop - start,) + tuple(target._value.shape)))
 
 
-def _rows_vectorized(records, target, sources, n, parallel_iterations):
+def _rows_vectorized(tape, target, sources, n, parallel_iterations):
     """Per source: a (n,) + source.shape stack of gradient rows, or None."""
-    source_ids = {s._id for s in sources if s.dtype.is_differentiable}
+    records, source_ids = tape._records, tape._watched_source_ids(sources)
     pieces = [[] for _ in sources]
     chunks = _chunks(n, parallel_iterations)
     for start, stop in chunks:
@@ -183,7 +183,11 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     if not isinstance(source, Tensor):
         raise ValueError(f"batch_jacobian: source must be a Tensor or Variable, not {source!r}")
     t_shape, s_shape = tuple(target._value.shape), tuple(source._value.shape)
-    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+    for what, shape in (("target", t_shape), ("source", s_shape)):
+        if len(shape) < 2:
+            raise ValueError(f"batch_jacobian: the {what} has shape {list(shape)}, but it must "
+                             "have rank at least 2 (a batch axis and at least one more)")
+    if t_shape[0] != s_shape[0]:
         raise InvalidArgumentError(
             f"Need first dimension of target shape ({list(t_shape)}) and source shape "
             f"({list(s_shape)}) to match.")
@@ -215,7 +219,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     for start, stop in _chunks(m, parallel_iterations):
         seed = _position_seed(start, stop, m, target)
         grads = backward(tape._records, {target._id: seed},
-                         {source._id} if source.dtype.is_differentiable else set(), n_batch=1)
+                         tape._watched_source_ids([source]), n_batch=1)
         g = grads.get(source._id)
         pieces.append(ops.zeros((stop - start,) + s_shape, dtype=source.dtype) if g is None else g)
     tape._end_backward()

@@ -66,6 +66,10 @@ class Primitive:
         n_outputs: number of outputs; None when the forward decides (it then
             returns a tuple whose length depends on the params, as Unpack does).
         batch_aware: whether the rules accept leading batch axes on ``g``.
+        watches_outputs: False for an op whose outputs a tape does not watch
+            although it recorded the op (TensorFlow's StopGradient: nothing
+            computed from its output is recorded, and its output gets no
+            gradient).
         cases: test cases, a list of ``(input_shapes, params)``; the default
             depends on the arity (scalars, vectors, matrices, broadcasting).
         doc: one line stating the derivative.
@@ -74,7 +78,7 @@ class Primitive:
 
     def __init__(self, name, forward, vjp=None, *, jvp=None, saves="inputs", domain=None,
                  label=None, dtype_args=None, n_outputs=1, batch_aware=True, cases=None,
-                 doc=None, register=True):
+                 doc=None, register=True, watches_outputs=True):
         if saves not in _SAVES:
             raise ValueError(f"{name}: saves must be one of {_SAVES}, not {saves!r}")
         self.name = name
@@ -87,6 +91,7 @@ class Primitive:
         self.dtype_args = dtype_args
         self.n_outputs = n_outputs
         self.batch_aware = batch_aware
+        self.watches_outputs = watches_outputs
         self.cases = cases
         self.doc = doc
         if register:

@@ -282,6 +282,8 @@ class GradientTape:
         records = self._records
         records.append(tuple.__new__(TapeRecord, (len(records), primitive, tuple(inputs),
                                                   outputs, params, input_ids, output_ids)))
+        if not primitive.watches_outputs:
+            return  # StopGradient: on the tape (for the widgets) but its output is not watched
         if len(output_ids) == 1:
             watched.add(output_ids[0])
         else:
@@ -449,7 +451,7 @@ class GradientTape:
             if not isinstance(s, Tensor):
                 raise ValueError(f"sources must be Tensors or Variables; got {type(s).__name__} {s!r}")
         seeds = make_seeds(targets, output_gradients)
-        source_ids = {s._id for s in flat_sources if s.dtype.is_differentiable}
+        source_ids = self._watched_source_ids(flat_sources)
         steps = None
         if trace is not None:
             trace.seeds, trace.source_ids, steps = seeds, tuple(s._id for s in flat_sources), trace.steps
@@ -459,6 +461,22 @@ class GradientTape:
         for s in flat_sources:  # a plain loop keeps the warnings' stacklevel right
             results.append(_result_for(s, grads, unconnected))
         return nest.pack_sequence_as(sources, results)
+
+    def _watched_source_ids(self, sources):
+        """The ids of ``sources`` this tape can differentiate with respect to.
+
+        Only a watched tensor can receive a gradient: one passed to ``watch``,
+        a trainable Variable read while recording, or the output of an op
+        this tape recorded. An unwatched constant gets None even when it fed
+        a recorded op directly, as in TensorFlow:
+
+            >>> with ad.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * c                # c: an unwatched constant
+            >>> tape.gradient(y, [x, c])     # [c, None]
+        """
+        watched = self._watched
+        return {s._id for s in sources if s.dtype.is_differentiable and s._id in watched}
 
     def _leave_context_for_gradient(self):
         """TensorFlow's rule for ``gradient`` called inside the tape's own block."""

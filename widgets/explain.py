@@ -345,10 +345,30 @@ def _explain_path(c, reached, parent):
         f"an integer cast), stops the gradient there."), path)
 
 
+def _explain_stop(c, rec, parent):
+    """The path from the source runs into ``rec``, a StopGradient: the tape records the
+    op itself but does not watch its output, so nothing computed from it is on the tape."""
+    s, t = c.s, c.t
+    via, out = rec.input_ids[0], rec.output_ids[0]
+    path = _chain(parent, via, c.name) + [
+        PathStep("StopGradient", c.name(via), c.name(out), "blocked", REASONS["stop_gradient"]),
+        PathStep(None, c.name(out), t, "gap", "not recorded: the output of stop_gradient is "
+                                              "not watched")]
+    return c.explain("stop_gradient", (
+        f"The path from {s} to {t} goes through ad.stop_gradient ({c.label(rec)}). The tape "
+        f"recorded it, but it does not watch what stop_gradient returns, so the ops that use "
+        f"that value are not recorded and {t} counts as a constant with respect to {s}. Remove "
+        f"the stop_gradient if {s} should get a gradient through that path."), path)
+
+
 def _explain_gap(c, reached, parent):
     """The source is watched, but no records lead from it to the target: heuristics."""
     s, t = c.s, c.t
     records = c.records
+    stop = next((rec for rec in records
+                 if rec.op_type == "StopGradient" and rec.output_ids[0] in reached), None)
+    if stop is not None:
+        return _explain_stop(c, stop, parent)
     producer = {o: rec for rec in records for o in rec.output_ids}
     source_side = []
     if parent:

@@ -1,12 +1,17 @@
-"""Tensors made from nothing but shapes and values: zeros, ones, fill, eye, ranges.
+"""Tensors made from shapes and values: zeros, ones, fill, eye, ranges, and the ``*_like`` ops.
 
-None of these reads a watched tensor, so none is ever recorded: a gradient
-with respect to what they produce is None unless the result is watched.
+``zeros``, ``ones`` and ``eye`` read no tensor, so no tape records them. The
+``*_like`` ops read their input, so a tape watching it records them (their
+outputs are then watched too, as in TensorFlow) but no gradient flows
+through them: ``ZerosLike`` and ``OnesLike`` are not differentiable.
 """
 
 from .. import backend, dtypes
 from ..errors import InvalidArgumentError
+from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
+
+REALS = (-2.0, 2.0)  # where the op table test draws the *_like ops' inputs
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace", "range"]
 
@@ -39,18 +44,41 @@ def ones(shape, dtype=dtypes.float32, name=None):
     return Tensor(backend.xp.ones(static_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
 
 
+def _filled_like(fill_value):
+    def forward(xp, x, dtype=None):
+        return xp.full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtypes.as_dtype(dtype)._np)
+    return forward
+
+
+ZEROS_LIKE = Primitive("ZerosLike", _filled_like(0), NotDifferentiable, saves="shapes", domain=REALS,
+                       label="zeros_like({0})", doc="not differentiable (the gradient is None)")
+ONES_LIKE = Primitive("OnesLike", _filled_like(1), NotDifferentiable, saves="shapes", domain=REALS,
+                      label="ones_like({0})", doc="not differentiable (the gradient is None)")
+
+
+def _like(primitive, input, dtype):  # noqa: A002
+    x = convert_to_tensor(input)
+    if dtype is None:
+        return primitive(x)
+    return primitive(x, dtype=dtypes.as_dtype(dtype).name)
+
+
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TensorFlow's argument name
-    """Zeros with the shape (and by default the dtype) of ``input``."""
-    value = convert_to_tensor(input)._value
-    dt = value.dtype if dtype is None else dtypes.as_dtype(dtype)._np
-    return Tensor(backend.xp.zeros(value.shape, dtype=dt))
+    """Zeros with the shape (and by default the dtype) of ``input``.
+
+    >>> ad.zeros_like(ad.constant([1.5, 2.5])).numpy()
+    array([0., 0.], dtype=float32)
+    """
+    return _like(ZEROS_LIKE, input, dtype)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
-    """Ones with the shape (and by default the dtype) of ``input``."""
-    value = convert_to_tensor(input)._value
-    dt = value.dtype if dtype is None else dtypes.as_dtype(dtype)._np
-    return Tensor(backend.xp.ones(value.shape, dtype=dt))
+    """Ones with the shape (and by default the dtype) of ``input``.
+
+    >>> ad.ones_like(ad.constant([1.5, 2.5]), dtype=ad.int32).numpy()
+    array([1, 1], dtype=int32)
+    """
+    return _like(ONES_LIKE, input, dtype)
 
 
 def fill(dims, value, name=None):

@@ -121,7 +121,7 @@ def expand_dims(input, axis, name=None):  # noqa: A002
 
 
 STOP_GRADIENT = Primitive("StopGradient", lambda xp, x: x, NotDifferentiable, saves="shapes",
-                          domain=REALS, label="stop_gradient({0})",
+                          domain=REALS, label="stop_gradient({0})", watches_outputs=False,
                           doc="no gradient flows through (the gradient is None)")
 
 
