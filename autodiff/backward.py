@@ -62,7 +62,9 @@ def make_seeds(targets, output_gradients):
             continue  # integer targets have no gradient
         given = None if output_gradients is None else output_gradients[i]
         if given is None:
-            seed = ops.ones_like(t)
+            # Not ops.ones_like: the seed is made from the shape alone, so no
+            # tape that is recording meanwhile watches it (TensorFlow's seed).
+            seed = Tensor(backend.xp.ones(t._value.shape, dtype=t._value.dtype))
         else:
             seed = ops.convert_to_tensor(given, dtype=t.dtype)
             if tuple(seed.shape) != tuple(t.shape):

@@ -43,9 +43,29 @@ Rules, as in TensorFlow 2:
   never visits them. They matter for higher order: ``grad_fn`` usually
   reuses tensors computed in ``f`` (``e = exp(x)`` in ``log1pexp``), and an
   outer tape can differentiate ``grad_fn``'s ops only back through them.
+- Only tapes (and forward accumulators) that watch an input of ``f``, or a
+  Variable it reads, record the IdentityN op. Any other recorder sees the
+  call as the ops inside ``f``, with ``y`` passed on through an Identity op.
+  So a tape that watches something ``f`` merely captures still
+  differentiates through ``f``'s own ops (TensorFlow does the same).
 - Nested: if ``grad_fn`` is itself a ``custom_gradient``, *its* grad_fn is
-  the gradient of the backward function with respect to ``dy``, not a
-  second derivative with respect to ``x`` (TensorFlow's documented caveat).
+  the gradient of the backward function with respect to its inputs
+  (usually ``dy``), not a second derivative with respect to ``x``
+  (TensorFlow's documented caveat). A captured ``x`` that no tape watches
+  as an input of the inner function is, by the rule above, differentiated
+  through the inner function's ops:
+
+      >>> @ad.custom_gradient
+      ... def square(x):
+      ...     def grad_fn(dy):
+      ...         @ad.custom_gradient
+      ...         def backward(dy):                # x is captured
+      ...             return dy * 2.0 * x, lambda ddy: ddy * 2.0 * x
+      ...         return backward(dy)
+      ...     return x * x, grad_fn
+
+  ``d2/dx2 square(x)`` is 2.0: the outer tape watches ``x`` but not the
+  seed ``dy``, so it records ``dy * 2.0 * x`` itself, not ``backward``.
 """
 
 import functools
@@ -54,7 +74,7 @@ import inspect
 from . import nest
 from . import tape as _tape
 from .registry import Primitive
-from .tensor import Variable, convert_to_tensor
+from .tensor import Tensor, Variable, convert_to_tensor
 
 __all__ = ["custom_gradient"]
 
@@ -122,6 +142,9 @@ class _VariableWatcher:
     def _record(self, primitive, inputs, outputs, params):
         pass
 
+    def _wants(self, inputs):
+        return False
+
     def _variable_read(self, variable):
         if variable._trainable and variable.dtype.is_differentiable:
             self.variables.setdefault(variable._id, variable)
@@ -161,8 +184,30 @@ def _call(f, args, kwargs):
     # Reading the variables again after f: the IdentityN op's inputs are these reads.
     op_inputs = inputs + [_tape.read_variable(v) for v in variables]
     op = _identity_n(f, grad_fn, inputs, variables, results)
-    outputs = op(*op_inputs)
-    return nest.pack_sequence_as(result, [outputs] if len(results) == 1 else list(outputs))
+    outputs = _record_call(op, op_inputs, results)
+    return nest.pack_sequence_as(result, outputs)
+
+
+def _record_call(op, op_inputs, results):
+    """The call's outputs, recorded as ``op`` by the recorders that watch its inputs.
+
+    The others see ``Identity(y)`` for each result ``y`` instead, so for them
+    the outputs depend on ``y`` through the ops ``f`` ran (TensorFlow's rule).
+    """
+    active = _tape.thread_state.active
+    custom = [r for r in active if r._wants(op_inputs)]
+    if len(custom) == len(active):
+        outputs = [Tensor(y._value) for y in results]
+    else:
+        saved = active[:]
+        active[:] = [r for r in active if not any(r is c for c in custom)]
+        try:
+            outputs = [ops.identity(y) for y in results]
+        finally:
+            active[:] = saved
+    for recorder in custom:
+        recorder._record(op, op_inputs, tuple(outputs), {})
+    return outputs
 
 
 def _identity_n(f, grad_fn, inputs, variables, results):
@@ -232,3 +277,6 @@ def _accepts_variables(grad_fn):
 
 def _name(f):
     return getattr(f, "__name__", None) or getattr(getattr(f, "func", None), "__name__", repr(f))
+
+
+from . import ops  # noqa: E402  (ops import the tape, which imports this module's users)

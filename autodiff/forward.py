@@ -161,6 +161,10 @@ class ForwardAccumulator:
     def _variable_read(self, variable):
         pass  # reads carry the variable's id, so a watched Variable's tangent is found by id
 
+    def _wants(self, inputs):
+        """Whether an op reading ``inputs`` gets a tangent here (one of them has one)."""
+        return any(t._id in self._tangents for t in inputs)
+
     def _record(self, primitive, inputs, outputs, params):
         tangents = self._tangents
         if len(inputs) == 1:

@@ -256,6 +256,11 @@ class GradientTape:
             self._variables[variable._id] = variable
 
     # ---- recording --------------------------------------------------------
+    def _wants(self, inputs):
+        """Whether an op reading ``inputs`` would be recorded here (it reads a watched tensor)."""
+        watched = self._watched
+        return any(t._id in watched for t in inputs)
+
     def _record(self, primitive, inputs, outputs, params):
         # Runs once per op while the tape records: written for speed, so the
         # common one-input and one-output cases are spelled out.

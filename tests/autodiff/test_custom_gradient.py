@@ -439,3 +439,62 @@ def test_variables_read_by_a_nested_custom_gradient_reach_the_outer_one():
         y = outer(x)
     dx, dw = t.gradient(y, [x, w])
     assert (y.numpy(), dx.numpy(), dw.numpy()) == (11.0, 3.0, 100.0)
+
+
+# ---- which tapes record the custom op (TensorFlow 2's rule; values checked against TF 2.21) ----
+
+@ad.custom_gradient
+def _square_nested_captured(x):
+    def grad_fn(dy):
+        @ad.custom_gradient
+        def backward(dy):                       # x is captured, not an input
+            return dy * 2.0 * x, lambda ddy: ddy * 2.0 * x
+        return backward(dy)
+    return x * x, grad_fn
+
+
+def test_nested_custom_gradient_with_captured_x_still_has_a_second_derivative():
+    # The outer tape watches x but not the seed dy, so it records the ops of
+    # `backward` (dy * 2 * x), not the custom op: d2/dx2 x^2 = 2.
+    x = ad.constant(3.0)
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = _square_nested_captured(x)
+        dy_dx = inner.gradient(y, x)
+    assert float(dy_dx) == 6.0
+    assert float(outer.gradient(dy_dx, x)) == 2.0
+
+
+def test_a_tape_that_watches_only_a_captured_tensor_differentiates_the_ops_inside():
+    c = ad.constant(2.0)
+
+    @ad.custom_gradient
+    def times_c(x):
+        return x * c, lambda dy: dy * 100.0
+
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(c)
+        y = times_c(ad.constant(3.0))
+    assert float(tape.gradient(y, c)) == 3.0      # through Mul, not the grad_fn
+    assert [r.op_type for r in tape.records] == ["Mul", "Identity"]
+
+    x = ad.constant(3.0)
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch([x, c])
+        y = times_c(x)
+    dx, dc = tape.gradient(y, [x, c])
+    assert float(dx) == 100.0 and dc is None       # the custom op: c is not its input
+    assert [r.op_type for r in tape.records] == ["Mul", "IdentityN"]
+
+
+def test_the_seed_of_gradient_is_not_watched_by_an_outer_tape():
+    x = ad.constant(2.0)
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = x * x
+        inner.gradient(y, x)
+    assert all(r.op_type != "OnesLike" for r in outer.records)
