@@ -350,6 +350,13 @@ def gradients_function(f, params=None):
     def grad_fn(*args, dy=None):
         tensors = [a if isinstance(a, Variable) else convert_to_tensor(a) for a in args]
         wanted = range(len(tensors)) if params is None else params
+        # One object passed twice (``g(x, x)``) is two arguments, each with its
+        # own derivative: later copies become new tensors (as TensorFlow did).
+        seen = set()
+        for i in wanted:
+            if tensors[i]._id in seen:
+                tensors[i] = ops.identity(tensors[i])
+            seen.add(tensors[i]._id)
         sources = [tensors[i] for i in wanted]
         with GradientTape() as tape:
             tape._watch_quietly([s for s in sources if isinstance(s, Tensor)])

@@ -235,3 +235,12 @@ def test_jvp_and_vjp_agree_through_the_transpose_identity(rng):
 def test_the_top_level_keeps_tensorflow_names_only():
     assert not hasattr(ad, "hessian") and not hasattr(ad, "hvp") and not hasattr(ad, "vjp")
     assert ad.gradients_function is F.gradients_function and ad.gradients is F.gradients
+
+
+def test_gradients_function_differentiates_one_object_passed_twice_as_two_arguments():
+    # TensorFlow's old eager API copied repeated arguments: d(x*y)/dx = y, not x + y.
+    x = ad.constant(1.0)
+    dx, dy = ad.gradients_function(lambda a, b: a * b)(x, x)
+    assert float(dx) == 1.0 and float(dy) == 1.0
+    x = ad.constant(3.0)
+    assert [float(g) for g in ad.gradients_function(lambda a, b: a * b * b)(x, x)] == [9.0, 18.0]
