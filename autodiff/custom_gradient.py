@@ -175,9 +175,9 @@ def _call(f, args, kwargs):
     variables = [v for v in watcher.variables.values() if not any(v is a for a in passed)]
     if variables and not _accepts_variables(grad_fn):
         raise TypeError(
-            "If using @custom_gradient with a function that uses variables, then grad_fn "
-            f"must accept a keyword argument 'variables'. ({_name(f)} read "
-            f"{[v.name for v in variables]})")
+            f"@custom_gradient: {_name(f)} reads the Variables {[v.name for v in variables]}, "
+            "so its grad_fn must take a keyword argument `variables` (and return "
+            "gradients for them)")
     results = [convert_to_tensor(y) for y in nest.flatten(result)]
     if not results:
         return result
@@ -228,15 +228,15 @@ def _identity_n(f, grad_fn, inputs, variables, results):
             grad_vars = list(grad_vars) if isinstance(grad_vars, (tuple, list)) else [grad_vars]
             if len(grad_vars) != len(variables):
                 raise ValueError(
-                    "Must return gradient for each variable from @custom_gradient grad_fn "
-                    f"({_name(f)} read {len(variables)} variable(s), grad_fn returned "
-                    f"{len(grad_vars)} gradient(s) for them)")
+                    f"@custom_gradient: {_name(f)} read {len(variables)} variable(s), but its "
+                    f"grad_fn returned {len(grad_vars)} variable gradient(s); return one per "
+                    "variable")
         else:
             grad_xs, grad_vars = grad_fn(*dys), []
         flat = nest.flatten(grad_xs)
         if len(flat) != n_args:
-            raise ValueError(f"custom_gradient function expected to return {n_args} gradients, "
-                             f"but returned {len(flat)} instead ({_name(f)}).")
+            raise ValueError(f"@custom_gradient: {_name(f)} takes {n_args} input(s), but its "
+                             f"grad_fn returned {len(flat)} gradient(s); return one per input")
         specs = arg_specs + [(tuple(v.shape), v.dtype) for v in variables]
         return [_checked(grad, shape, dtype, i, f)
                 for i, (grad, (shape, dtype)) in enumerate(zip(flat + grad_vars, specs))]

@@ -91,9 +91,8 @@ class ForwardAccumulator:
                 raise ValueError(f"ForwardAccumulator: primal #{i} must be a Tensor or Variable, "
                                  f"not {type(primal).__name__} {primal!r}")
             if primal._id in seen:
-                raise ValueError(f"Tensor {primal!r} was specified as a primal multiple times. This "
-                                 f"may indicate an error. If it was intended, please sum the "
-                                 f"corresponding tangents.")
+                raise ValueError(f"ForwardAccumulator: primal #{i} ({primal!r}) is given more "
+                                 f"than once; give it once, with the sum of its tangents")
             seen.add(primal._id)
             self._watch(i, primal, tangent)
 
@@ -117,7 +116,8 @@ class ForwardAccumulator:
     # ---- context manager --------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise ValueError("Accumulator is already recording.")
+            raise ValueError("ForwardAccumulator: this accumulator is already recording; it "
+                             "cannot be entered a second time")
         self._recording = True
         _tape.thread_state.active.append(self)
         return self

@@ -195,8 +195,9 @@ def tape_hessian(tape, target, sources, unconnected_gradients=UnconnectedGradien
     """
     unconnected = _normalize_unconnected(unconnected_gradients)
     if tape._records is None:
-        raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
-                           "of gradients (or jacobians)")
+        raise RuntimeError("GradientTape: this non-persistent tape was already used for "
+                           "one gradient (or jacobian) call and has freed its records; "
+                           "create it with persistent=True to call it more than once")
     flat = nest.flatten(sources)
     recorder = GradientTape(persistent=True, watch_accessed_variables=False)
     recorder._records, recorder._watched = list(tape._records), set(tape._watched)
@@ -374,8 +375,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", **kwargs):
     Raises:
         RuntimeError: always, as ``tf.gradients`` does under eager execution.
     """
-    raise RuntimeError("ad.gradients is not supported when eager execution is enabled. "
-                       "Use ad.GradientTape instead.")
+    raise RuntimeError("ad.gradients builds symbolic gradients, which do not exist in this "
+                       "eager engine (nor in TensorFlow 2's eager mode): record the computation "
+                       "with ad.GradientTape and call tape.gradient")
 
 
 from . import forward, ops  # noqa: E402  (both build on the tape, which this module needs first)

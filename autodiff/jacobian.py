@@ -151,9 +151,9 @@ def _rows_vectorized(tape, target, sources, n, parallel_iterations):
 def _rows_by_loop(tape, target, sources, n, unconnected):
     """The row loop (``experimental_use_pfor=False``): one gradient call per element."""
     if not tape._persistent:
-        raise RuntimeError("GradientTape must be created with persistent=True to compute the "
-                           "jacobian with eager execution enabled and with "
-                           "experimental_use_pfor set to False.")
+        raise RuntimeError("jacobian(experimental_use_pfor=False) calls gradient once per "
+                           "element of the target, so the tape must be created with "
+                           "persistent=True")
     rows = [[] for _ in sources]
     for i in range(n):
         seed = _one_hot_rows(i, i + 1, n, target)
@@ -189,16 +189,17 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
                              "have rank at least 2 (a batch axis and at least one more)")
     if t_shape[0] != s_shape[0]:
         raise InvalidArgumentError(
-            f"Need first dimension of target shape ({list(t_shape)}) and source shape "
-            f"({list(s_shape)}) to match.")
+            f"batch_jacobian: the target's shape {list(t_shape)} and the source's shape "
+            f"{list(s_shape)} must have the same first (batch) dimension")
     batch = t_shape[0]
     m = int(np.prod(t_shape[1:], dtype=np.int64))
     out_shape = (batch,) + t_shape[1:] + s_shape[1:]
 
     if not experimental_use_pfor:
         if not tape._persistent:
-            raise RuntimeError("GradientTape must be created with persistent=True to compute the "
-                               "batch_jacobian with experimental_use_pfor set to False.")
+            raise RuntimeError("batch_jacobian(experimental_use_pfor=False) calls gradient once "
+                               "per output position, so the tape must be created with "
+                               "persistent=True")
         columns = []
         for j in range(m):
             seed = _position_seed(j, j + 1, m, target)

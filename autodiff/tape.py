@@ -173,8 +173,8 @@ class GradientTape:
     # ---- context manager --------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise ValueError("Tape is still recording, This can happen if you try to "
-                             "re-enter an already-active tape.")
+            raise ValueError("GradientTape: this tape is already recording; a tape cannot be "
+                             "entered again while its `with` block is still open")
         self._push()
         return self
 
@@ -219,11 +219,12 @@ class GradientTape:
         """
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
-                raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
-                                 "not ad.Tensor or ad.Variable.")
+                raise ValueError(f"GradientTape.watch: can only watch ad.Tensor or ad.Variable "
+                                 f"objects, got {type(t).__name__} {t!r}")
             if not t.dtype.is_differentiable:
-                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. "
-                              f"ad.float32), got ad.{t.dtype.name}", AutodiffWarning, stacklevel=2)
+                warnings.warn(f"GradientTape.watch: a tensor of dtype ad.{t.dtype.name} has no "
+                              f"gradient (only floating and complex dtypes do); its gradient "
+                              f"will be None", AutodiffWarning, stacklevel=2)
             if self._records is None:
                 raise RuntimeError("this non-persistent tape was already used by gradient()")
             self._watched.add(t._id)
@@ -435,8 +436,9 @@ class GradientTape:
     def _begin_backward(self):
         """Checks before a backward pass; leaves the tape's own context (TensorFlow's rules)."""
         if self._records is None:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute "
-                               "one set of gradients (or jacobians)")
+            raise RuntimeError("GradientTape: this non-persistent tape was already used for "
+                               "one gradient (or jacobian) call and has freed its records; "
+                               "create it with persistent=True to call it more than once")
         self._leave_context_for_gradient()
 
     def _end_backward(self):
@@ -448,8 +450,8 @@ class GradientTape:
         unconnected = _normalize_unconnected(unconnected_gradients)
         self._begin_backward()  # TensorFlow's order: a used tape, then the context, then target
         if target is None:
-            raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
-                            "Variables to be differentiated, but received None.")
+            raise TypeError("GradientTape.gradient: the target is None; pass the Tensor (or a "
+                            "nested structure of Tensors) to differentiate")
         targets = nest.flatten(target)
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
@@ -492,12 +494,10 @@ class GradientTape:
         elif not self._warned_inside:
             self._warned_inside = True
             warnings.warn(
-                "Calling GradientTape.gradient on a persistent tape inside its context is "
-                "significantly less efficient than calling it outside the context (it causes "
-                "the gradient ops to be recorded on the tape, leading to increased CPU and "
-                "memory usage). Only call GradientTape.gradient inside the context if you "
-                "actually want to trace the gradient in order to compute higher order "
-                "derivatives.", AutodiffWarning, stacklevel=4)
+                "GradientTape.gradient was called inside the `with` block of a persistent "
+                "tape: the tape records the backward pass's own ops too, which costs time "
+                "and memory. Call it after the block, unless you want those ops recorded "
+                "(to differentiate the gradient again).", AutodiffWarning, stacklevel=4)
 
 
 class _Paused:
@@ -519,8 +519,8 @@ class _Paused:
 
 def _result_for(source, grads, unconnected):
     if not source.dtype.is_differentiable:
-        warnings.warn(f"The dtype of the source tensor must be floating (e.g. ad.float32) when "
-                      f"calling GradientTape.gradient, got ad.{source.dtype.name}",
+        warnings.warn(f"GradientTape.gradient: a source of dtype ad.{source.dtype.name} has no "
+                      f"gradient (only floating and complex dtypes do); returning None",
                       AutodiffWarning, stacklevel=4)
         return None
     g = grads.get(source._id)

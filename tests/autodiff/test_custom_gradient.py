@@ -193,7 +193,7 @@ def test_grad_fn_without_variables_keyword_is_a_type_error_when_f_reads_variable
     def f(x):
         return x * w, lambda dy: dy * w
 
-    with pytest.raises(TypeError, match="grad_fn must accept a keyword argument 'variables'"):
+    with pytest.raises(TypeError, match="grad_fn must take a keyword argument `variables`"):
         f(ad.constant(1.0))
 
 
@@ -211,7 +211,7 @@ def test_wrong_number_of_variable_gradients_is_a_value_error():
     with ad.GradientTape() as t:
         t.watch(x)
         y = f(x)
-    with pytest.raises(ValueError, match="Must return gradient for each variable"):
+    with pytest.raises(ValueError, match="returned 1 variable gradient"):
         t.gradient(y, x)
 
 
@@ -224,7 +224,7 @@ def test_wrong_number_of_input_gradients_is_a_value_error():
     with ad.GradientTape() as t:
         t.watch(x)
         z = f(x, y)
-    with pytest.raises(ValueError, match="expected to return 2 gradients, but returned 1"):
+    with pytest.raises(ValueError, match="takes 2 input.*returned 1 gradient"):
         t.gradient(z, x)
 
 

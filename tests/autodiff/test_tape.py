@@ -520,7 +520,7 @@ def test_gradient_inside_a_persistent_tapes_context_warns_once():
             second = tape.gradient(y, x)
     ours = [w for w in caught if issubclass(w.category, ad.AutodiffWarning)]
     assert len(ours) == 1
-    assert "inside its context" in str(ours[0].message)
+    assert "inside the `with` block of a persistent tape" in str(ours[0].message)
     assert (_value(first), _value(second)) == (6.0, 6.0)
 
 
