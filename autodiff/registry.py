@@ -96,7 +96,7 @@ class Primitive:
         self.doc = doc
         if register:
             if name in REGISTRY:
-                raise KeyError(f"Registering two primitives with name {name!r}")
+                raise KeyError(f"an op type named {name!r} is already registered")
             REGISTRY[name] = self
 
     @property
@@ -190,10 +190,9 @@ class Primitive:
                 first, first_i = dtype, i
             elif dtype != first:
                 raise InvalidArgumentError(
-                    f"cannot compute {self.name} as input #{i}(zero-based) was expected to be "
-                    f"a {first.name} tensor but is a {dtype.name} tensor "
-                    f"(input #{first_i} is {first.name}; autodiff never casts implicitly, "
-                    f"use ad.cast) [Op:{self.name}]")
+                    f"{self.name}: cannot mix dtypes {first.name} and {dtype.name} (input "
+                    f"#{first_i} is {first.name}, input #{i} is {dtype.name}); autodiff never "
+                    f"casts implicitly: convert one with ad.cast")
 
 
 _SCALAR_CACHE = {}

@@ -199,7 +199,8 @@ class GradientTape:
         ...         y = x * x          # not on the tape
         """
         if not self._recording:
-            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+            raise RuntimeError("GradientTape.stop_recording: this tape is not recording (use "
+                               "it inside the tape's `with` block)")
         return _Paused(self)
 
     def reset(self):

@@ -196,8 +196,8 @@ def _set_vjp(op_type, vjp):
     prim = REGISTRY.get(op_type)
     registered = prim.vjp if prim is not None else _PENDING.get(op_type)
     if registered is not None:
-        raise KeyError(f"Registering two gradient with name '{op_type}'! "
-                       f"(it already has {_describe(registered)})")
+        raise KeyError(f"RegisterGradient: op type '{op_type}' already has a gradient "
+                       f"({_describe(registered)}); an op type gets one gradient only")
     if prim is not None:
         prim.vjp = vjp
     else:

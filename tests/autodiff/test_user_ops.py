@@ -169,14 +169,14 @@ def test_integer_inputs_get_no_gradient(define):
 
 def test_registering_two_gradients_for_one_op_type_is_a_key_error(define):
     _my_cube(define)
-    with pytest.raises(KeyError, match="Registering two gradient with name 'MyCube'!"):
+    with pytest.raises(KeyError, match="op type 'MyCube' already has a gradient"):
         @ad.RegisterGradient("MyCube")
         def _again(op, grad):
             return grad
 
 
 def test_registering_a_gradient_for_a_built_in_op_is_a_key_error():
-    with pytest.raises(KeyError, match="Registering two gradient with name 'Sin'!"):
+    with pytest.raises(KeyError, match="op type 'Sin' already has a gradient"):
         ad.RegisterGradient("Sin")(lambda op, grad: grad)
     assert ad.registry.REGISTRY["Sin"].vjp[0].__name__ != "vjp"  # the built-in rule is kept
 
@@ -242,7 +242,7 @@ def test_no_gradient_makes_the_gradient_none(define):
     assert y.numpy() == 1.0
     assert tape.gradient(y, x) is None
     assert tape.gradient(z, x).numpy() == 1.0
-    with pytest.raises(KeyError, match="Registering two gradient with name 'MyRound'!"):
+    with pytest.raises(KeyError, match="op type 'MyRound' already has a gradient"):
         ad.RegisterGradient("MyRound")(lambda op, grad: grad)
 
 
