@@ -105,6 +105,8 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
+    if not callable(f):
+        raise TypeError(f"ad.custom_gradient decorates a function, not {type(f).__name__} {f!r}")
     return _CustomGradientFunction(f)
 
 

@@ -31,6 +31,8 @@ names (``gradients_function``, ``gradients``) are also at the top of ``ad``.
 
 import contextlib
 
+import numpy as np
+
 from . import nest
 from .tape import GradientTape, UnconnectedGradients, _normalize_unconnected
 from .tensor import Tensor, Variable, convert_to_tensor
@@ -348,9 +350,12 @@ def gradients_function(f, params=None):
     >>> ad.gradients_function(lambda x, y: x * x * y)(3.0, 2.0)     # [12.0, 9.0]
     """
 
+    if not callable(f):
+        raise TypeError(f"gradients_function: f must be callable, not {type(f).__name__} {f!r}")
+
     def grad_fn(*args, dy=None):
         tensors = [a if isinstance(a, Variable) else convert_to_tensor(a) for a in args]
-        wanted = range(len(tensors)) if params is None else params
+        wanted = range(len(tensors)) if params is None else _checked_params(params, len(tensors))
         # One object passed twice (``g(x, x)``) is two arguments, each with its
         # own derivative: later copies become new tensors (as TensorFlow did).
         seen = set()
@@ -367,6 +372,22 @@ def gradients_function(f, params=None):
     grad_fn.__name__ = f"gradients_of_{getattr(f, '__name__', 'f')}"
     grad_fn.__doc__ = f"Derivatives of {getattr(f, '__name__', 'f')} for each argument."
     return grad_fn
+
+
+def _checked_params(params, n_args):
+    """``params`` as a list of argument positions, each an int in range."""
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise TypeError(f"gradients_function: params must be a list of argument positions "
+                        f"(ints), not {type(params).__name__} {params!r}")
+    positions = list(params)
+    for p in positions:
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+            raise TypeError(f"gradients_function: params must hold ints (argument positions), "
+                            f"got {type(p).__name__} {p!r}")
+        if not -n_args <= p < n_args:
+            raise ValueError(f"gradients_function: params names argument {p}, but the function "
+                             f"was called with {n_args} argument(s)")
+    return positions
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", **kwargs):

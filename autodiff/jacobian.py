@@ -59,6 +59,18 @@ def _check_fits(op, n_rows, chunk, row_bytes, result_bytes):
             f"{available / 2**30:.2f} GiB is free{hint}")
 
 
+def _checked_parallel_iterations(value, who):
+    """``parallel_iterations`` must be None or a positive int (rows per backward pass)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{who}: parallel_iterations must be None or a positive int, "
+                        f"not {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{who}: parallel_iterations must be None or a positive int, not {value}")
+    return int(value)
+
+
 def _chunks(n, parallel_iterations):
     """``(start, stop)`` row ranges of at most ``parallel_iterations`` rows (all at once if None)."""
     size = max(1, n if not parallel_iterations else int(parallel_iterations))
@@ -78,6 +90,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     from .tape import UnconnectedGradients, _normalize_unconnected
 
     unconnected = _normalize_unconnected(unconnected_gradients)
+    parallel_iterations = _checked_parallel_iterations(parallel_iterations, "jacobian")
     if target is None:
         raise TypeError("jacobian: target is None; pass the tensor to differentiate")
     if isinstance(target, (list, tuple, dict)):
@@ -179,6 +192,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     from .tape import _normalize_unconnected
 
     _normalize_unconnected(unconnected_gradients)
+    parallel_iterations = _checked_parallel_iterations(parallel_iterations, "batch_jacobian")
     target, source = convert_to_tensor(target), source
     if not isinstance(source, Tensor):
         raise ValueError(f"batch_jacobian: source must be a Tensor or Variable, not {source!r}")

@@ -223,3 +223,35 @@ def test_unregistered_one_off_op_is_not_in_the_registry():
 def test_registering_two_primitives_with_one_name_raises_key_error():
     with pytest.raises(KeyError):
         ad.Primitive("Mul", lambda xp, x, y: x * y, None)
+
+
+# ---- arguments of the tape's entry points --------------------------------------------------
+
+@pytest.mark.parametrize("bad,error", [(0, ValueError), (-3, ValueError), ("a", TypeError),
+                                       (1.5, TypeError)])
+def test_jacobian_parallel_iterations_must_be_a_positive_int(bad, error):
+    x = ad.constant([[1.0, 2.0], [3.0, 4.0]])
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+    with pytest.raises(error, match="jacobian: parallel_iterations"):
+        tape.jacobian(y, x, parallel_iterations=bad)
+    with pytest.raises(error, match="batch_jacobian: parallel_iterations"):
+        tape.batch_jacobian(y, x, parallel_iterations=bad)
+
+
+@pytest.mark.parametrize("params,error,message", [
+    ([5], ValueError, "params names argument 5"),
+    ("a", TypeError, "list of argument positions"),
+    ([0.5], TypeError, "must hold ints"),
+])
+def test_gradients_function_checks_params(params, error, message):
+    with pytest.raises(error, match=message):
+        ad.gradients_function(lambda a: a * a, params=params)(ad.constant(1.0))
+
+
+def test_gradients_function_and_custom_gradient_need_a_callable():
+    with pytest.raises(TypeError, match="gradients_function: f must be callable"):
+        ad.gradients_function(3)
+    with pytest.raises(TypeError, match="custom_gradient decorates a function"):
+        ad.custom_gradient(3)
