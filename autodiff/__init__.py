@@ -43,6 +43,7 @@ from .user_ops import RegisterGradient, no_gradient, primitive  # noqa: F401,E40
 from . import layers, saved_model  # noqa: F401,E402
 from .function import TensorSpec, function  # noqa: F401,E402
 from .module import Module  # noqa: F401,E402
+from .name_scope import name_scope  # noqa: F401,E402
 # ---- end modules, layers, traced functions, saved models ----
 
 

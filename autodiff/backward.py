@@ -105,7 +105,7 @@ def backward(records, seeds, source_ids, trace=None, n_batch=0):
     try:
         grads = dict(seeds)
         for rec in reversed(relevant):
-            _index, primitive, inputs, outputs, params, input_ids, output_ids = rec
+            _index, primitive, inputs, outputs, params, input_ids, output_ids, _scope = rec
             if len(output_ids) == 1:
                 oid = output_ids[0]
                 g = grads.get(oid) if oid in source_ids else grads.pop(oid, None)

@@ -18,13 +18,24 @@ once):
     >>> [v.name for v in m.trainable_variables]
     ['w:0']
 
+Calling a module whose class defines ``__call__`` as a plain function runs
+it inside ``ad.name_scope(module.name)``, so the records it makes carry the
+scope (``'my_model/dense'`` for a Dense layer called inside ``my_model``).
+Only the scope changes, never a value; a module calling itself again (a
+subclass's ``__call__`` calling ``super().__call__``) does not nest its
+name twice.
+
 Layers (``ad.layers``) change only the order of their *own* variables (the
 order they were created in, as Keras does: kernel before bias).
 """
 
+import functools
+import inspect
 import re
+import threading
 
 from . import nest
+from .name_scope import name_scope as _name_scope
 from .tensor import Variable
 
 __all__ = ["Module"]
@@ -54,6 +65,28 @@ class Module:
             raise ValueError(f"{name!r} is not a valid module name: module names must be "
                              f"valid Python identifiers (e.g. 'my_module')")
         self._ad_name = name
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        call = cls.__dict__.get("__call__")
+        if inspect.isfunction(call) and not getattr(call, "_ad_scoped", False):
+            cls.__call__ = _in_own_scope(call)
+
+    @property
+    def name_scope(self):
+        """``ad.name_scope(self.name)`` (as ``tf.Module.name_scope``)."""
+        return _name_scope(self.name)
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """Decorator: ``method`` runs inside the module's name scope (``tf.Module``'s).
+
+        >>> class Scaler(ad.Module):
+        ...     @ad.Module.with_name_scope
+        ...     def scale(self, x):
+        ...         return x * 2.0          # recorded with scope 'scaler'
+        """
+        return _in_own_scope(method)
 
     @property
     def name(self):
@@ -94,6 +127,28 @@ class Module:
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+_calling = threading.local()   # .module: the module whose scoped method runs now
+
+
+def _in_own_scope(method):
+    """``method`` wrapped to run inside ``ad.name_scope(self.name)``."""
+
+    @functools.wraps(method)
+    def scoped(self, *args, **kwargs):
+        outer = getattr(_calling, "module", None)
+        if outer is self:   # already inside this module's scope
+            return method(self, *args, **kwargs)
+        _calling.module = self
+        try:
+            with _name_scope(self._module_name()):
+                return method(self, *args, **kwargs)
+        finally:
+            _calling.module = outer
+
+    scoped._ad_scoped = True
+    return scoped
 
 
 def _flatten(value):

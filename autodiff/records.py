@@ -9,7 +9,8 @@ import operator
 
 __all__ = ["TapeRecord", "BackwardStep", "BackwardTrace"]
 
-_RECORD_FIELDS = ("index", "primitive", "inputs", "outputs", "params", "input_ids", "output_ids")
+_RECORD_FIELDS = ("index", "primitive", "inputs", "outputs", "params", "input_ids", "output_ids",
+                  "scope")
 
 
 class TapeRecord(tuple):
@@ -22,14 +23,17 @@ class TapeRecord(tuple):
             its data; the rest are shape-and-dtype placeholders with the same ids.
         params: the op's non-tensor arguments (axis, perm, ...).
         input_ids, output_ids: tuples of tensor ids (``x * x`` keeps both edges).
+        scope: the ``ad.name_scope`` the op ran in (``'sequential/dense'``, or
+            ``''``); views group records by it.
 
     A tuple underneath: recording one costs about half of a regular object.
     """
 
     __slots__ = ()
 
-    def __new__(cls, index, primitive, inputs, outputs, params, input_ids, output_ids):
-        return tuple.__new__(cls, (index, primitive, inputs, outputs, params, input_ids, output_ids))
+    def __new__(cls, index, primitive, inputs, outputs, params, input_ids, output_ids, scope=""):
+        return tuple.__new__(cls, (index, primitive, inputs, outputs, params, input_ids, output_ids,
+                                   scope))
 
     index = property(operator.itemgetter(0))
     primitive = property(operator.itemgetter(1))
@@ -38,6 +42,7 @@ class TapeRecord(tuple):
     params = property(operator.itemgetter(4))
     input_ids = property(operator.itemgetter(5))
     output_ids = property(operator.itemgetter(6))
+    scope = property(operator.itemgetter(7))
 
     def _asdict(self):
         return dict(zip(_RECORD_FIELDS, self))

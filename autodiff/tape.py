@@ -70,11 +70,15 @@ class _ThreadState(threading.local):
     forward computation.
 
     ``observers``: listeners for events that are not ops (see ``notify``).
+
+    ``scope``: the current ``ad.name_scope`` (``'model/dense'``; ``''`` at the
+    top), stamped on every record (see ``name_scope.py``).
     """
 
     def __init__(self):
         self.active = []
         self.observers = []
+        self.scope = ""
 
 
 thread_state = _ThreadState()
@@ -288,7 +292,8 @@ class GradientTape:
         output_ids = (out._id,) if len(outputs) == 1 else tuple([o._id for o in outputs])
         records = self._records
         records.append(tuple.__new__(TapeRecord, (len(records), primitive, tuple(inputs),
-                                                  outputs, params, input_ids, output_ids)))
+                                                  outputs, params, input_ids, output_ids,
+                                                  thread_state.scope)))
         if not primitive.watches_outputs:
             return  # StopGradient: on the tape (for the widgets) but its output is not watched
         if len(output_ids) == 1:
@@ -327,7 +332,7 @@ class GradientTape:
         for rec in self._records:
             outs = ", ".join(names[i] for i in rec.output_ids)
             ins = ", ".join(names[i] for i in rec.input_ids)
-            lines.append(f"  {outs} = {rec.op_type}({ins})")
+            lines.append(f"  {outs} = {rec.op_type}({ins})" + (f"  # {rec[7]}" if rec[7] else ""))
         return "\n".join(lines)
 
     def __repr__(self):
