@@ -1,0 +1,6 @@
+"""Conformance suite: the same test code runs on ``autodiff`` and on TensorFlow 2.
+
+Each test is written once as a function of a module ``m`` (``tf`` or ``ad``);
+``harness.py`` runs it on both and compares the normalized results. The random
+program generator lives in ``programs.py`` (specs and runner) and ``shrink.py``.
+"""
