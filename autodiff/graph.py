@@ -122,6 +122,7 @@ class Graph:
         self.constants = []
         self.variables = []
         self.outputs = None
+        self.backward_starts = []  # node indices where a traced tape.gradient began
 
     def run(self, args):
         """Replays the nodes on ``args`` (Tensors, one per placeholder); returns the outputs."""
@@ -238,7 +239,11 @@ class Tracer:
 
     def _observe(self, event, *details):
         """An assign while tracing becomes a node; the variable gets its old value back
-        when tracing ends, so only running the graph changes it (as in TensorFlow)."""
+        when tracing ends, so only running the graph changes it (as in TensorFlow).
+        A backward pass starting is marked, so compiled code can say where it begins."""
+        if event == "backward":
+            self.graph.backward_starts.append(len(self.graph.nodes))
+            return
         if event != "assign":
             return
         variable, value, mode = details
@@ -333,6 +338,10 @@ def prune(graph):
 
     for node in kept["node"]:
         node.inputs = [moved(r) for r in node.inputs]
+    kept_indices = sorted(new_index["node"])
+    graph.backward_starts = sorted({
+        new_index["node"][next(k for k in kept_indices if k >= start)]
+        for start in graph.backward_starts if kept_indices and start <= kept_indices[-1]})
     graph.nodes, graph.constants, graph.variables = kept["node"], kept["const"], kept["var"]
     graph.outputs = nest.map_structure(lambda leaf: moved(leaf) if isinstance(leaf, Ref) else leaf,
                                        graph.outputs)

@@ -446,6 +446,8 @@ class GradientTape:
                                "one gradient (or jacobian) call and has freed its records; "
                                "create it with persistent=True to call it more than once")
         self._leave_context_for_gradient()
+        if thread_state.observers:
+            notify("backward", self)  # a tracer marks where a backward pass begins
 
     def _end_backward(self):
         """A non-persistent tape frees its records once its gradients are computed."""
