@@ -44,6 +44,8 @@ from . import layers, saved_model  # noqa: F401,E402
 from .function import TensorSpec, function  # noqa: F401,E402
 from .module import Module  # noqa: F401,E402
 from .name_scope import name_scope  # noqa: F401,E402
+from .ops.losses import one_hot  # noqa: F401,E402
+from . import optimizers  # noqa: F401,E402
 # ---- end modules, layers, traced functions, saved models ----
 
 

@@ -2,3 +2,9 @@
 
 from .ops.elementwise import sigmoid, softplus, tanh  # noqa: F401
 from .ops.nn import *  # noqa: F401,F403
+from .ops.losses import (sigmoid_cross_entropy_with_logits,  # noqa: F401
+                         softmax_cross_entropy_with_logits,
+                         sparse_softmax_cross_entropy_with_logits)
+from .ops.nn_compositions import dropout, moments  # noqa: F401
+from .ops.conv import conv1d, conv2d  # noqa: F401
+from .ops.pooling import avg_pool2d, max_pool2d  # noqa: F401
