@@ -44,6 +44,8 @@ import inspect
 import weakref
 
 from . import nest
+from . import tape as _tape
+from .compiler import STAGES, compile_graph
 from .graph import Tracer, trace
 from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
                         probe_value)
@@ -61,14 +63,27 @@ class ConcreteFunction:
         structured_input_signature: the key, as data (see ``describe``).
     """
 
-    def __init__(self, graph, name, description):
+    def __init__(self, graph, name, description, jit_compile=False, arg_names=()):
         self.graph = graph
         self.name = name
         self.structured_input_signature = description
         self._key = key_of(description)
+        self._jit_compile = bool(jit_compile)
+        self._arg_names = arg_names
+        self._program = None
 
     def _run(self, flat_tensors):
+        # A compiled program computes on raw arrays, which no tape could record:
+        # while anything records in this thread, replay the graph op by op instead.
+        if self._jit_compile and not _tape.thread_state.active:
+            return self.program().run(flat_tensors)
         return self.graph.run(flat_tensors)
+
+    def program(self):
+        """This trace written out as Python (``compiler.py``), compiled on first use."""
+        if self._program is None:
+            self._program = compile_graph(self.graph, self.name, self._arg_names)
+        return self._program
 
     def __call__(self, *args, **kwargs):
         structure = bind(args, kwargs, None, (), self.name)
@@ -93,7 +108,8 @@ class Function:
     its own bound Function with its own traces.
     """
 
-    def __init__(self, python_function, input_signature=None, name=None, instance=None):
+    def __init__(self, python_function, input_signature=None, name=None, instance=None,
+                 jit_compile=False):
         if input_signature is not None:
             input_signature = tuple(input_signature)
             for spec in nest.flatten(input_signature):
@@ -101,6 +117,7 @@ class Function:
                     raise TypeError(f"input_signature must be a list of ad.TensorSpec (nested "
                                     f"lists allowed), got {spec!r}")
         self._python_function = python_function
+        self._jit_compile = bool(jit_compile)
         self._input_signature = input_signature
         self._instance = instance
         self._name = name or getattr(python_function, "__name__", "function")
@@ -141,7 +158,7 @@ class Function:
         bound = cache.get(id(self))
         if bound is None:
             bound = cache[id(self)] = Function(self._python_function, self._input_signature,
-                                               self._name, instance)
+                                               self._name, instance, self._jit_compile)
         return bound
 
     def __call__(self, *args, **kwargs):
@@ -181,9 +198,44 @@ class Function:
             args = [self._instance] + list(args)
         self._tracing_count += 1
         graph = trace(Tracer(placeholders), lambda: self._python_function(*args, **kwargs))
-        concrete = ConcreteFunction(graph, self._name, description)
+        concrete = ConcreteFunction(graph, self._name, description, self._jit_compile,
+                                    self._placeholder_names(structure))
         concrete._keepalive = [leaf for leaf in flat if not is_placeholder(leaf)]  # ids in the key
         return concrete
+
+    def _placeholder_names(self, structure):
+        """A name per tensor argument, for compiled source: ``x``, or ``x_0, x_1`` in a list."""
+        args, kwargs = structure
+        names = []
+        for name, value in list(zip(self._arg_names, args)) + sorted(kwargs.items()):
+            leaves = [leaf for leaf in nest.flatten(value) if is_placeholder(leaf)]
+            names += [name] if len(leaves) == 1 else [f"{name}_{k}" for k in range(len(leaves))]
+        return tuple(names)
+
+    def experimental_get_compiler_ir(self, *args, **kwargs):
+        """The compiled form of the trace for these arguments (TensorFlow's method).
+
+        Returns a function ``ir(stage="python")``: ``"python"`` gives the
+        straight-line program ``jit_compile=True`` runs (``compiler.py``),
+        ``"graph"`` the traced graph. It works with or without ``jit_compile``.
+
+        >>> f = ad.function(lambda x: ad.sin(x) * x, jit_compile=True)
+        >>> print(f.experimental_get_compiler_ir(ad.constant(1.0))(stage="python"))
+        def f_lambda(xp, x):
+            v0 = Sin(xp, x)
+            v1 = Mul(xp, v0, x)  # v0 * x
+            return (v1,)
+        """
+        concrete = self.get_concrete_function(*args, **kwargs)
+
+        def ir(stage="python", device_name=None, platform_name=None):
+            if stage == "python":
+                return concrete.program().source
+            if stage == "graph":
+                return str(concrete.graph)
+            raise ValueError(f"experimental_get_compiler_ir: unknown stage {stage!r}; this "
+                             f"engine compiles to {' or '.join(map(repr, STAGES))}")
+        return ir
 
     def __repr__(self):
         return f"<ad.function {self._name}: {self._tracing_count} trace(s)>"
@@ -197,8 +249,12 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
         func: the Python function (or method) to trace.
         input_signature: a list of ``ad.TensorSpec`` (nested lists allowed),
             one per argument; calls must fit it.
-        autograph, jit_compile, reduce_retracing: accepted for TensorFlow
-            compatibility; they change nothing here.
+        jit_compile: True writes each trace out as a straight-line Python
+            program over the backend's arrays (``compiler.py``) and runs that
+            when no tape records; ``f.experimental_get_compiler_ir(*args)()``
+            shows it. Results equal the uncompiled ones.
+        autograph, reduce_retracing: accepted for TensorFlow compatibility;
+            they change nothing here.
         name: a name for the traces (default: the function's).
 
     Returns:
@@ -211,5 +267,5 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     array([2., 4.], dtype=float32)
     """
     if func is None:
-        return lambda f: Function(f, input_signature, name)
-    return Function(func, input_signature, name)
+        return lambda f: Function(f, input_signature, name, jit_compile=jit_compile)
+    return Function(func, input_signature, name, jit_compile=jit_compile)

@@ -126,3 +126,40 @@ def test_params_that_are_not_plain_literals_reach_the_program_as_data():
     program = compile_graph(graph, "pick", ["x"])
     np.testing.assert_array_equal(program.run([ad.constant([1.0, 2.0, 3.0])]).numpy(), [3.0, 1.0])
     assert "import" not in program.source and "__" not in program.source
+
+
+# ---- ad.function(jit_compile=True) ------------------------------------------------------------
+
+def test_jit_compiled_training_step_matches_the_uncompiled_one_and_shows_its_source():
+    rng = np.random.default_rng(0)
+    start = rng.normal(size=(3, 2))
+    x = ad.constant(rng.normal(size=(4, 3)))
+    losses = {}
+    for jit in (False, True):
+        w = ad.Variable(start, name="w")
+
+        @ad.function(jit_compile=jit)
+        def step(x):
+            with ad.GradientTape() as tape:
+                loss = ad.reduce_sum(ad.tanh(x @ w) ** 2)
+            w.assign_sub(0.1 * tape.gradient(loss, w))
+            return loss
+
+        losses[jit] = [float(step(x)) for _ in range(5)]
+    np.testing.assert_allclose(losses[True], losses[False], rtol=1e-12)
+    assert losses[True][-1] < losses[True][0]
+    source = step.experimental_get_compiler_ir(x)(stage="python")
+    assert source.startswith("def step(xp, x):") and "_assign(w_variable, 'sub'" in source
+    assert step.experimental_get_compiler_ir(x)(stage="graph").startswith("graph(")
+    with pytest.raises(ValueError, match="unknown stage 'hlo'"):
+        step.experimental_get_compiler_ir(x)(stage="hlo")
+
+
+def test_a_tape_outside_a_jit_compiled_function_still_differentiates_it():
+    f = ad.function(lambda x: ad.sin(x) * x, jit_compile=True)
+    x = ad.constant(0.5)
+    assert float(f(x)) == pytest.approx(np.sin(0.5) * 0.5, rel=1e-6)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert float(tape.gradient(y, x)) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5), rel=1e-6)
