@@ -34,7 +34,7 @@ from .ops.matmul import matmul
 from .ops.shape import STOP_GRADIENT, reshape
 from .tensor import Variable, convert_to_tensor
 
-__all__ = ["Layer", "Dense", "BatchNormalization"]
+__all__ = ["Layer", "Dense", "BatchNormalization", "Conv2D"]
 
 _name_counters = {}  # base name -> itertools.count, so names are unique per run (Keras' uids)
 
@@ -63,8 +63,13 @@ def get_activation(activation):
 
 
 def glorot_uniform(shape, dtype):
-    """Keras' default kernel initializer: U(-l, l) with l = sqrt(6 / (fan_in + fan_out))."""
+    """Keras' default kernel initializer: U(-l, l) with l = sqrt(6 / (fan_in + fan_out)).
+
+    For a conv kernel ``(kh, kw, in, out)`` the fans count the receptive
+    field too: ``fan_in = kh * kw * in`` (Keras' ``compute_fans``)."""
     fan_in, fan_out = (shape[-2], shape[-1]) if len(shape) >= 2 else (shape[0], shape[0])
+    receptive = _math.prod(shape[:-2]) if len(shape) > 2 else 1
+    fan_in, fan_out = fan_in * receptive, fan_out * receptive
     limit = _math.sqrt(6.0 / max(1, fan_in + fan_out))
     return _random.uniform(shape, -limit, limit, dtype=dtype)
 
@@ -283,3 +288,73 @@ class BatchNormalization(Layer):
         # With the library's ops (as Keras does), so that an ad.function traces the
         # update and replays it on every call; stop_gradient: nothing to differentiate.
         variable.assign_sub((variable - STOP_GRADIENT(value)) * (1.0 - self.momentum))
+
+
+class Conv2D(Layer):
+    """A 2-D convolution layer: ``activation(conv2d(inputs, kernel) + bias)``, as Keras.
+
+    Args:
+        filters: number of output channels.
+        kernel_size: an int or a pair ``(kh, kw)``.
+        strides: an int or a pair (default 1).
+        padding: ``'valid'`` or ``'same'`` (any case).
+        dilation_rate: an int or a pair (default 1).
+        activation: a callable, a name or None.
+        use_bias: whether to add a bias per output channel.
+        kernel_initializer, bias_initializer: as ``Dense``.
+
+    Inputs are NHWC ``[batch, height, width, channels]``; the kernel,
+    created on the first call, is ``(kh, kw, channels, filters)``.
+
+    >>> layer = ad.layers.Conv2D(4, 3, padding="same")
+    >>> layer(ad.ones([2, 8, 8, 3])).shape, layer.kernel.shape
+    (TensorShape([2, 8, 8, 4]), TensorShape([3, 3, 3, 4]))
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 dilation_rate=(1, 1), activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name=None, dtype=None):
+        # Keras' name is 'conv2d' (not the snake case of the class name, 'conv2_d')
+        super().__init__(name=name or _unique_name("conv2d"), dtype=dtype)
+        if int(filters) <= 0:
+            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly "
+                             f"positive value. Received filters={filters}.")
+        self.filters = int(filters)
+        self.kernel_size = _int_pair(kernel_size, "kernel_size")
+        self.strides = _int_pair(strides, "strides")
+        self.dilation_rate = _int_pair(dilation_rate, "dilation_rate")
+        self.padding = str(padding).lower()
+        if self.padding not in ("valid", "same"):
+            raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. "
+                             f"Received: padding={padding}")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        if len(input_shape) != 4 or input_shape[-1] is None:
+            raise ValueError(f"Input 0 of layer {self.name!r} is incompatible with the layer: "
+                             f"expected ndim=4 [batch, height, width, channels], found "
+                             f"ndim={len(input_shape)}. Full shape received: {input_shape}")
+        self.kernel = self.add_weight(
+            "kernel", self.kernel_size + (input_shape[-1], self.filters), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+
+    def call(self, inputs):
+        outputs = nn.conv2d(inputs, self.kernel, strides=self.strides,
+                            padding=self.padding.upper(), dilations=self.dilation_rate)
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return outputs if self.activation is None else self.activation(outputs)
+
+
+def _int_pair(value, what):
+    pair = (value, value) if isinstance(value, int) else tuple(int(v) for v in value)
+    if len(pair) != 2 or min(pair) < 1:
+        raise ValueError(f"The `{what}` argument must be a tuple of 2 positive integers. "
+                         f"Received: {what}={value}")
+    return pair
