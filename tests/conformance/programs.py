@@ -1,0 +1,252 @@
+"""Random programs over the ops ad and TensorFlow share: a plain-data spec and its runner.
+
+A spec is JSON-like data, so it can be printed, shrunk and turned into code::
+
+    {"dtype": "float32", "mode": "grad",           # grad | grad2 | jacobian | jvp
+     "inputs": [{"name": "a", "shape": [2, 3], "values": [...], "kind": "watched"}],
+     "ops": [{"out": "v0", "op": "sin", "args": ["a"], "params": {}}, ...],
+     "tangents": {"a": [...]}}                      # jvp only
+
+The program's output is the last op's result. ``run(m, spec)`` runs it on the
+module ``m`` (``tf`` or ``ad``) and returns the forward value and the
+derivatives the mode asks for: ``grad`` one tape; ``grad2`` two nested tapes
+(the gradient of the sum of the first gradients); ``jacobian``; ``jvp`` a
+ForwardAccumulator with the spec's tangents. Inputs of kind ``watched`` are
+watched, ``variable`` ones are trainable Variables (watched by access) and
+``constant`` ones are not watched: their derivative must be None.
+``generate(seed, ...)`` builds a random spec whose shapes TensorFlow accepts.
+"""
+
+import numpy as np
+
+from .program_ops import OPS, broadcast_partner, random_values
+
+MODES = ("grad", "grad", "grad", "grad2", "jacobian", "jvp")
+_CODE_CACHE = {}
+
+
+def expression(op, argnames):
+    """The op's Python expression over ``m`` with these argument names."""
+    template = OPS[op["op"]][0]
+    return template.format(*argnames, **op["params"])
+
+
+def _eval(m, op, env):
+    names = [f"_a{i}" for i in range(len(op["args"]))]
+    src = expression(op, names)
+    code = _CODE_CACHE.get(src)
+    if code is None:
+        code = _CODE_CACHE[src] = compile(src, "<program>", "eval")
+    scope = {"m": m}
+    scope.update(zip(names, (env[a] for a in op["args"])))
+    return eval(code, scope)  # noqa: S307 - our own templates, from program_ops.OPS
+
+
+def input_array(inp, dtype, key="values"):
+    return np.asarray(inp[key], dtype=dtype).reshape(inp["shape"])
+
+
+def _inputs(m, spec):
+    xs = []
+    for inp in spec["inputs"]:
+        value = input_array(inp, spec["dtype"])
+        xs.append(m.Variable(value) if inp["kind"] == "variable" else m.constant(value))
+    return xs
+
+
+def forward(m, spec, xs):
+    env = {inp["name"]: x for inp, x in zip(spec["inputs"], xs)}
+    for op in spec["ops"]:
+        env[op["out"]] = _eval(m, op, env)
+    return env[spec["ops"][-1]["out"]]
+
+
+def _watch(tape, spec, xs):
+    for inp, x in zip(spec["inputs"], xs):
+        if inp["kind"] == "watched":
+            tape.watch(x)
+
+
+def run(m, spec):
+    """Runs the spec on ``m``: a dict of the forward value and the derivatives."""
+    xs = _inputs(m, spec)
+    mode = spec["mode"]
+    if mode == "jvp":
+        primals = [x for inp, x in zip(spec["inputs"], xs) if inp["kind"] != "constant"]
+        tangents = [m.constant(input_array(inp, spec["dtype"], "tangent"))
+                    for inp in spec["inputs"] if inp["kind"] != "constant"]
+        with m.autodiff.ForwardAccumulator(primals, tangents) as acc:
+            y = forward(m, spec, xs)
+        return {"y": y, "jvp": acc.jvp(y)}
+    if mode == "grad2":
+        with m.GradientTape() as outer:
+            _watch(outer, spec, xs)
+            with m.GradientTape() as inner:
+                _watch(inner, spec, xs)
+                y = forward(m, spec, xs)
+            g = inner.gradient(y, xs)
+            connected = [m.reduce_sum(v) for v in g if v is not None]
+            total = None
+            for v in connected:
+                total = v if total is None else total + v
+        h = outer.gradient(total, xs) if total is not None else None
+        return {"y": y, "g": g, "h": h}
+    with m.GradientTape() as tape:
+        _watch(tape, spec, xs)
+        y = forward(m, spec, xs)
+    if mode == "jacobian":
+        return {"y": y, "jacobian": tape.jacobian(y, xs)}
+    return {"y": y, "grad": tape.gradient(y, xs)}
+
+
+def infer_shapes(tf, spec):
+    """{value name: shape} by running the ops on zeros in TensorFlow (raises if invalid)."""
+    env = {inp["name"]: tf.zeros(inp["shape"], dtype=spec["dtype"]) for inp in spec["inputs"]}
+    for op in spec["ops"]:
+        env[op["out"]] = _eval(tf, op, env)
+    return {k: tuple(int(d) for d in v.shape) for k, v in env.items()}
+
+
+def _new_input(rng, spec, shape, edge):
+    name = "abcdefghijklmnopqrstuvwxyz"[len(spec["inputs"])] if len(spec["inputs"]) < 26 \
+        else f"x{len(spec['inputs'])}"
+    kind = str(rng.choice(["watched"] * 6 + ["variable", "constant"]))
+    spec["inputs"].append({"name": name, "shape": list(shape), "kind": kind,
+                           "values": random_values(rng, shape, edge).tolist(),
+                           "tangent": np.asarray(np.round(rng.uniform(-1, 1, size=shape), 1)).tolist()})
+    return name
+
+
+def _random_shape(rng, empty):
+    rank = int(rng.choice([0, 1, 1, 2, 2, 2, 3]))
+    shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+    if empty and shape:
+        shape[int(rng.integers(rank))] = 0
+    return shape
+
+
+def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
+    """A random valid spec from ``seed``; ``must_use`` forces one op into it."""
+    rng = np.random.default_rng(seed)
+    names = sorted(op_names or OPS)
+    edge = rng.random() < 0.15
+    empty = rng.random() < 0.05
+    spec = {"seed": seed, "dtype": dtype or str(rng.choice(["float32", "float64"])),
+            "mode": str(rng.choice(MODES)), "inputs": [], "ops": []}
+    _new_input(rng, spec, _random_shape(rng, empty), edge)
+    shapes = infer_shapes(tf, spec)
+    n_ops = n_ops or int(rng.integers(1, 6))
+    plan = [str(rng.choice(names)) for _ in range(n_ops)]
+    if must_use:
+        plan[int(rng.integers(n_ops))] = must_use
+    for step, opname in enumerate(plan):
+        for _attempt in range(8):
+            # mostly continue from the latest value, sometimes from any earlier one
+            pool = list(shapes)
+            src = pool[-1] if rng.random() < 0.7 else str(rng.choice(pool))
+            picked = OPS[opname][1](rng, shapes[src], spec["dtype"] == "float64")
+            if picked is None:
+                if rng.random() < 0.5 or _attempt > 3:  # give this op a fitting fresh input
+                    src = _new_input(rng, spec, _fitting_shape(rng, opname), edge)
+                    shapes = infer_shapes(tf, spec) | shapes
+                    picked = OPS[opname][1](rng, shapes[src], spec["dtype"] == "float64")
+                if picked is None:
+                    continue
+            partner, params = picked
+            args = [src]
+            if partner is not None:
+                if partner == "same":
+                    same = [k for k, s in shapes.items() if s == shapes[src] and k != src]
+                    pshape = shapes[src]
+                    args.append(str(rng.choice(same)) if same and rng.random() < 0.5
+                                else _new_input(rng, spec, pshape, edge))
+                else:
+                    pshape = broadcast_partner(rng, shapes[src]) if partner == "broadcast" else partner
+                    args.append(_new_input(rng, spec, pshape, edge))
+                if rng.random() < 0.3 and opname not in ("matmul", "einsum", "solve"):
+                    args.reverse()
+            op = {"out": f"v{step}", "op": opname, "args": args, "params": params}
+            spec["ops"].append(op)
+            try:
+                shapes = infer_shapes(tf, spec)
+            except Exception:  # noqa: BLE001 - an invalid draw: try again
+                spec["ops"].pop()
+                continue
+            break
+    if not spec["ops"]:
+        spec["ops"].append({"out": "v0", "op": "identity", "args": [spec["inputs"][0]["name"]],
+                            "params": {}})
+    if spec["mode"] == "jacobian" and int(np.prod(shapes[spec["ops"][-1]["out"]])) > 64:
+        spec["mode"] = "grad"
+    return prune(spec)
+
+
+def _fitting_shape(rng, opname):
+    n = int(rng.integers(1, 4))
+    if opname in ("solve", "inv", "det", "cholesky"):
+        return [n, n] if rng.random() < 0.8 else [2, n, n]
+    if opname in ("matmul", "einsum"):
+        return [int(rng.integers(1, 4)), n]
+    return [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4)))]
+
+
+def prune(spec):
+    """Drops ops the output does not depend on, and inputs nothing reads."""
+    needed = {spec["ops"][-1]["out"]}
+    kept = []
+    for op in reversed(spec["ops"]):
+        if op["out"] in needed:
+            kept.append(op)
+            needed.update(op["args"])
+    spec = dict(spec, ops=kept[::-1])
+    spec["inputs"] = [inp for inp in spec["inputs"] if inp["name"] in needed]
+    return spec
+
+
+def to_code(spec):
+    """A runnable repro of the spec on ad (print the forward value and derivatives)."""
+    dt = spec["dtype"]
+    lines = ["import numpy as np", "import autodiff as ad", "nan, inf = np.nan, np.inf", ""]
+    for inp in spec["inputs"]:
+        arr = f"np.array({inp['values']!r}, dtype='{dt}').reshape({inp['shape']})"
+        maker = "ad.Variable" if inp["kind"] == "variable" else "ad.constant"
+        lines.append(f"{inp['name']} = {maker}({arr})" + ("  # not watched" if inp["kind"] == "constant" else ""))
+    names = [inp["name"] for inp in spec["inputs"]]
+    watched = [inp["name"] for inp in spec["inputs"] if inp["kind"] == "watched"]
+    body = [f"{op['out']} = " + expression(op, op["args"]).replace("m.", "ad.") for op in spec["ops"]]
+    out, mode = spec["ops"][-1]["out"], spec["mode"]
+    src = "[" + ", ".join(names) + "]"
+    if mode == "jvp":
+        prim = [inp for inp in spec["inputs"] if inp["kind"] != "constant"]
+        tang = ", ".join(f"ad.constant(np.array({p['tangent']!r}, dtype='{dt}').reshape({p['shape']}))"
+                         for p in prim)
+        lines.append(f"with ad.autodiff.ForwardAccumulator([{', '.join(p['name'] for p in prim)}], [{tang}]) as acc:")
+        lines += ["    " + b for b in body] + [f"print({out})", f"print(acc.jvp({out}))"]
+    elif mode == "grad2":
+        lines.append("with ad.GradientTape() as outer:")
+        lines.append(f"    outer.watch([{', '.join(watched)}])" if watched else "    pass")
+        lines.append("    with ad.GradientTape() as inner:")
+        lines.append(f"        inner.watch([{', '.join(watched)}])" if watched else "        pass")
+        lines += ["        " + b for b in body]
+        lines.append(f"    g = inner.gradient({out}, {src})")
+        lines.append("    total = sum(ad.reduce_sum(v) for v in g if v is not None)")
+        lines += [f"print({out})", "print(g)", f"print(outer.gradient(total, {src}))"]
+    else:
+        lines.append("with ad.GradientTape() as tape:")
+        lines.append(f"    tape.watch([{', '.join(watched)}])" if watched else "    pass")
+        lines += ["    " + b for b in body] + [f"print({out})"]
+        call = "jacobian" if mode == "jacobian" else "gradient"
+        lines.append(f"print(tape.{call}({out}, {src}))")
+    return "\n".join(lines)
+
+
+TOLERANCE = {"float32": (1e-3, 1e-4), "float64": (1e-6, 1e-8)}
+
+
+def mismatch(tf, spec):
+    """The differences between ad and TensorFlow on this spec (empty: they agree)."""
+    from .harness import differences, modules, outcome
+
+    ad, _ = modules()
+    return differences(outcome(lambda m: run(m, spec), ad), outcome(lambda m: run(m, spec), tf),
+                       tol=TOLERANCE[spec["dtype"]])

@@ -1,0 +1,66 @@
+"""Random programs run on ad and on TensorFlow; a mismatch is shrunk to a repro.
+
+Two families of tests, all from fixed seeds (the same programs on every run):
+
+- ``test_generated_op[<op>]``: programs that all use that op, so a failure
+  names the op at fault;
+- ``test_generated_mixed[<chunk>]``: programs over every op at once.
+
+``CONFORMANCE_PROGRAMS=N`` scales the number of programs (default
+``DEFAULT_PROGRAMS``, sized for about a minute on a 2-core CI machine).
+A failing test prints, for the first mismatches, the shrunk spec's runnable
+ad code and the differences that remain.
+"""
+
+import os
+
+import pytest
+
+from . import programs
+from .program_ops import OPS
+from .shrink import shrink
+
+DEFAULT_PROGRAMS = 2400
+TOTAL = int(os.environ.get("CONFORMANCE_PROGRAMS", DEFAULT_PROGRAMS))
+PER_OP = max(1, TOTAL // 4 // len(OPS))     # a quarter of the programs, spread over the ops
+CHUNKS = 12
+PER_CHUNK = max(1, (TOTAL - PER_OP * len(OPS)) // CHUNKS)
+SHRINK_AT_MOST = 2
+
+
+def _check(tf, seeds, **gen_kwargs):
+    failures = []
+    for seed in seeds:
+        spec = programs.generate(tf, seed, **gen_kwargs)
+        diffs = programs.mismatch(tf, spec)
+        if diffs:
+            failures.append((spec, diffs))
+    if not failures:
+        return
+    report = [f"{len(failures)} of {len(seeds)} programs differ between ad and TensorFlow "
+              f"(seeds {[s['seed'] for s, _ in failures][:20]})"]
+    seen = set()
+    for spec, diffs in failures:
+        if len(seen) >= SHRINK_AT_MOST:
+            break
+        small = shrink(tf, spec, lambda s: bool(programs.mismatch(tf, s)))
+        key = tuple(op["op"] for op in small["ops"])
+        if key in seen:
+            continue
+        seen.add(key)
+        report += [f"\n--- seed {spec['seed']}: {len(spec['ops'])} ops shrunk to {len(small['ops'])} "
+                   f"({small['dtype']}, mode {small['mode']}); repro:",
+                   programs.to_code(small), "--- differences (ad vs tf):",
+                   "\n".join(programs.mismatch(tf, small))]
+    pytest.fail("\n".join(report), pytrace=False)
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_generated_op(tf, op):
+    base = 100_000 + 1000 * sorted(OPS).index(op)
+    _check(tf, range(base, base + PER_OP), must_use=op)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_generated_mixed(tf, chunk):
+    _check(tf, range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK))
