@@ -209,6 +209,20 @@ def _write(graph, nodes, live, name, arg_names):
 
     for c, tensor in enumerate(graph.constants):
         lines.append(f"    # {names[('const', c)]}: {_describe_constant(tensor)}")
+    def producer(ref):  # the node index whose value a node ref names, after sharing
+        node, same_as = nodes[ref.index]
+        return ref.index if node is not None else same_as
+
+    # Each intermediate is deleted right after its last use, so big arrays are
+    # freed as early as in eager code (and their memory reused at once).
+    returned = {producer(leaf) for leaf in nest.flatten(graph.outputs)
+                if isinstance(leaf, Ref) and leaf.kind == "node"}
+    last_use = {}
+    for i in live:
+        if nodes[i][0] is not None:
+            for r in nodes[i][0].inputs:
+                if r.kind == "node":
+                    last_use[producer(r)] = i
     folded = {}  # node index -> its value, for pure nodes of constants only (computed now)
     counter = 0
     backward_at = set(getattr(graph, "backward_starts", ()))
@@ -261,6 +275,11 @@ def _write(graph, nodes, live, name, arg_names):
             names[("multi", i)] = True
         label = _label(node, ref_text)
         lines.append(f"    {target} = {fn}(xp{args})" + (f"  # {label}" if label else ""))
+        done = sorted({producer(r) for r in node.inputs if r.kind == "node"
+                       and last_use.get(producer(r)) == i and producer(r) not in returned
+                       and producer(r) not in folded})
+        if done:
+            lines.append(f"    del {', '.join(names[('node', j)] for j in done)}")
     outs = [ref_text(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", namespace

@@ -138,6 +138,16 @@ def load_autodiff():
     return ad
 
 
+def add_jit(impls, ad, fn, *tensors):
+    """The workload compiled: ``ad.function(fn, jit_compile=True)(*tensors)`` (the "jit" column).
+
+    ``fn`` takes the workload's tensors (Variables stay captured by
+    reference); it is traced on the first call, which the warm-up absorbs.
+    """
+    compiled = ad.function(fn, jit_compile=True)
+    impls["jit"] = lambda: compiled(*tensors)
+
+
 def add_peers(impls, peer_builders, *args):
     """Add each installed peer's callable; a peer that fails is only noted.
 

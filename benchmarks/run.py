@@ -23,7 +23,7 @@ import traceback
 
 from benchmarks import harness  # imports no NumPy: threads can still be pinned
 
-PEERS = ("autograd", "torch")
+PEERS = ("jit", "autograd", "torch")
 # Which figure of a measurement heads the table and makes the ratios.
 HEADLINE = {"time": "median", "memory": "held"}
 

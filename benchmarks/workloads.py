@@ -20,8 +20,8 @@ import numpy as np
 
 from benchmarks import harness
 # REGISTRY is imported for run.py: importing this module is what fills it.
-from benchmarks.registry import (REGISTRY, add_peers, check_against_numpy,  # noqa: F401
-                                 load_autodiff, register)
+from benchmarks.registry import (REGISTRY, add_jit, add_peers,  # noqa: F401
+                                 check_against_numpy, load_autodiff, register)
 
 
 # ---------------------------------------------------------------- W1
@@ -95,6 +95,7 @@ def _w1_impls(x, steps):
     if ad is not None:
         x_ad = ad.constant(x)
         impls["autodiff"] = lambda: w1_autodiff(ad, x_ad, steps)
+        add_jit(impls, ad, lambda x: w1_autodiff(ad, x, steps), x_ad)
     add_peers(impls, {"autograd": _w1_autograd, "torch": _w1_torch}, x, steps)
     return impls
 
@@ -223,6 +224,7 @@ def build_w2():
         ad_params = [ad.Variable(p) for p in params]
         x_ad, target_ad = ad.constant(x), ad.constant(target)
         impls["autodiff"] = lambda: mlp_step_autodiff(ad, ad_params, x_ad, target_ad)
+        add_jit(impls, ad, lambda x, t: mlp_step_autodiff(ad, ad_params, x, t), x_ad, target_ad)
     add_peers(impls, {"autograd": _w2_autograd, "torch": _w2_torch},
               params, x, target)
     check_against_numpy("W2", impls)

@@ -38,7 +38,7 @@ were written, and an untested peer would risk voiding the row.
 
 import numpy as np
 
-from benchmarks.registry import check_against_numpy, load_autodiff, register
+from benchmarks.registry import add_jit, check_against_numpy, load_autodiff, register
 
 # ---------------------------------------------------------------- W5
 W5_BATCH, W5_SIZES = 64, (32, 32, 16)
@@ -131,6 +131,7 @@ def build_w5():
         variables = [ad.Variable(p) for p in params]
         k1 = ad.constant(params[0])
         impls["autodiff"] = lambda: w5_autodiff(ad, x_ad, variables)
+        add_jit(impls, ad, lambda x: w5_autodiff(ad, x, variables), x_ad)
         impls["autodiff/tape.hessian"] = lambda: w5_tape_hessian(ad, x_ad, variables)
         impls["autodiff/functional"] = lambda: w5_functional_hessian(
             ad, x_ad, [k1] + variables[1:])
@@ -182,6 +183,7 @@ def _w5_hvp_impls(hvp):
         x_ad, v_ad = ad.constant(x), ad.constant(v)
         variables = [ad.Variable(p) for p in params]
         impls["autodiff"] = lambda: hvp(ad, x_ad, variables, v_ad)
+        add_jit(impls, ad, lambda x, v: hvp(ad, x, variables, v), x_ad, v_ad)
     return impls
 
 
@@ -245,5 +247,6 @@ def build_w6():
     if ad is not None:
         x_ad = ad.constant(x)
         impls["autodiff"] = lambda: w6_autodiff(ad, x_ad)
+        add_jit(impls, ad, lambda x: w6_autodiff(ad, x), x_ad)
     check_against_numpy("W6", impls)
     return impls

@@ -24,7 +24,7 @@ untested peer would risk voiding the row.
 
 import numpy as np
 
-from benchmarks.registry import check_against_numpy, load_autodiff, register
+from benchmarks.registry import add_jit, check_against_numpy, load_autodiff, register
 
 # ---------------------------------------------------------------- W3
 W3_BATCH, W3_IN, W3_OUT = 64, 32, 64
@@ -66,6 +66,7 @@ def build_w3():
     if ad is not None:
         x_ad, kernel_ad, bias_ad = ad.constant(x), ad.Variable(kernel), ad.Variable(bias)
         impls["autodiff"] = lambda: w3_autodiff(ad, x_ad, kernel_ad, bias_ad)
+        add_jit(impls, ad, lambda x: w3_autodiff(ad, x, kernel_ad, bias_ad), x_ad)
     check_against_numpy("W3", impls)
     return impls
 
@@ -125,5 +126,6 @@ def build_w4():
     if ad is not None:
         x_ad, params_ad = ad.constant(x), [ad.Variable(p) for p in params]
         impls["autodiff"] = lambda: w4_autodiff(ad, x_ad, params_ad)
+        add_jit(impls, ad, lambda x: w4_autodiff(ad, x, params_ad), x_ad)
     check_against_numpy("W4", impls)
     return impls
