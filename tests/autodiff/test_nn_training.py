@@ -302,3 +302,12 @@ def test_conv2d_layer_builds_names_and_scopes_its_records():
         ad.layers.Conv2D(2, 2, padding="full")
     with pytest.raises(ValueError, match="ndim=4"):
         ad.layers.Conv2D(2, 2)(ad.ones([3, 3]))
+
+
+def test_the_train_mlp_example_lowers_its_loss():
+    import pathlib
+    import runpy
+
+    path = pathlib.Path(__file__).parents[2] / "examples" / "train_mlp.py"
+    losses, accuracy = runpy.run_path(str(path))["main"](steps=100)
+    assert losses[-1] < losses[0] / 5 and accuracy > 0.9
