@@ -35,21 +35,17 @@ op types looked up in the registry, and every param reaches the program as
 data (a dict per op), never as code.
 """
 
-import json
 import keyword
 import re
 
 from . import backend, nest
+from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
 from .graph import ASSIGN, Ref
 from .tensor import Tensor
 
 __all__ = ["Program", "compile_graph", "STAGES"]
 
 STAGES = ("python", "graph")
-
-# Ops that must run once per occurrence even when their inputs match.
-_IMPURE_PREFIXES = ("Random", "TruncatedNormal", "Stateless", "Dropout")
-
 
 def compile_graph(graph, name="f", arg_names=()):
     """Writes ``graph`` out as a Program (see the module docstring).
@@ -72,15 +68,14 @@ class Program:
     def __init__(self, graph, name="f", arg_names=()):
         self.graph = graph
         self.name = _identifier(name, "f")
-        nodes = _dedupe(graph)
-        live = _live(graph, nodes)
-        self.source, namespace = _write(graph, nodes, live, self.name, arg_names)
+        self.plan = plan(graph)
+        self.source, namespace = _write(graph, self.plan, self.name, arg_names)
         exec(compile(self.source, f"<ad.function {self.name} (jit_compile)>", "exec"), namespace)
         self._fn = namespace[self.name]
-        self._n_ops = sum(1 for i in live if nodes[i][0] is not None)
 
     def __repr__(self):
-        return f"<Program {self.name}: {self._n_ops} ops>"
+        n_ops = sum(1 for step in self.plan.steps if step.kind == "op")
+        return f"<Program {self.name}: {n_ops} ops>"
 
     def run(self, args):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs."""
@@ -88,70 +83,6 @@ class Program:
         it = iter(flat)
         return nest.map_structure(lambda leaf: Tensor(next(it)) if isinstance(leaf, Ref) else leaf,
                                   self.graph.outputs)
-
-
-# ---- passes -------------------------------------------------------------------------
-
-def _dedupe(graph):
-    """Per node: ``(node, ref_map)`` after sharing common subexpressions.
-
-    Returns a list parallel to ``graph.nodes``: ``(node, None)`` for a node
-    that is computed, ``(None, index)`` for one that repeats node ``index``.
-    """
-    seen = {}
-    epoch = {}        # variable index -> how many assigns so far (reads differ across them)
-    replaced = {}     # node index -> the earlier node it repeats
-    result = []
-
-    def key_of(ref):
-        if ref.kind == "node":
-            return ("node", replaced.get(ref.index, ref.index), ref.output)
-        if ref.kind == "var":
-            return ("var", ref.index, epoch.get(ref.index, 0))
-        return (ref.kind, ref.index)
-
-    for i, node in enumerate(graph.nodes):
-        if node.primitive is ASSIGN:
-            var = node.inputs[0].index
-            epoch[var] = epoch.get(var, 0) + 1
-            result.append((node, None))
-            continue
-        pure = node.custom is None and not node.primitive.name.startswith(_IMPURE_PREFIXES)
-        key = None
-        if pure:
-            try:
-                params = json.dumps(node.params, sort_keys=True)
-            except (TypeError, ValueError):
-                params = None  # params that are not plain data: never shared
-            if params is not None:
-                key = (id(node.primitive), tuple(key_of(r) for r in node.inputs), params)
-        if key is not None and key in seen:
-            replaced[i] = seen[key]
-            result.append((None, seen[key]))
-            continue
-        if key is not None:
-            seen[key] = i
-        result.append((node, None))
-    return result
-
-
-def _live(graph, nodes):
-    """Indices of the nodes the outputs (or an assign) need, in order."""
-    needed = set()
-    pending = [leaf.index for leaf in nest.flatten(graph.outputs)
-               if isinstance(leaf, Ref) and leaf.kind == "node"]
-    pending += [i for i, (node, _) in enumerate(nodes) if node is not None and node.primitive is ASSIGN]
-    while pending:
-        i = pending.pop()
-        if i in needed:
-            continue
-        needed.add(i)
-        node, same_as = nodes[i]
-        if node is None:
-            pending.append(same_as)
-            continue
-        pending.extend(r.index for r in node.inputs if r.kind == "node")
-    return sorted(needed)
 
 
 # ---- writing the source ---------------------------------------------------------------
@@ -163,134 +94,104 @@ def _identifier(text, fallback):
     return name
 
 
-def _write(graph, nodes, live, name, arg_names):
-    """The source text and the namespace it runs in."""
-    taken = {"xp", name, "_assign"}
-    names = {}
+class _Names:
+    """Unique Python names for the program's values."""
 
-    def fresh(wanted, fallback):
+    def __init__(self, reserved):
+        self.taken = set(reserved)
+        self.of = {}   # source (or its first two items, for a node) -> name
+
+    def fresh(self, wanted, fallback):
         base = _identifier(wanted, fallback)
         candidate, k = base, 1
-        while candidate in taken:
+        while candidate in self.taken:
             candidate, k = f"{base}_{k}", k + 1
-        taken.add(candidate)
+        self.taken.add(candidate)
         return candidate
 
+
+def _write(graph, plan, name, arg_names):
+    """The source text of ``plan`` and the namespace it runs in."""
+    names = _Names({"xp", name, "_assign"})
+    namespace = {"_assign": _assign}
     params = []
     for k in range(len(graph.arg_specs)):
-        wanted = arg_names[k] if k < len(arg_names) else f"a{k}"
-        names[("arg", k)] = fresh(wanted, f"a{k}")
-        params.append(names[("arg", k)])
-    namespace = {"_assign": _assign}
-    for c, tensor in enumerate(graph.constants):
-        names[("const", c)] = fresh(f"c{c}", f"c{c}")
-        namespace[names[("const", c)]] = tensor._value
-    var_holders = {}
+        names.of[("arg", k)] = names.fresh(arg_names[k] if k < len(arg_names) else f"a{k}", f"a{k}")
+        params.append(names.of[("arg", k)])
+    holders = {}
     for v, variable in enumerate(graph.variables):
-        holder = fresh(f"{variable._name}_variable", f"var{v}")
-        namespace[holder] = variable
-        var_holders[v] = holder
-        names[("var", v)] = fresh(variable._name, f"var{v}")
-
-    forwards = {}  # op type -> the name its forward has in the namespace
+        holders[v] = names.fresh(f"{variable._name}_variable", f"var{v}")
+        namespace[holders[v]] = variable
+        names.of[("var", v)] = names.fresh(variable._name, f"var{v}")
     lines = [f"def {name}(xp{''.join(', ' + p for p in params)}):"]
-    read = set()
+    used = {s for step in plan.steps for s in step.inputs} | set(plan.outputs)
+    for src in sorted(s for s in used if s[0] == "const"):
+        names.of[src] = names.fresh(f"c{src[1]}", "c")
+        namespace[names.of[src]] = plan.constants[src]
+        lines.append(f"    # {names.of[src]}: {_describe_constant(plan.constants[src])}")
+    read_epoch = {}
 
-    def ref_text(ref):
-        if ref.kind == "var" and ref.index not in read:
-            read.add(ref.index)
-            lines.append(f"    {names[('var', ref.index)]} = {var_holders[ref.index]}._value")
-        if ref.kind != "node":
-            return names[(ref.kind, ref.index)]
-        node, same_as = nodes[ref.index]
-        index = ref.index if node is not None else same_as
-        base = names[("node", index)]
-        return f"{base}[{ref.output}]" if ("multi", index) in names else base
+    def text(src):
+        kind = src[0]
+        if kind == "var":
+            if read_epoch.get(src[1]) != src[2]:
+                read_epoch[src[1]] = src[2]
+                lines.append(f"    {names.of[('var', src[1])]} = {holders[src[1]]}._value")
+            return names.of[("var", src[1])]
+        if kind == "node":
+            base = names.of[src[:2]]
+            return f"{base}[{src[2]}]" if ("multi",) + src[1:2] in names.of else base
+        return names.of[src]
 
-    for c, tensor in enumerate(graph.constants):
-        lines.append(f"    # {names[('const', c)]}: {_describe_constant(tensor)}")
-    def producer(ref):  # the node index whose value a node ref names, after sharing
-        node, same_as = nodes[ref.index]
-        return ref.index if node is not None else same_as
-
-    # Each intermediate is deleted right after its last use, so big arrays are
-    # freed as early as in eager code (and their memory reused at once).
-    returned = {producer(leaf) for leaf in nest.flatten(graph.outputs)
-                if isinstance(leaf, Ref) and leaf.kind == "node"}
-    last_use = {}
-    for i in live:
-        if nodes[i][0] is not None:
-            for r in nodes[i][0].inputs:
-                if r.kind == "node":
-                    last_use[producer(r)] = i
-    folded = {}  # node index -> its value, for pure nodes of constants only (computed now)
+    returned = {s[:2] for s in plan.outputs}
+    forwards = {}
     counter = 0
-    backward_at = set(getattr(graph, "backward_starts", ()))
-    for i in live:
-        node, _ = nodes[i]
-        if node is None:
-            continue
-        if i >= min(backward_at, default=len(graph.nodes)):
+    for position, step in enumerate(plan.steps):
+        node = step.node
+        if step.backward_start:
             lines.append("    # ---- the backward pass (tape.gradient) ----")
-            backward_at = {b for b in backward_at if b > i}
-        if node.primitive is ASSIGN:
-            var_ref, value_ref = node.inputs
-            lines.append(f"    _assign({var_holders[var_ref.index]}, {node.params['mode']!r}, "
-                         f"{ref_text(value_ref)})")
-            read.discard(var_ref.index)  # the next use reads the new value
+        if step.kind == "assign":
+            var = node.inputs[0].index
+            lines.append(f"    _assign({holders[var]}, {node.params['mode']!r}, {text(step.inputs[1])})")
             continue
-        op_type = node.op_type
-        if _foldable(node, folded):
-            value = node.primitive.forward(backend.xp, *[
-                graph.constants[r.index]._value if r.kind == "const" else folded[r.index]
-                for r in node.inputs], **node.params)
-            folded[i] = value
-            names[("node", i)] = target = fresh(f"k{counter}", "k")
+        args = [text(s) for s in step.inputs]
+        if step.kind == "fold":
+            src = ("fold", step.index)
+            names.of[src] = target = names.fresh(f"k{counter}", "k")
             counter += 1
-            namespace[target] = value
-            call = ", ".join([ref_text(r) for r in node.inputs]
-                             + [f"{k}={v!r}" for k, v in node.params.items()])
-            lines.append(f"    # {target} = {op_type}({call}) is constant, computed once: "
-                         f"{_describe_constant(Tensor(value))}")
+            namespace[target] = plan.constants[src]
+            call = ", ".join(args + [f"{k}={v!r}" for k, v in node.params.items()])
+            lines.append(f"    # {target} = {node.op_type}({call}) is constant, computed once: "
+                         f"{_describe_constant(plan.constants[src])}")
             continue
-        fn = forwards.get((op_type, id(node.primitive)))
-        if fn is None:
-            fn = fresh(op_type, "op")
-            forwards[(op_type, id(node.primitive))] = fn
-            namespace[fn] = node.primitive.forward
-        args = "".join(", " + ref_text(r) for r in node.inputs)
+        key = (node.op_type, id(node.primitive))
+        if key not in forwards:
+            forwards[key] = names.fresh(node.op_type, "op")
+            namespace[forwards[key]] = node.primitive.forward
+        call = "".join(", " + a for a in args)
         if node.params and all(_is_literal(v) for v in node.params.values()) \
                 and all(k.isidentifier() and not keyword.iskeyword(k) for k in node.params):
-            args += "".join(f", {k}={v!r}" for k, v in node.params.items())
+            call += "".join(f", {k}={v!r}" for k, v in node.params.items())
         elif node.params:
-            pname = fresh(f"{fn}_params_{counter}", "params")
+            pname = names.fresh(f"{forwards[key]}_params_{counter}", "params")
             namespace[pname] = dict(node.params)
-            args += f", **{pname}"
-        target = fresh(f"v{counter}", "v")
+            call += f", **{pname}"
+        names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
         counter += 1
-        names[("node", i)] = target
-        single = node.custom is None and node.primitive.n_outputs == 1 or \
-            node.custom is not None and len(node.inputs) == 1
-        if not single:
-            names[("multi", i)] = True
-        label = _label(node, ref_text)
-        lines.append(f"    {target} = {fn}(xp{args})" + (f"  # {label}" if label else ""))
-        done = sorted({producer(r) for r in node.inputs if r.kind == "node"
-                       and last_use.get(producer(r)) == i and producer(r) not in returned
-                       and producer(r) not in folded})
+        if step.n_outputs != 1:
+            names.of[("multi", step.index)] = True
+        label = _label(node, args)
+        lines.append(f"    {target} = {forwards[key]}(xp{call})" + (f"  # {label}" if label else ""))
+        done = []
+        for s in step.inputs:
+            if s[0] == "node" and plan.last_use.get(s[:2]) == position and s[:2] not in returned \
+                    and names.of[s[:2]] not in done:
+                done.append(names.of[s[:2]])
         if done:
-            lines.append(f"    del {', '.join(names[('node', j)] for j in done)}")
-    outs = [ref_text(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
+            lines.append(f"    del {', '.join(done)}")
+    outs = [text(s) for s in plan.outputs]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", namespace
-
-
-def _foldable(node, folded):
-    """A pure single-output op whose inputs are all constants: computed at compile time."""
-    if node.custom is not None or node.primitive.n_outputs != 1 or not node.inputs \
-            or node.primitive.name.startswith(_IMPURE_PREFIXES):
-        return False
-    return all(r.kind == "const" or r.kind == "node" and r.index in folded for r in node.inputs)
 
 
 def _is_literal(value):
@@ -304,22 +205,21 @@ def _is_literal(value):
     return False
 
 
-def _describe_constant(tensor):
-    value = tensor._value
+def _describe_constant(value):
     if value.size == 1:
         return f"{value.dtype.name} {backend.to_numpy(value).reshape(()).item()!r}"
     return f"{value.dtype.name} array of shape {tuple(value.shape)}"
 
 
-def _label(node, ref_text):
+def _label(node, args):
     """The op's display template (``x @ w``), as the tape printout shows it; '' if none."""
     template = node.primitive.label
-    if not template or node.custom is not None:
-        return "custom gradient" if node.custom is not None else ""
-    if template.startswith(node.op_type):
+    if node.custom is not None:
+        return "custom gradient"
+    if not template or template.startswith(node.op_type):
         return ""  # ``Tanh(v0)`` would only repeat the line
     try:
-        return template.format(*[ref_text(r) for r in node.inputs], **node.params)
+        return template.format(*args, **node.params)
     except (IndexError, KeyError, ValueError):
         return ""
 

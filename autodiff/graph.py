@@ -76,10 +76,11 @@ class Node:
     telling how many inputs are ``y`` and which get gradients.
     """
 
-    __slots__ = ("primitive", "inputs", "params", "custom")
+    __slots__ = ("primitive", "inputs", "params", "custom", "specs")
 
-    def __init__(self, primitive, inputs, params, custom=None):
+    def __init__(self, primitive, inputs, params, custom=None, specs=None):
         self.primitive, self.inputs, self.params, self.custom = primitive, inputs, params, custom
+        self.specs = specs  # (shape, NumPy dtype) per output, when traced (None when loaded)
 
     @property
     def op_type(self):
@@ -229,7 +230,8 @@ class Tracer:
         elif getattr(primitive, "custom_gradient", None) is not None:  # a replayed one
             known = primitive.custom_gradient
             custom = CustomGradient(known.n_y, known.n_x, known.graph, known.error)
-        node = Node(primitive, refs, dict(params), custom)
+        node = Node(primitive, refs, dict(params), custom,
+                    tuple((o._value.shape, o._value.dtype) for o in outputs))
         index = len(self.graph.nodes)
         self.graph.nodes.append(node)
         if custom is not None:

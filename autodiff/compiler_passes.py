@@ -1,0 +1,224 @@
+"""The compiler's passes: from a traced graph to the list of steps a program runs.
+
+``plan(graph)`` walks the graph's nodes once, in order, and decides for each
+what the compiled program does with it:
+
+- **fold** it: a pure op whose inputs are all constants is computed now, once
+  (a gradient's seed broadcast to the target's shape, ``2.0 - 1.0`` in a
+  power rule, a Jacobian's one-hot seed stack);
+- **alias** it: an op that returns one of its inputs unchanged is dropped
+  and its users read that input (``x * 1``, ``x / 1``, ``x ** 1``,
+  ``identity``, a reshape to the same shape); every such rule is exact, NaN
+  and signed zeros included, so the program computes what eager code does;
+- **share** it: the same pure op on the same inputs with the same params
+  was already computed (common subexpressions; random ops never match);
+- or **run** it, as one call of the op's forward.
+
+Equal small constants count as one (each ``tape.gradient`` seeds with its
+own ``1.0``). Then the steps nothing needs are dropped (dead code), and
+each value's last use is found so the program can free it right there.
+
+Values are named by *sources*: ``("arg", k)``, ``("const", c)``,
+``("var", v, epoch)`` (a variable's value between two assignments),
+``("node", i, j)`` (output j of node i) and ``("fold", i)``.
+"""
+
+import json
+
+import numpy as np
+
+from . import backend, nest
+from .graph import ASSIGN, Ref
+
+__all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES"]
+
+# Ops that must run once per occurrence even when their inputs match.
+IMPURE_PREFIXES = ("Random", "TruncatedNormal", "Stateless", "Dropout")
+
+# Constants up to this size are compared by value (and merged when equal).
+_MERGE_CONSTANTS_UP_TO_BYTES = 1 << 16
+
+
+class Step:
+    """One thing the program does: run an op (``"op"``), write a constant (``"fold"``)
+    or assign a variable (``"assign"``). ``inputs`` are sources."""
+
+    __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start")
+
+    def __init__(self, kind, index, node, inputs, n_outputs=1):
+        self.kind, self.index, self.node, self.inputs = kind, index, node, inputs
+        self.n_outputs = n_outputs
+        self.backward_start = False
+
+
+class Plan:
+    """What ``plan`` decided. ``constants`` maps const and fold sources to arrays;
+    ``last_use`` maps a node source to the position of the last step reading it."""
+
+    def __init__(self, steps, outputs, constants, last_use):
+        self.steps, self.outputs, self.constants, self.last_use = steps, outputs, constants, last_use
+
+
+def plan(graph):
+    """The Plan of ``graph``: see the module docstring."""
+    constants, canonical = _constants(graph)
+    epoch, value_of, seen, steps = {}, {}, {}, []
+
+    def source(ref):
+        if ref.kind == "node":
+            return value_of[ref.index][ref.output]
+        if ref.kind == "const":
+            return ("const", canonical[ref.index])
+        if ref.kind == "var":
+            return ("var", ref.index, epoch.get(ref.index, 0))
+        return ("arg", ref.index)
+
+    def spec(src):
+        kind = src[0]
+        if kind in ("const", "fold"):
+            return constants[src].shape, constants[src].dtype
+        if kind == "arg":
+            shape, dtype = graph.arg_specs[src[1]]
+            return tuple(shape), np.dtype(dtype._np)
+        if kind == "var":
+            value = graph.variables[src[1]]._value
+            return value.shape, value.dtype
+        specs = getattr(graph.nodes[src[1]], "specs", None)
+        return specs[src[2]] if specs else None
+
+    for i, node in enumerate(graph.nodes):
+        inputs = [source(r) for r in node.inputs]
+        if node.primitive is ASSIGN:
+            steps.append(Step("assign", i, node, inputs))
+            epoch[node.inputs[0].index] = epoch.get(node.inputs[0].index, 0) + 1
+            value_of[i] = []
+            continue
+        pure = node.custom is None and not node.primitive.name.startswith(IMPURE_PREFIXES)
+        single = _n_outputs(node) == 1
+        if pure and single and inputs and all(s[0] in ("const", "fold") for s in inputs):
+            constants[("fold", i)] = _as_array(node.primitive.forward(
+                backend.xp, *[constants[s] for s in inputs], **node.params))
+            steps.append(Step("fold", i, node, inputs))
+            value_of[i] = [("fold", i)]
+            continue
+        out_spec = (getattr(node, "specs", None) or [None])[0]
+        alias = _alias(node, inputs, out_spec, spec, constants) if pure and single else None
+        if alias is not None and alias[0] != "var":  # a variable's name is re-read after assigns
+            value_of[i] = [alias]
+            continue
+        if pure and single and out_spec is not None \
+                and _is_power_of_zero(node, inputs, constants):
+            constants[("fold", i)] = backend.xp.ones(out_spec[0], dtype=out_spec[1])
+            steps.append(Step("fold", i, node, inputs))
+            value_of[i] = [("fold", i)]
+            continue
+        key = _cse_key(node, inputs) if pure else None
+        if key is not None and key in seen:
+            value_of[i] = value_of[seen[key]]
+            continue
+        if key is not None:
+            seen[key] = i
+        n = _n_outputs(node)
+        steps.append(Step("op", i, node, inputs, n))
+        value_of[i] = [("node", i, j) for j in range(n if n is not None else _max_output(graph, i))]
+
+    outputs = [source(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
+    steps = _live_steps(steps, outputs)
+    _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
+    last_use = {}
+    for position, step in enumerate(steps):
+        for s in step.inputs:
+            if s[0] == "node":
+                last_use[s[:2]] = position
+    return Plan(steps, outputs, constants, last_use)
+
+
+def _constants(graph):
+    """``{("const", c): array}`` for the canonical constants, and each constant's canonical index."""
+    constants, canonical, by_value = {}, {}, {}
+    for c, tensor in enumerate(graph.constants):
+        value = tensor._value
+        key = None
+        if value.nbytes <= _MERGE_CONSTANTS_UP_TO_BYTES:
+            key = (value.dtype.str, value.shape, backend.to_numpy(value).tobytes())
+        canonical[c] = by_value.setdefault(key, c) if key is not None else c
+        constants.setdefault(("const", canonical[c]), value)
+    return constants, canonical
+
+
+def _n_outputs(node):
+    if node.custom is not None:
+        return len(node.inputs)
+    return node.primitive.n_outputs
+
+
+def _max_output(graph, i):
+    """How many outputs of node ``i`` are read (for ops whose forward decides the count)."""
+    used = [r.output for n in graph.nodes for r in n.inputs if r.kind == "node" and r.index == i]
+    used += [leaf.output for leaf in nest.flatten(graph.outputs)
+             if isinstance(leaf, Ref) and leaf.kind == "node" and leaf.index == i]
+    return max(used, default=0) + 1
+
+
+def _as_array(value):
+    return value if hasattr(value, "shape") else backend.xp.asarray(value)
+
+
+def _all_equal(constants, src, number):
+    value = constants.get(src)
+    if value is None or value.size > (1 << 16):
+        return False
+    return bool((backend.to_numpy(value) == number).all())
+
+
+def _alias(node, inputs, out_spec, spec, constants):
+    """The input an op returns unchanged, or None. Exact rules only."""
+    op = node.op_type
+    if op in ("Identity", "StopGradient") and len(inputs) == 1:
+        return inputs[0]
+    if out_spec is None:
+        return None
+    if op in ("Reshape", "BroadcastTo") and spec(inputs[0]) == out_spec:
+        return inputs[0]
+    if op == "Mul":
+        for keep, other in ((0, 1), (1, 0)):
+            if spec(inputs[keep]) == out_spec and _all_equal(constants, inputs[other], 1):
+                return inputs[keep]
+    if op in ("RealDiv", "Pow") and spec(inputs[0]) == out_spec \
+            and _all_equal(constants, inputs[1], 1):
+        return inputs[0]
+    return None
+
+
+def _is_power_of_zero(node, inputs, constants):
+    """``x ** 0``: ones of the output's shape (NumPy gives 1 even for NaN and inf)."""
+    return node.op_type == "Pow" and _all_equal(constants, inputs[1], 0)
+
+
+def _cse_key(node, inputs):
+    try:
+        params = json.dumps(node.params, sort_keys=True)
+    except (TypeError, ValueError):
+        return None  # params that are not plain data: never shared
+    return (id(node.primitive), tuple(inputs), params)
+
+
+def _live_steps(steps, outputs):
+    """The steps the outputs (or an assignment) need, in order."""
+    needed = {s[:2] for s in outputs if s[0] in ("node", "fold")}
+    kept = []
+    for step in reversed(steps):
+        if step.kind == "assign" or (step.kind, step.index) in needed \
+                or ("node", step.index) in needed:
+            kept.append(step)
+            needed.update(s[:2] for s in step.inputs if s[0] in ("node", "fold"))
+    kept.reverse()
+    return kept
+
+
+def _mark_backward_starts(steps, starts):
+    pending = sorted(starts)
+    for step in steps:
+        if step.kind == "op" and pending and step.index >= pending[0]:
+            step.backward_start = True
+            pending = [p for p in pending if p > step.index]
