@@ -24,7 +24,9 @@ check_batch_independence`` does (BatchNormalization in training mode, which
 mixes the batch, is the classic case where the answer is silently wrong).
 """
 
+import collections
 import os
+import threading
 
 import numpy as np
 
@@ -126,11 +128,33 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     return nest.pack_sequence_as(sources, results)
 
 
+# The one-hot seed blocks of the last few Jacobians, kept for the next call:
+# building a (n, n) identity costs as much as a small Jacobian (64 MiB for
+# W3), and the same blocks come back every training step. Arrays are never
+# written after they are made, so sharing them is safe.
+_SEED_CACHE = collections.OrderedDict()
+SEED_CACHE_ENTRIES = 4
+SEED_CACHE_MAX_BYTES = 64 << 20
+_SEED_LOCK = threading.Lock()
+
+
 def _identity_rows(start, stop, n, dtype):
-    """Rows ``start..stop`` of the n-by-n identity, as a backend array."""
+    """Rows ``start..stop`` of the n-by-n identity, as a backend array (cached)."""
     xp = backend.xp
+    key = (start, stop, n, str(dtype), backend.get_backend())
+    with _SEED_LOCK:
+        eye = _SEED_CACHE.get(key)
+        if eye is not None:
+            _SEED_CACHE.move_to_end(key)
+            return eye
     eye = xp.zeros((stop - start, n), dtype=dtype)
     eye[xp.arange(stop - start), xp.arange(start, stop)] = 1
+    if eye.nbytes <= SEED_CACHE_MAX_BYTES:
+        with _SEED_LOCK:
+            _SEED_CACHE[key] = eye
+            while len(_SEED_CACHE) > SEED_CACHE_ENTRIES or \
+                    sum(e.nbytes for e in _SEED_CACHE.values()) > SEED_CACHE_MAX_BYTES:
+                _SEED_CACHE.popitem(last=False)
     return eye
 
 
