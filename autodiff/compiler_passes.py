@@ -219,6 +219,6 @@ def _live_steps(steps, outputs):
 def _mark_backward_starts(steps, starts):
     pending = sorted(starts)
     for step in steps:
-        if step.kind == "op" and pending and step.index >= pending[0]:
+        if step.kind in ("op", "fold") and pending and step.index >= pending[0]:
             step.backward_start = True
             pending = [p for p in pending if p > step.index]
