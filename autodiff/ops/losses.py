@@ -94,7 +94,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     labels = convert_to_tensor(labels, dtype_hint=logits.dtype)
     op = "SoftmaxCrossEntropyWithLogits"
     if not logits.dtype.is_floating:
-        raise InvalidArgumentError(f"{op}: logits must be a floating tensor, not {logits.dtype.name}")
+        raise InvalidArgumentError(f"{op}: logits must be a floating tensor, not "
+                                   f"{logits.dtype.name}")
     if labels.dtype != logits.dtype:
         labels = cast(labels, logits.dtype)
     try:
@@ -116,10 +117,10 @@ def _sparse_forward(xp, logits, labels):
     if isinstance(labels, np.ndarray) and labels.size and (labels.min() < 0 or
                                                            labels.max() >= depth):
         bad = labels[(labels < 0) | (labels >= depth)].ravel()[0]
+        shown = " ".join(map(str, labels.ravel()[:10])) + (" ..." if labels.size > 10 else "")
         raise InvalidArgumentError(
             f"SparseSoftmaxCrossEntropyWithLogits: label {bad} is outside the valid range "
-            f"[0, {depth}) of the {depth} classes (labels: {' '.join(map(str, labels.ravel()[:10]))}"
-            f"{' ...' if labels.size > 10 else ''})")
+            f"[0, {depth}) of the {depth} classes (labels: {shown})")
     picked = xp.arange(depth) == labels[..., None]
     loss = -xp.sum(xp.where(picked, _log_softmax(xp, logits, -1), 0), axis=-1)
     valid = (labels >= 0) & (labels < depth)   # all true on NumPy (checked above)
@@ -167,7 +168,8 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
         raise InvalidArgumentError(f"{op}: labels must be int32 or int64, not "
                                    f"{labels.dtype.name}")
     if not logits.dtype.is_floating:
-        raise InvalidArgumentError(f"{op}: logits must be a floating tensor, not {logits.dtype.name}")
+        raise InvalidArgumentError(f"{op}: logits must be a floating tensor, not "
+                                   f"{logits.dtype.name}")
     if logits.ndim == 0 or tuple(labels.shape) != tuple(logits.shape[:-1]):
         raise InvalidArgumentError(
             f"{op}: labels shape must equal logits shape without its last axis: labels shape "

@@ -158,7 +158,8 @@ def test_dropout_scales_kept_units_and_its_gradient_uses_the_same_mask(tf):
 CONV_SETTINGS = [dict(strides=1, padding="VALID"), dict(strides=2, padding="SAME"),
                  dict(strides=[1, 2, 1, 1], padding="SAME"),
                  dict(strides=1, padding="VALID", dilations=[1, 2, 2, 1]),
-                 dict(strides=2, padding="SAME", dilations=2), dict(strides=(2, 1), padding="VALID"),
+                 dict(strides=2, padding="SAME", dilations=2),
+                 dict(strides=(2, 1), padding="VALID"),
                  dict(strides=1, padding=[[0, 0], [1, 2], [0, 1], [0, 0]])]
 
 
@@ -270,7 +271,7 @@ OPTIMIZERS = [("SGD", {}), ("SGD", dict(learning_rate=0.1, momentum=0.9)),
 def test_optimizer_steps_equal_keras(tf, k):
     kind, kwargs = OPTIMIZERS[k]
     rng = np.random.default_rng(k)
-    start = [rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(2).astype(np.float32)]
+    start = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 2), (2,))]
     grads = [[rng.standard_normal(s.shape).astype(np.float32) for s in start] for _ in range(6)]
     tf_vars, ad_vars = [tf.Variable(s) for s in start], [ad.Variable(s) for s in start]
     tf_opt = getattr(tf.keras.optimizers, kind)(**kwargs)
