@@ -108,6 +108,10 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     if rank == 0 or not -rank <= int(axis) < rank:
         raise InvalidArgumentError(f"{op}: axis {axis} is out of range for logits of shape "
                                    f"{tuple(logits.shape)} (logits need rank >= 1)")
+    if logits.dtype == dtypes.float16:   # TensorFlow computes these in float32
+        loss = SOFTMAX_CROSS_ENTROPY(cast(logits, dtypes.float32), cast(labels, dtypes.float32),
+                                     axis=int(axis) % rank - rank)
+        return cast(loss, dtypes.float16)
     return SOFTMAX_CROSS_ENTROPY(logits, labels, axis=int(axis) % rank - rank)
 
 
@@ -174,6 +178,9 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
         raise InvalidArgumentError(
             f"{op}: labels shape must equal logits shape without its last axis: labels shape "
             f"{tuple(labels.shape)}, logits shape {tuple(logits.shape)}")
+    if logits.dtype == dtypes.float16:   # TensorFlow computes these in float32
+        return cast(SPARSE_SOFTMAX_CROSS_ENTROPY(cast(logits, dtypes.float32), labels),
+                    dtypes.float16)
     return SPARSE_SOFTMAX_CROSS_ENTROPY(logits, labels)
 
 

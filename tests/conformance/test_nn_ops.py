@@ -329,3 +329,12 @@ def test_softmax_cross_entropy_mixed_second_derivative_is_documented_difference(
     np.testing.assert_allclose(results["autodiff"].numpy(), -w)
     tf_value = results["tensorflow"]
     assert tf_value is None or not np.any(tf_value.numpy())
+
+
+@same_on_both
+def test_cross_entropies_of_float16_logits(m):
+    lg = m.constant(LOGITS[:2].astype(np.float16))
+    return [_grads(m, lambda x: m.nn.softmax_cross_entropy_with_logits(
+                m.constant(LABELS[:2].astype(np.float16)), x), LOGITS[:2].astype(np.float16)),
+            m.nn.sparse_softmax_cross_entropy_with_logits(m.constant([0, 2]), lg),
+            m.nn.moments(lg, axes=[1])]
