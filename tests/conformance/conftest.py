@@ -19,6 +19,7 @@ def _import_tensorflow():
     global _TF
     if _TF is None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # Eigen's kernels: stable round-off
         os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")  # CPU only, even on a GPU machine
         import tensorflow as tf
 

@@ -98,10 +98,10 @@ def outcome(case, m):
 def tolerance(dtype):
     """(rtol, atol) per dtype; atol is scaled by the larger magnitude in the result.
 
-    float64 is not held to 1e-12: TensorFlow's own float64 kernels (gelu's erf,
-    for one) are only good to about 1e-8 relative."""
+    float64 is not held to 1e-12: TensorFlow's own float64 kernels are not
+    (its float64 gelu is off by 3e-7 relative in the second derivative)."""
     return {"float16": (2e-3, 2e-3), "float32": (1e-5, 1e-6), "complex64": (1e-5, 1e-6)}.get(
-        dtype, (1e-7, 1e-10))
+        dtype, (1e-6, 1e-10))
 
 
 def differences(a, b, path="result", tol=None):

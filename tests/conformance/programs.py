@@ -139,7 +139,11 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
     plan = [str(rng.choice(names)) for _ in range(n_ops)]
     if must_use:
         plan[int(rng.integers(n_ops))] = must_use
+        plan.append(must_use)  # tried only if the op did not make it into the program
     for step, opname in enumerate(plan):
+        if must_use and step == len(plan) - 1 and any(
+                o["op"] == must_use for o in prune(dict(spec))["ops"] or []):
+            break
         for _attempt in range(8):
             # mostly continue from the latest value, sometimes from any earlier one
             pool = list(shapes)
@@ -176,6 +180,7 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
     if not spec["ops"]:
         spec["ops"].append({"out": "v0", "op": "identity", "args": [spec["inputs"][0]["name"]],
                             "params": {}})
+        shapes = infer_shapes(tf, spec)
     if spec["mode"] == "jacobian" and int(np.prod(shapes[spec["ops"][-1]["out"]])) > 64:
         spec["mode"] = "grad"
     return prune(spec)
@@ -192,6 +197,8 @@ def _fitting_shape(rng, opname):
 
 def prune(spec):
     """Drops ops the output does not depend on, and inputs nothing reads."""
+    if not spec["ops"]:
+        return spec
     needed = {spec["ops"][-1]["out"]}
     kept = []
     for op in reversed(spec["ops"]):

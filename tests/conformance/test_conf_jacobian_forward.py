@@ -192,3 +192,43 @@ def test_forward_mode_of_custom_gradient_function(m):
     with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
         y = cube(x)
     return [y, acc.jvp(y)]
+
+
+@same_on_both
+def test_forward_accumulator_entered_again_after_exit(m):
+    x = m.constant(1.0)
+    acc = m.autodiff.ForwardAccumulator(x, m.constant(1.0))
+    with acc:
+        pass
+    with acc:
+        y = x * 5.0
+    return acc.jvp(y)
+
+
+@same_on_both
+def test_forward_accumulator_entered_while_active_raises(m):
+    x = m.constant(1.0)
+    acc = m.autodiff.ForwardAccumulator(x, m.constant(1.0))
+    with acc:
+        with acc:
+            pass
+
+
+@same_on_both
+def test_jacobian_without_pfor_on_non_persistent_tape_raises(m):
+    x = m.constant([1.0, 2.0])
+    with m.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    return t.jacobian(y, x, experimental_use_pfor=False)
+
+
+@same_on_both
+def test_gradient_inside_its_own_recording_context(m):
+    x = m.constant(3.0)
+    with m.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+        g = t.gradient(y, x)  # TF warns; the tape records the backward ops
+        h = t.gradient(g, x)
+    return [g, h]

@@ -223,3 +223,27 @@ def test_linalg_gradients(m):
         outs = [m.linalg.det(a), m.linalg.inv(a), m.linalg.solve(a, b), m.linalg.cholesky(a),
                 m.linalg.slogdet(a)[1], m.linalg.trace(a)]
     return [[o, t.gradient(o, [a, b])] for o in outs]
+
+
+@same_on_both
+def test_zero_cotangent_at_singular_points_gives_zero(m):
+    # FINDINGS F2: TensorFlow's Sqrt/Rsqrt/Reciprocal gradients are 0 where the
+    # incoming cotangent is 0, even where the local derivative is inf or NaN
+    x = m.constant([0.0, -1.0, np.inf])
+    out = []
+    for f in (m.sqrt, m.math.rsqrt, m.math.reciprocal):
+        with m.GradientTape() as t:
+            t.watch(x)
+            y = f(x)
+        out.append(t.gradient(y, x, output_gradients=m.zeros([3])))
+    return out
+
+
+@same_on_both
+def test_relu6_vjp_multiplies_by_its_mask(m):
+    # FINDINGS F4: an inf cotangent where relu6 is flat gives inf * 0 = NaN in TF
+    x = m.constant([0.0, -1.0, 7.0, 3.0])
+    with m.GradientTape() as t:
+        t.watch(x)
+        y = m.math.log(m.nn.relu6(x) - m.constant([0.0, 0.0, 6.0, 0.0]))
+    return t.gradient(y, x)

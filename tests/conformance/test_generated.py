@@ -20,7 +20,7 @@ from . import programs
 from .program_ops import OPS
 from .shrink import shrink
 
-DEFAULT_PROGRAMS = 2400
+DEFAULT_PROGRAMS = 4000
 TOTAL = int(os.environ.get("CONFORMANCE_PROGRAMS", DEFAULT_PROGRAMS))
 PER_OP = max(1, TOTAL // 4 // len(OPS))     # a quarter of the programs, spread over the ops
 CHUNKS = 12
