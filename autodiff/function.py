@@ -41,17 +41,23 @@ variable).
 
 import functools
 import inspect
+import warnings
 import weakref
 
 from . import nest
 from . import tape as _tape
+from .tape import AutodiffWarning
 from .compiler import STAGES, compile_graph
 from .graph import Tracer, trace
 from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
                         probe_value)
 from .tensor import Tensor
 
-__all__ = ["TensorSpec", "function", "Function", "ConcreteFunction"]
+__all__ = ["TensorSpec", "function", "Function", "ConcreteFunction", "CompileError"]
+
+
+class CompileError(RuntimeError):
+    """``jit_compile=True`` could not write a trace out as a program (see ``compiler.py``)."""
 
 
 class ConcreteFunction:
@@ -70,20 +76,46 @@ class ConcreteFunction:
         self._key = key_of(description)
         self._jit_compile = bool(jit_compile)
         self._arg_names = arg_names
-        self._program = None
+        self._program = None   # the compiled Program, or the error compiling it raised
+        self._warned = False
 
     def _run(self, flat_tensors):
         # A compiled program computes on raw arrays, which no tape could record:
         # while anything records in this thread, replay the graph op by op instead.
         if self._jit_compile and not _tape.thread_state.active:
-            return self.program().run(flat_tensors)
+            program = self._compiled_or_none()
+            if program is not None:
+                return program.run(flat_tensors)
         return self.graph.run(flat_tensors)
 
     def program(self):
-        """This trace written out as Python (``compiler.py``), compiled on first use."""
+        """This trace written out as Python (``compiler.py``), compiled on first use.
+
+        Raises:
+            CompileError: what could not be compiled, and why.
+        """
         if self._program is None:
-            self._program = compile_graph(self.graph, self.name, self._arg_names)
+            try:
+                self._program = compile_graph(self.graph, self.name, self._arg_names)
+            except Exception as err:  # noqa: BLE001 - reported as one error type
+                self._program = err
+        if isinstance(self._program, Exception):
+            raise CompileError(f"ad.function {self.name!r}: its trace could not be compiled "
+                               f"({type(self._program).__name__}: {self._program})") \
+                from self._program
         return self._program
+
+    def _compiled_or_none(self):
+        """The program; or None, with a warning once, when the trace cannot be compiled."""
+        try:
+            return self.program()
+        except CompileError as err:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"{err}; running the traced graph op by op instead (same "
+                              f"results, without the compiled speed)", AutodiffWarning,
+                              stacklevel=4)
+            return None
 
     def __call__(self, *args, **kwargs):
         structure = bind(args, kwargs, None, (), self.name)

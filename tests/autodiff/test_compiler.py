@@ -163,3 +163,24 @@ def test_a_tape_outside_a_jit_compiled_function_still_differentiates_it():
         tape.watch(x)
         y = f(x)
     assert float(tape.gradient(y, x)) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5), rel=1e-6)
+
+
+def test_a_trace_that_cannot_be_compiled_runs_op_by_op_with_one_warning(monkeypatch):
+    import importlib
+    function_module = importlib.import_module("autodiff.function")  # ad.function hides the module
+
+    def broken(*args, **kwargs):
+        raise NotImplementedError("no code for this op")
+
+    monkeypatch.setattr(function_module, "compile_graph", broken)
+    f = ad.function(lambda x: ad.sin(x) * 2.0, jit_compile=True)
+    x = ad.constant(0.5)
+    with pytest.warns(ad.AutodiffWarning, match="could not be compiled.*op by op"):
+        first = f(x)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        second = f(x)             # warned once only
+    assert float(first) == float(second) == pytest.approx(2 * np.sin(0.5), rel=1e-6)
+    with pytest.raises(function_module.CompileError, match="NotImplementedError"):
+        f.get_concrete_function(x).program()
