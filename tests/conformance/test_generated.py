@@ -49,7 +49,8 @@ def _check(tf, seeds, **gen_kwargs):
             continue
         seen.add(key)
         report += [f"\n--- seed {spec['seed']}: {len(spec['ops'])} ops shrunk to {len(small['ops'])} "
-                   f"({small['dtype']}, mode {small['mode']}); repro:",
+                   f"({small['dtype']}, mode {small['mode']}); the original is "
+                   f"programs.generate(tf, {spec['seed']}, **{gen_kwargs!r}); repro:",
                    programs.to_code(small), "--- differences (ad vs tf):",
                    "\n".join(programs.mismatch(tf, small))]
     pytest.fail("\n".join(report), pytrace=False)
