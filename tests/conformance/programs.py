@@ -10,7 +10,8 @@ A spec is JSON-like data, so it can be printed, shrunk and turned into code::
 The program's output is the last op's result. ``run(m, spec)`` runs it on the
 module ``m`` (``tf`` or ``ad``) and returns the forward value and the
 derivatives the mode asks for: ``grad`` one tape; ``grad2`` two nested tapes
-(the gradient of the sum of the first gradients); ``jacobian``; ``jvp`` a
+(the gradient of the sum of the first gradients); ``jacobian``; ``batch_jacobian`` (with respect to the
+first input, when its leading axis matches the output's); ``jvp`` a
 ForwardAccumulator with the spec's tangents. Inputs of kind ``watched`` are
 watched, ``variable`` ones are trainable Variables (watched by access) and
 ``constant`` ones are not watched: their derivative must be None.
@@ -96,6 +97,8 @@ def run(m, spec):
         y = forward(m, spec, xs)
     if mode == "jacobian":
         return {"y": y, "jacobian": tape.jacobian(y, xs)}
+    if mode == "batch_jacobian":
+        return {"y": y, "batch_jacobian": tape.batch_jacobian(y, xs[0])}
     return {"y": y, "grad": tape.gradient(y, xs)}
 
 
@@ -181,9 +184,17 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
         spec["ops"].append({"out": "v0", "op": "identity", "args": [spec["inputs"][0]["name"]],
                             "params": {}})
         shapes = infer_shapes(tf, spec)
-    if spec["mode"] == "jacobian" and int(np.prod(shapes[spec["ops"][-1]["out"]])) > 64:
+    spec = prune(spec)
+    out_shape, in_shape = shapes[spec["ops"][-1]["out"]], tuple(spec["inputs"][0]["shape"])
+    if spec["mode"] == "jacobian" and int(np.prod(out_shape)) > 64:
         spec["mode"] = "grad"
-    return prune(spec)
+    if spec["mode"] == "jacobian" and len(out_shape) >= 2 and len(in_shape) >= 2 \
+            and out_shape[0] == in_shape[0] and 0 not in out_shape + in_shape \
+            and rng.random() < 0.5:
+        # same leading (batch) axis. Not on empty tensors: TF's batch_jacobian
+        # divides by the batch size there (ZeroDivisionError), a TF bug
+        spec["mode"] = "batch_jacobian"
+    return spec
 
 
 def _fitting_shape(rng, opname):
@@ -242,8 +253,11 @@ def to_code(spec):
         lines.append("with ad.GradientTape() as tape:")
         lines.append(f"    tape.watch([{', '.join(watched)}])" if watched else "    pass")
         lines += ["    " + b for b in body] + [f"print({out})"]
-        call = "jacobian" if mode == "jacobian" else "gradient"
-        lines.append(f"print(tape.{call}({out}, {src}))")
+        if mode == "batch_jacobian":
+            lines.append(f"print(tape.batch_jacobian({out}, {names[0]}))")
+        else:
+            call = "jacobian" if mode == "jacobian" else "gradient"
+            lines.append(f"print(tape.{call}({out}, {src}))")
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ Greedy, in passes, keeping each change while the mismatch persists:
 
 1. cut the program after an earlier op (that op's value becomes the output);
 2. bypass an op: its readers read one of its arguments of the same shape;
-3. plainer derivatives: mode ``grad2``/``jacobian``/``jvp`` -> ``grad``;
+3. plainer derivatives: mode ``grad2``/``(batch_)jacobian``/``jvp`` -> ``grad``;
    Variables and unwatched constants -> watched constants;
 4. smaller shapes: one input axis at a time to 1 (or one less), keeping the
    leading values; a change TensorFlow rejects is skipped;
