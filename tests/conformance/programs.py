@@ -32,7 +32,8 @@ def expression(op, argnames):
     return template.format(*argnames, **op["params"])
 
 
-def _eval(m, op, env):
+def apply_op(m, op, env):
+    """Runs one op of a spec on ``m``, reading its arguments from ``env``."""
     names = [f"_a{i}" for i in range(len(op["args"]))]
     src = expression(op, names)
     code = _CODE_CACHE.get(src)
@@ -58,7 +59,7 @@ def _inputs(m, spec):
 def forward(m, spec, xs):
     env = {inp["name"]: x for inp, x in zip(spec["inputs"], xs)}
     for op in spec["ops"]:
-        env[op["out"]] = _eval(m, op, env)
+        env[op["out"]] = apply_op(m, op, env)
     return env[spec["ops"][-1]["out"]]
 
 
@@ -106,7 +107,7 @@ def infer_shapes(tf, spec):
     """{value name: shape} by running the ops on zeros in TensorFlow (raises if invalid)."""
     env = {inp["name"]: tf.zeros(inp["shape"], dtype=spec["dtype"]) for inp in spec["inputs"]}
     for op in spec["ops"]:
-        env[op["out"]] = _eval(tf, op, env)
+        env[op["out"]] = apply_op(tf, op, env)
     return {k: tuple(int(d) for d in v.shape) for k, v in env.items()}
 
 

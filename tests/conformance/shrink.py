@@ -2,7 +2,8 @@
 
 Greedy, in passes, keeping each change while the mismatch persists:
 
-1. cut the program after an earlier op (that op's value becomes the output);
+1. cut the program after an earlier op (that op's value becomes the output),
+   or before one (its value, as TensorFlow computed it, becomes an input);
 2. bypass an op: its readers read one of its arguments of the same shape;
 3. plainer derivatives: mode ``grad2``/``(batch_)jacobian``/``jvp`` -> ``grad``;
    Variables and unwatched constants -> watched constants;
@@ -19,14 +20,21 @@ import copy
 
 import numpy as np
 
-from .programs import infer_shapes, prune
+from .programs import apply_op, infer_shapes, input_array, prune
 
 MAX_CHECKS = 300
 
 
-def _candidates_structure(spec, shapes):
+def _candidates_structure(spec, shapes, values):
     for k in range(len(spec["ops"]) - 1):
         yield prune(dict(spec, ops=spec["ops"][: k + 1]))
+    for i, op in enumerate(spec["ops"][:-1]):  # the op's value becomes a fresh input
+        if op["out"] in values:
+            value = values[op["out"]]
+            fresh = {"name": op["out"], "shape": list(value.shape), "kind": "watched",
+                     "values": value.tolist(), "tangent": np.full(value.shape, 0.5).tolist()}
+            ops = spec["ops"][:i] + spec["ops"][i + 1:]
+            yield prune(dict(spec, inputs=spec["inputs"] + [fresh], ops=ops))
     for i, op in enumerate(spec["ops"][:-1]):
         for a in dict.fromkeys(op["args"]):
             if shapes.get(a) == shapes.get(op["out"]):
@@ -84,6 +92,15 @@ def _candidates_values(spec):
                     break
 
 
+def forward_values(tf, spec):
+    """{value name: NumPy value} of every input and op, computed by TensorFlow."""
+    xs = [tf.constant(input_array(inp, spec["dtype"])) for inp in spec["inputs"]]
+    env = {inp["name"]: x for inp, x in zip(spec["inputs"], xs)}
+    for op in spec["ops"]:
+        env[op["out"]] = apply_op(tf, op, env)
+    return {k: np.asarray(v.numpy()) for k, v in env.items()}
+
+
 def size(spec):
     """How big a spec is: ops, elements, mode, unwatched inputs, then non-simple values."""
     elements = sum(int(np.prod(inp["shape"])) for inp in spec["inputs"])
@@ -101,10 +118,11 @@ def shrink(tf, spec, still_fails, max_checks=MAX_CHECKS):
     while improved and checks < max_checks:
         improved = False
         try:
-            shapes = infer_shapes(tf, best)
+            values = forward_values(tf, best)
         except Exception:  # noqa: BLE001
-            shapes = {}
-        passes = (_candidates_structure(best, shapes), _candidates_shapes(best),
+            values = {}
+        shapes = {k: v.shape for k, v in values.items()}
+        passes = (_candidates_structure(best, shapes, values), _candidates_shapes(best),
                   _candidates_values(best))
         for candidates in passes:
             for cand in candidates:
