@@ -526,13 +526,15 @@ class _Paused:
 
 
 def _result_for(source, grads, unconnected):
+    zero = unconnected is UnconnectedGradients.ZERO
     if not source.dtype.is_differentiable:
+        # Never connected, so 'zero' gives zeros of its own dtype (as TensorFlow does).
         warnings.warn(f"GradientTape.gradient: a source of dtype ad.{source.dtype.name} has no "
-                      f"gradient (only floating and complex dtypes do); returning None",
-                      AutodiffWarning, stacklevel=4)
-        return None
+                      f"gradient (only floating and complex dtypes do); returning "
+                      f"{'zeros' if zero else 'None'}", AutodiffWarning, stacklevel=4)
+        return ops.zeros(source._value.shape, dtype=source.dtype) if zero else None
     g = grads.get(source._id)
-    if g is None and unconnected is UnconnectedGradients.ZERO:
+    if g is None and zero:
         return ops.zeros(source._value.shape, dtype=source.dtype)
     return g
 

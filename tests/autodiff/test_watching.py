@@ -101,3 +101,16 @@ def test_batch_jacobian_needs_rank_two_target_and_source(target_shape, source_sh
         y = ad.ones(target_shape) * ad.reduce_sum(x)
     with pytest.raises(ValueError, match="rank at least 2"):
         tape.batch_jacobian(y, x)
+
+
+def test_an_integer_source_gets_integer_zeros_with_unconnected_zero():
+    # TensorFlow 2.21: the integer source is unconnected, and 'zero' fills it with int32 zeros.
+    x = ad.constant([1, 2])
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2
+    with pytest.warns(ad.AutodiffWarning, match="returning zeros"):
+        g = tape.gradient(y, x, unconnected_gradients="zero")
+    assert g.dtype == ad.int32 and g.numpy().tolist() == [0, 0]
+    with pytest.warns(ad.AutodiffWarning, match="returning None"):
+        assert tape.gradient(y, x) is None
