@@ -46,10 +46,11 @@ class CustomGradient:
             ``error`` set when ``grad_fn`` could not be traced.
     """
 
-    __slots__ = ("n_y", "n_x", "graph", "error", "__weakref__")
+    __slots__ = ("n_y", "n_x", "graph", "error", "check_shapes", "__weakref__")
 
     def __init__(self, n_y, n_x, graph=None, error=None):
         self.n_y, self.n_x, self.graph, self.error = n_y, n_x, graph, error
+        self.check_shapes = False  # True for a gradient graph read from a saved model
 
 
 def custom_gradient_primitive(custom, n_inputs):
@@ -71,6 +72,8 @@ def custom_gradient_primitive(custom, n_inputs):
         dys = g if isinstance(g, tuple) else (g,)
         grads = custom.graph.run(list(dys[:custom.n_y]) + list(inputs))
         tail = len(inputs) - custom.n_y - custom.n_x
+        if custom.check_shapes:
+            _check_gradients(grads, inputs[custom.n_y:custom.n_y + custom.n_x])
         return [None] * custom.n_y + list(grads) + [None] * tail
 
     prim = Primitive("IdentityN", forward, vjp, saves="inputs", dtype_args=(),
@@ -78,3 +81,16 @@ def custom_gradient_primitive(custom, n_inputs):
                      doc="the gradient is a traced custom gradient (ad.custom_gradient)")
     prim.custom_gradient = custom
     return prim
+
+
+def _check_gradients(grads, xs):
+    """A loaded gradient graph must give each x a gradient of x's shape and dtype (or None)."""
+    grads = list(grads)
+    if len(grads) != len(xs):
+        raise ValueError(f"the saved custom gradient returned {len(grads)} gradient(s) for "
+                         f"{len(xs)} input(s)")
+    for k, (grad, x) in enumerate(zip(grads, xs)):
+        if grad is not None and (tuple(grad.shape) != tuple(x.shape) or grad.dtype != x.dtype):
+            raise ValueError(f"the saved custom gradient returned, for input {k}, a gradient of "
+                             f"shape {list(grad.shape)} and dtype {grad.dtype.name}; the input "
+                             f"has shape {list(x.shape)} and dtype {x.dtype.name}")

@@ -24,7 +24,9 @@ time on the smallest shape it allows (unknown rank: a scalar; unknown
 size: 1); call the function on the shapes you need before saving (graphs
 are specialized to shapes, see ``function.py``).
 
-The format (version 1): a directory with two files, never a pickle.
+The format (version 1): two files, never a pickle, in a version directory
+that ``export_dir/saved_model.current`` names (the layout and how a save is
+published atomically: ``saved_model_store.py``).
 
 ``saved_model.json`` (human-readable)::
 
@@ -67,29 +69,30 @@ The format (version 1): a directory with two files, never a pickle.
 ``variables.npz``: one array per ``"array"`` key above, read with
 ``allow_pickle=False``.
 
-Saving over an existing model writes a new directory next to it and then
-swaps the two, so a failed save leaves the old model intact and a reader
-never sees a half-written one. Loading checks everything (format name and
-version, keys, references, array shapes and dtypes, op types known to the
-registry) and raises an ``OSError`` (missing files) or ``ValueError``
-naming the file and what is wrong.
+Saving over an existing model publishes a new version and switches the
+pointer, so a failed save leaves the old model intact and a reader never
+sees a half-written one. Loading checks everything (format name and
+version, keys, references, array sizes, shapes and dtypes before reading
+them, op types known to the registry) and raises ``FormatError`` (a
+ValueError) naming the file and the JSON path of what is wrong;
+``FileNotFoundError`` when there is no model at the path.
 """
 
 import json
 import os
-import shutil
-import tempfile
 import warnings
 
 import numpy as np
 
+from . import saved_model_store as store
 from .function import Function
 from .module import Module
 from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, Writer,
                                  encode_structure)
-from .saved_model_load import LoadedModel, load  # noqa: F401  (load: ad.saved_model.load)
+from .saved_model_format import FormatError
+from .saved_model_load import LoadedModel, MissingFileError, load  # noqa: F401 (public)
 
-__all__ = ["save", "load", "SaveOptions"]
+__all__ = ["save", "load", "SaveOptions", "FormatError", "MissingFileError"]
 
 
 class SaveOptions:
@@ -117,11 +120,20 @@ def save(obj, export_dir, signatures=None, options=None):
         signatures: accepted for TensorFlow compatibility; ignored.
         options: a ``SaveOptions``.
 
+    The model is published as one unit (``saved_model_store.py``): a reader
+    loading meanwhile gets the old model or the new one, whole; a crash at
+    any instant leaves one of them loadable.
+
     Raises:
+        TypeError: ``obj`` is not a Module and has no ``ad.function`` attributes.
         ValueError: something cannot be saved (a param that is not plain
             data, a custom gradient that could not be traced, ...), or
-            ``export_dir`` is a non-empty directory that is not a saved model.
+            ``export_dir`` is a file, or a directory that is not a saved model
+            (nothing of it is touched).
     """
+    if not isinstance(obj, (Module, LoadedModel)) and not _has_functions(obj):
+        raise TypeError(f"saved_model.save: the argument obj must be an ad.Module (or an object "
+                        f"with ad.function attributes), got {type(obj).__name__} {obj!r:.60}")
     options = options or SaveOptions()
     functions = _functions_of(obj)
     variables = list(obj.variables) if isinstance(obj, Module) else []
@@ -155,7 +167,7 @@ def save(obj, export_dir, signatures=None, options=None):
         arrays[f"constant_{i}"] = np.asarray(tensor.numpy())
         document["constants"].append({"shape": list(tensor.shape), "dtype": tensor.dtype.name,
                                       "array": f"constant_{i}"})
-    _write_atomically(os.fspath(export_dir), document, arrays)
+    _publish(os.fspath(export_dir), document, arrays)
 
 
 def _holds_objects(description):
@@ -171,6 +183,11 @@ def _holds_objects(description):
 def _spec_json(spec):
     return {"spec": {"shape": None if spec.shape is None else list(spec.shape),
                      "dtype": spec.dtype.name, "name": spec.name}}
+
+
+def _has_functions(obj):
+    return any(isinstance(v, Function) for cls in type(obj).__mro__ for v in vars(cls).values()) \
+        or any(isinstance(v, Function) for v in getattr(obj, "__dict__", {}).values())
 
 
 def _functions_of(obj):
@@ -192,42 +209,10 @@ def _functions_of(obj):
     return found
 
 
-def _write_atomically(path, document, arrays):
-    path = os.path.abspath(path)
-    parent, base = os.path.dirname(path), os.path.basename(path)
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise ValueError(f"cannot save to {path}: it exists and is not a directory")
-        if os.listdir(path) and not os.path.exists(os.path.join(path, JSON_FILE)):
-            raise ValueError(f"cannot save to {path}: it is a non-empty directory without a "
-                             f"{JSON_FILE}, so not a saved model; refusing to replace it")
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{base}.saving-", dir=parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(staging, 0o777 & ~umask)  # mkdtemp's 0700 would make the model private
-        with open(os.path.join(staging, JSON_FILE), "w", encoding="utf-8") as f:
-            f.write(_pretty(document) + "\n")
-        with open(os.path.join(staging, ARRAYS_FILE), "wb") as f:
-            np.savez(f, **arrays)
-        if not os.path.exists(path):
-            os.replace(staging, path)
-            return
-        # Two renames: the old model moves aside, the new one takes its place. A
-        # reader sees the old model or the new one, never a half-written one.
-        aside = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
-        os.replace(path, os.path.join(aside, base))
-        try:
-            os.replace(staging, path)
-        except BaseException:
-            os.replace(os.path.join(aside, base), path)   # put the old model back
-            os.rmdir(aside)
-            raise
-        shutil.rmtree(aside, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+def _publish(path, document, arrays):
+    text = (_pretty(document) + "\n").encode("utf-8")
+    store.publish(path, [(JSON_FILE, lambda f: f.write(text)),
+                         (ARRAYS_FILE, lambda f: np.savez(f, **arrays))])
 
 
 def _pretty(value, depth=0, width=100):

@@ -31,6 +31,8 @@ FORMAT_NAME = "autodiff.saved_model"
 FORMAT_VERSION = 1
 JSON_FILE = "saved_model.json"
 ARRAYS_FILE = "variables.npz"
+MAX_RANK = 64
+MAX_DIM = 1 << 48   # larger sizes are corruption, not models
 
 # TensorFlow's IdentityN with no gradient registered: what a custom-gradient
 # call becomes when saved without its gradient. Kept out of the registry
@@ -41,7 +43,12 @@ IDENTITY_N = Primitive("IdentityN", lambda xp, *arrays: tuple(arrays), None, sav
 
 
 class FormatError(ValueError):
-    """A saved model's files are missing something or contradict themselves."""
+    """A saved model's files are malformed: the one error ``load`` raises for a bad file.
+
+    The message names the file and the JSON path, e.g. ``.../saved_model.json:
+    $.functions.f.traces[0].graph.nodes[3].inputs[1]: ... is not a valid reference``.
+    Public as ``ad.saved_model.FormatError``.
+    """
 
 
 # ---- params and structures ------------------------------------------------------
@@ -138,8 +145,11 @@ def decode_shape(shape, where, allow_none=False):
     if shape is None and allow_none:
         return None
     shape = _list(shape, where)
+    if len(shape) > MAX_RANK:
+        raise FormatError(f"{where}: rank {len(shape)} is over the limit of {MAX_RANK}")
     if not all((isinstance(d, int) and not isinstance(d, bool) and d >= 0)
-               or (allow_none and d is None) for d in shape):
+               or (allow_none and d is None) for d in shape) or \
+            any(d is not None and d > MAX_DIM for d in shape):
         raise FormatError(f"{where}: {shape!r} is not a valid shape")
     return tuple(shape)
 
@@ -267,7 +277,8 @@ class Reader:
         for i, entry in enumerate(field(data, "nodes", list, where)):
             here = f"{where}.nodes[{i}]"
             op_type = field(entry, "op", str, here)
-            inputs = [ref(r, i, f"{here}.inputs") for r in field(entry, "inputs", list, here)]
+            inputs = [ref(r, i, f"{here}.inputs[{k}]")
+                      for k, r in enumerate(field(entry, "inputs", list, here))]
             if "custom_gradient" in entry:
                 node = self._custom_node(entry, op_type, inputs, here)
             elif op_type == "IdentityN":
@@ -297,12 +308,13 @@ class Reader:
         where = f"{here}.custom_gradient"
         spec = field(entry, "custom_gradient", dict, here)
         n_y, n_x = field(spec, "n_y", int, where), field(spec, "n_x", int, where)
-        if op_type != "IdentityN" or n_y + n_x > len(inputs):
+        if n_y < 0 or n_x < 0 or op_type != "IdentityN" or n_y + n_x > len(inputs):
             raise FormatError(f"{where}: {n_y} y and {n_x} x do not fit an {op_type} node "
                               f"with {len(inputs)} inputs")
         if "graph" in spec:
             custom = CustomGradient(n_y, n_x, self.graph(field(spec, "graph", dict, where),
                                                          f"{where}.graph"))
+            custom.check_shapes = True  # a file's gradient graph may return anything
         else:
             # Saved without its gradient: this process may still know it (TensorFlow's
             # gradient registry does too); a fresh process does not.

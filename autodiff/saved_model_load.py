@@ -1,22 +1,27 @@
 """Loading a saved model (``ad.saved_model.load``): check everything, then rebuild.
 
-The format is documented in ``saved_model.py``. Loading reads
-``saved_model.json`` and ``variables.npz`` (``allow_pickle=False``), checks
+The format is documented in ``saved_model.py``, the directory layout in
+``saved_model_store.py``. Loading resolves the pointer to one version,
+reads its ``saved_model.json`` (bounded in size and depth) and only the
+``variables.npz`` members it refers to (``saved_model_arrays.py``: sizes
+checked before anything inflates, never a pickle), checks
 the format name and version, rebuilds the variables and constants (every
 array must have the shape and dtype the JSON promises), and rebuilds each
 traced graph through the op registry (``saved_model_format.Reader``). The
 result is a ``LoadedModel``: each saved function is an attribute that picks
 the trace matching its arguments. Nothing from the files is ever executed
-as code.
+as code. Every malformed input raises one error type, ``FormatError``
+(a ValueError), naming the file and the JSON path of the problem.
 """
 
 import json
 import os
-import zipfile
 
 import numpy as np
 
 from . import nest
+from . import saved_model_store as store
+from .saved_model_arrays import ArrayFile
 from .function import ConcreteFunction
 from .module import Module
 from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError,
@@ -24,7 +29,14 @@ from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_
 from .signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
 from .tensor import Variable, constant
 
-__all__ = ["load", "LoadedModel", "LoadedFunction"]
+__all__ = ["load", "LoadedModel", "LoadedFunction", "FormatError", "MissingFileError"]
+
+MAX_JSON_BYTES = 1 << 28     # 256 MiB of JSON
+MAX_JSON_DEPTH = 64          # our own files nest about 15 deep
+
+
+class MissingFileError(FormatError, FileNotFoundError):
+    """A file of a saved model's directory is missing (a FormatError and a FileNotFoundError)."""
 
 
 class LoadedFunction:
@@ -86,61 +98,118 @@ class LoadedModel(Module):
 def load(export_dir, tags=None, options=None):
     """Loads a model written by ``save`` (in this process or any other).
 
+    Reads the version ``saved_model.current`` names (``saved_model_store.py``),
+    or the two files of the older layout, and only the arrays the JSON refers to.
+
     Returns:
         A LoadedModel: ``loaded.<function name>(...)``, ``.variables``,
         ``.trainable_variables``.
 
     Raises:
-        OSError: ``export_dir`` or one of its files does not exist.
-        ValueError: a file is truncated, corrupted or inconsistent (the
-            message names the file and the problem), or uses an op type
-            that is not registered in this process.
+        FileNotFoundError: no saved model at ``export_dir``.
+        FormatError (a ValueError): anything malformed; the message names the
+            file and the JSON path, e.g. ``.../saved_model.json:
+            $.functions.f.traces[0].graph.nodes[3].inputs[1]: ...``. A file
+            missing from a model directory is a ``MissingFileError``, both a
+            FormatError and a FileNotFoundError.
     """
     path = os.fspath(export_dir)
-    json_path = os.path.join(path, JSON_FILE)
-    if not os.path.isfile(json_path):
-        raise FileNotFoundError(f"SavedModel file does not exist at: {json_path}")
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"SavedModel file does not exist at: {path}")
     try:
-        with open(json_path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise FormatError(f"{json_path} is not valid JSON (truncated or corrupted?): {err}") from None
+        return store.read_with_retries(path, _load_version)
+    except store.StoreError as err:
+        raise FormatError(str(err)) from None
+
+
+def _load_version(version_dir):
+    json_path = os.path.join(version_dir, JSON_FILE)
+    document = _read_json(json_path)
+    arrays = None
     try:
-        return _load(path, json_path, document)
+        arrays = ArrayFile(os.path.join(version_dir, ARRAYS_FILE), ARRAYS_FILE)
+        return _load(version_dir, document, arrays)
+    except FileNotFoundError as err:
+        raise MissingFileError(f"{err.filename or version_dir}: a file of the saved model is "
+                               f"missing: {err}") from None
     except FormatError as err:
         if getattr(err, "names_file", False):
             raise
         raise FormatError(f"{json_path}: {err}") from None
+    except (RecursionError, MemoryError) as err:
+        raise FormatError(f"{json_path}: too large or too deeply nested to load "
+                          f"({type(err).__name__})") from None
+    except Exception as err:  # noqa: BLE001 - whatever a malformed file provokes: one error type
+        raise FormatError(f"{json_path}: malformed content ({type(err).__name__}: {err})") \
+            from None
+    finally:
+        if arrays is not None:
+            arrays.close()
 
 
-def _load(path, json_path, document):
-    if field(document, "format", str, "top level") != FORMAT_NAME:
-        raise FormatError(f"format is {document['format']!r}, not {FORMAT_NAME!r}")
-    version = field(document, "version", int, "top level")
+def _read_json(json_path):
+    try:
+        with open(json_path, "rb") as f:
+            raw = f.read(MAX_JSON_BYTES + 1)
+    except FileNotFoundError:
+        raise MissingFileError(f"SavedModel file does not exist at: {json_path}") from None
+    except IsADirectoryError:
+        raise FormatError(f"{json_path}: is a directory, not a file") from None
+    if len(raw) > MAX_JSON_BYTES:
+        raise FormatError(f"{json_path}: larger than {MAX_JSON_BYTES} bytes; refusing it")
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise FormatError(f"{json_path}: nested too deeply (over {MAX_JSON_DEPTH} levels)") \
+            from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise FormatError(f"{json_path} is not valid JSON (truncated or corrupted?): {err}") \
+            from None
+    _check_depth(document, json_path)
+    return document
+
+
+def _check_depth(document, json_path):
+    """Refuses nesting deeper than MAX_JSON_DEPTH (checked without recursion)."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise FormatError(f"{json_path}: nested too deeply (over {MAX_JSON_DEPTH} levels)")
+        children = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, (dict, list)))
+
+
+def _load(path, document, arrays):
+    if field(document, "format", str, "$") != FORMAT_NAME:
+        raise FormatError(f"$.format: {document['format']!r} is not {FORMAT_NAME!r}")
+    version = field(document, "version", int, "$")
     if version != FORMAT_VERSION:
-        raise FormatError(f"format version {version} is not supported (this autodiff reads "
-                          f"version {FORMAT_VERSION})")
-    arrays = _read_arrays(os.path.join(path, ARRAYS_FILE))
+        raise FormatError(f"$.version: format version {version} is not supported (this "
+                          f"autodiff reads version {FORMAT_VERSION})")
     variables = []
-    for i, entry in enumerate(field(document, "variables", list, "top level")):
-        where = f"variables[{i}]"
+    for i, entry in enumerate(field(document, "variables", list, "$")):
+        where = f"$.variables[{i}]"
         value = _array(arrays, entry, where)
         variables.append(Variable(value, trainable=field(entry, "trainable", bool, where),
                                   name=field(entry, "name", str, where)))
-    constants = [constant(_array(arrays, entry, f"constants[{i}]"))
-                 for i, entry in enumerate(field(document, "constants", list, "top level"))]
+    constants = _LazyConstants(arrays, field(document, "constants", list, "$"))
     reader = Reader(constants, variables)
     functions = {}
-    for name, entry in field(document, "functions", dict, "top level").items():
-        where = f"functions.{name}"
-        signature = entry.get("input_signature") if isinstance(entry, dict) else None
+    for name, entry in field(document, "functions", dict, "$").items():
+        where = f"$.functions.{name}"
+        signature = field(entry, "input_signature", (dict, type(None)), where)
         if signature is not None:
-            signature = tuple(decode_structure(signature, _spec_from_json, f"{where}.input_signature"))
+            signature = tuple(decode_structure(signature, _spec_from_json,
+                                               f"{where}.input_signature"))
         arg_names = field(entry, "arg_names", list, where)
         concrete = []
         for k, trace in enumerate(field(entry, "traces", list, where)):
             here = f"{where}.traces[{k}]"
             call = field(trace, "call", dict, here)
+            decode_structure(call, _call_leaf, f"{here}.call")
             graph = reader.graph(field(trace, "graph", dict, here), f"{here}.graph")
             n_tensors = key_of(call).count('{"tensor": ')
             if n_tensors != len(graph.arg_specs):
@@ -149,6 +218,34 @@ def _load(path, json_path, document):
             concrete.append(ConcreteFunction(graph, name, call))
         functions[name] = LoadedFunction(name, signature, [str(a) for a in arg_names], concrete)
     return LoadedModel(functions, variables, path)
+
+
+class _LazyConstants:
+    """The constants list, each array read (and checked) only when a graph refers to it."""
+
+    def __init__(self, arrays, entries):
+        self._arrays, self._entries, self._loaded = arrays, entries, {}
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __getitem__(self, index):
+        if index not in self._loaded:
+            value = _array(self._arrays, self._entries[index], f"$.constants[{index}]")
+            self._loaded[index] = constant(value)
+        return self._loaded[index]
+
+
+def _call_leaf(kind, body, where):
+    """A leaf of a trace's ``call`` key: a tensor's [shape, dtype], or a Python value."""
+    if kind == "tensor":
+        if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], str)):
+            raise FormatError(f"{where}: a tensor must be [shape, dtype], got {body!r:.80}")
+        decode_shape(body[0], where)
+        decode_dtype(body[1], where)
+    elif kind != "python" or not (body is None or isinstance(body, (bool, int, float, str))):
+        raise FormatError(f"{where}: {kind!r} is not a valid call leaf")
+    return None
 
 
 def _spec_from_json(kind, body, where):
@@ -161,32 +258,8 @@ def _spec_from_json(kind, body, where):
                       name if isinstance(name, str) else None)
 
 
-def _read_arrays(npz_path):
-    if not os.path.isfile(npz_path):
-        raise FileNotFoundError(f"SavedModel file does not exist at: {npz_path}")
-    try:
-        with np.load(npz_path, allow_pickle=False) as data:
-            return {key: data[key] for key in data.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
-        raise _naming_file(f"{npz_path} cannot be read (truncated or corrupted?): "
-                           f"{type(err).__name__}: {err}") from None
-
-
-def _naming_file(message):
-    err = FormatError(message)
-    err.names_file = True
-    return err
-
-
 def _array(arrays, entry, where):
     key = field(entry, "array", str, where)
     shape = decode_shape(field(entry, "shape", list, where), where)
     dtype = decode_dtype(field(entry, "dtype", str, where), where)
-    if key not in arrays:
-        raise FormatError(f"{where}: array {key!r} is missing from {ARRAYS_FILE}")
-    value = arrays[key]
-    if value.shape != shape or value.dtype != dtype._np:
-        raise FormatError(f"{where}: array {key!r} in {ARRAYS_FILE} has shape {value.shape} and "
-                          f"dtype {value.dtype}, but {JSON_FILE} says shape {shape} and "
-                          f"dtype {dtype.name}")
-    return value
+    return arrays.read(key, shape, np.dtype(dtype._np), where)
