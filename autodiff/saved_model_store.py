@@ -125,9 +125,13 @@ def read_with_retries(export_dir, read):
 
 # ---- writing ------------------------------------------------------------------------
 
-def is_ours(name):
-    return name in (POINTER_FILE, LOCK_FILE) + LEGACY_FILES or bool(
-        _VERSION.match(name) or _LEFTOVER.match(name))
+def is_ours(path, name):
+    """Whether ``name`` in ``path`` is something a save writes (a version is a directory)."""
+    if _VERSION.match(name) or name.startswith(".staging-"):
+        full = os.path.join(path, name)
+        return os.path.isdir(full) and not os.path.islink(full) and bool(
+            _VERSION.match(name) or _LEFTOVER.match(name))
+    return name in (POINTER_FILE, LOCK_FILE) + LEGACY_FILES or bool(_LEFTOVER.match(name))
 
 
 def _check_target(path):
@@ -135,7 +139,7 @@ def _check_target(path):
         raise ValueError(f"cannot save to {path}: it exists and is not a directory, so not "
                          f"a saved model; refusing to replace it")
     if os.path.isdir(path):
-        foreign = sorted(n for n in os.listdir(path) if not is_ours(n))
+        foreign = sorted(n for n in os.listdir(path) if not is_ours(path, n))
         if foreign:
             raise ValueError(f"cannot save to {path}: it is a directory holding "
                              f"{', '.join(map(repr, foreign[:3]))}, so not a saved model; "
