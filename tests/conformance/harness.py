@@ -113,7 +113,8 @@ def differences(a, b, path="result", tol=None):
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b):
             return [f"{path}: ad has {len(a)} items, tf {len(b)}"]
-        return [d for i, (u, v) in enumerate(zip(a, b)) for d in differences(u, v, f"{path}[{i}]", tol)]
+        return [d for i, (u, v) in enumerate(zip(a, b))
+                for d in differences(u, v, f"{path}[{i}]", tol)]
     if isinstance(a, dict) and isinstance(b, dict):
         if set(a) != set(b):
             return [f"{path}: keys {sorted(a)} vs {sorted(b)}"]

@@ -71,7 +71,8 @@ def _reduce(rng, shape, f64):
     elif kind == 1:
         axis = _axis(rng, r)
     else:
-        axis = sorted(int(a) for a in rng.choice(r, size=int(rng.integers(1, r + 1)), replace=False))
+        count = int(rng.integers(1, r + 1))
+        axis = sorted(int(a) for a in rng.choice(r, size=count, replace=False))
     return None, {"axis": axis, "keepdims": bool(rng.random() < 0.4)}
 
 

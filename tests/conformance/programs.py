@@ -10,8 +10,9 @@ A spec is JSON-like data, so it can be printed, shrunk and turned into code::
 The program's output is the last op's result. ``run(m, spec)`` runs it on the
 module ``m`` (``tf`` or ``ad``) and returns the forward value and the
 derivatives the mode asks for: ``grad`` one tape; ``grad2`` two nested tapes
-(the gradient of the sum of the first gradients); ``jacobian``; ``batch_jacobian`` (with respect to the
-first input, when its leading axis matches the output's); ``jvp`` a
+(the gradient of the sum of the first gradients); ``jacobian``;
+``batch_jacobian`` (with respect to the first input, when its leading axis
+matches the output's); ``jvp`` a
 ForwardAccumulator with the spec's tangents. Inputs of kind ``watched`` are
 watched, ``variable`` ones are trainable Variables (watched by access) and
 ``constant`` ones are not watched: their derivative must be None.
@@ -26,9 +27,9 @@ MODES = ("grad", "grad", "grad", "grad2", "jacobian", "jvp")
 _CODE_CACHE = {}
 
 
-def expression(op, argnames):
-    """The op's Python expression over ``m`` with these argument names."""
-    template = OPS[op["op"]][0]
+def expression(op, argnames, module="m"):
+    """The op's Python expression over ``module`` with these argument names."""
+    template = OPS[op["op"]][0].replace("m.", module + ".")
     return template.format(*argnames, **op["params"])
 
 
@@ -112,12 +113,13 @@ def infer_shapes(tf, spec):
 
 
 def _new_input(rng, spec, shape, edge):
-    name = "abcdefghijklmnopqrstuvwxyz"[len(spec["inputs"])] if len(spec["inputs"]) < 26 \
-        else f"x{len(spec['inputs'])}"
+    letters = "abcdefghijklnopqrstuwxyz"  # no m (the module), no v (op outputs)
+    n = len(spec["inputs"])
+    name = letters[n] if n < len(letters) else f"x{n}"
     kind = str(rng.choice(["watched"] * 6 + ["variable", "constant"]))
     spec["inputs"].append({"name": name, "shape": list(shape), "kind": kind,
                            "values": random_values(rng, shape, edge).tolist(),
-                           "tangent": np.asarray(np.round(rng.uniform(-1, 1, size=shape), 1)).tolist()})
+                           "tangent": np.round(rng.uniform(-1, 1, size=shape), 1).tolist()})
     return name
 
 
@@ -156,7 +158,7 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
             if picked is None:
                 if rng.random() < 0.5 or _attempt > 3:  # give this op a fitting fresh input
                     src = _new_input(rng, spec, _fitting_shape(rng, opname), edge)
-                    shapes = infer_shapes(tf, spec) | shapes
+                    shapes = infer_shapes(tf, spec)
                     picked = OPS[opname][1](rng, shapes[src], spec["dtype"] == "float64")
                 if picked is None:
                     continue
@@ -169,7 +171,8 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
                     args.append(str(rng.choice(same)) if same and rng.random() < 0.5
                                 else _new_input(rng, spec, pshape, edge))
                 else:
-                    pshape = broadcast_partner(rng, shapes[src]) if partner == "broadcast" else partner
+                    pshape = (broadcast_partner(rng, shapes[src]) if partner == "broadcast"
+                              else partner)
                     args.append(_new_input(rng, spec, pshape, edge))
                 if rng.random() < 0.3 and opname not in ("matmul", "einsum", "solve"):
                     args.reverse()
@@ -229,17 +232,19 @@ def to_code(spec):
     for inp in spec["inputs"]:
         arr = f"np.array({inp['values']!r}, dtype='{dt}').reshape({inp['shape']})"
         maker = "ad.Variable" if inp["kind"] == "variable" else "ad.constant"
-        lines.append(f"{inp['name']} = {maker}({arr})" + ("  # not watched" if inp["kind"] == "constant" else ""))
+        note = "  # not watched" if inp["kind"] == "constant" else ""
+        lines.append(f"{inp['name']} = {maker}({arr}){note}")
     names = [inp["name"] for inp in spec["inputs"]]
     watched = [inp["name"] for inp in spec["inputs"] if inp["kind"] == "watched"]
-    body = [f"{op['out']} = " + expression(op, op["args"]).replace("m.", "ad.") for op in spec["ops"]]
+    body = [f"{op['out']} = " + expression(op, op["args"], "ad") for op in spec["ops"]]
     out, mode = spec["ops"][-1]["out"], spec["mode"]
     src = "[" + ", ".join(names) + "]"
     if mode == "jvp":
         prim = [inp for inp in spec["inputs"] if inp["kind"] != "constant"]
-        tang = ", ".join(f"ad.constant(np.array({p['tangent']!r}, dtype='{dt}').reshape({p['shape']}))"
-                         for p in prim)
-        lines.append(f"with ad.autodiff.ForwardAccumulator([{', '.join(p['name'] for p in prim)}], [{tang}]) as acc:")
+        tang = ", ".join(f"ad.constant(np.array({p['tangent']!r}, dtype='{dt}')"
+                         f".reshape({p['shape']}))" for p in prim)
+        primals = ", ".join(p["name"] for p in prim)
+        lines.append(f"with ad.autodiff.ForwardAccumulator([{primals}], [{tang}]) as acc:")
         lines += ["    " + b for b in body] + [f"print({out})", f"print(acc.jvp({out}))"]
     elif mode == "grad2":
         lines.append("with ad.GradientTape() as outer:")

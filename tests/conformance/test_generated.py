@@ -48,8 +48,8 @@ def _check(tf, seeds, **gen_kwargs):
         if key in seen:
             continue
         seen.add(key)
-        report += [f"\n--- seed {spec['seed']}: {len(spec['ops'])} ops shrunk to {len(small['ops'])} "
-                   f"({small['dtype']}, mode {small['mode']}); the original is "
+        report += [f"\n--- seed {spec['seed']}: {len(spec['ops'])} ops shrunk to "
+                   f"{len(small['ops'])} ({small['dtype']}, mode {small['mode']}); the original is "
                    f"programs.generate(tf, {spec['seed']}, **{gen_kwargs!r}); repro:",
                    programs.to_code(small), "--- differences (ad vs tf):",
                    "\n".join(programs.mismatch(tf, small))]
