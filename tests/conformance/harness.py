@@ -95,6 +95,15 @@ def outcome(case, m):
         return Raised(error_family(exc), f"{type(exc).__name__}: {exc}")
 
 
+def attempt(thunk):
+    """``thunk()``, or the ``Raised`` it raised: lets one case compare several
+    independent results without the first error hiding the rest."""
+    try:
+        return thunk()
+    except Exception as exc:  # noqa: BLE001
+        return Raised(error_family(exc), f"{type(exc).__name__}: {exc}")
+
+
 def tolerance(dtype):
     """(rtol, atol) per dtype; atol is scaled by the larger magnitude in the result.
 
