@@ -150,12 +150,14 @@ def _load_version(version_dir):
 def _read_json(json_path):
     try:
         with open(json_path, "rb") as f:
-            raw = f.read(MAX_JSON_BYTES + 1)
+            # read(n) would allocate n bytes up front: ask the size first
+            size = os.fstat(f.fileno()).st_size
+            raw = f.read(size + 1) if size <= MAX_JSON_BYTES else b""
     except FileNotFoundError:
         raise MissingFileError(f"SavedModel file does not exist at: {json_path}") from None
     except IsADirectoryError:
         raise FormatError(f"{json_path}: is a directory, not a file") from None
-    if len(raw) > MAX_JSON_BYTES:
+    if size > MAX_JSON_BYTES or len(raw) > MAX_JSON_BYTES:
         raise FormatError(f"{json_path}: larger than {MAX_JSON_BYTES} bytes; refusing it")
     try:
         document = json.loads(raw.decode("utf-8"))
