@@ -1,7 +1,8 @@
-"""Builds the lessons: notebooks/src/NN_topic.py -> notebooks/NN_topic.ipynb, executed.
+"""Builds the lessons: notebooks/src/NN_topic.py -> two editions, notebooks/NN_topic.ipynb
+(the teacher's: answers and outputs) and notebooks/student/NN_topic.ipynb (blanks).
 
-The lessons are written as plain Python files in the "percent" cell format
-(the one jupytext and VS Code read), so that they diff and review like code:
+The lessons are written as plain Python files in jupytext's "percent" format
+(which VS Code and PyCharm read too), so that they diff and review like code:
 
     # %% [markdown]
     # # Lesson 1: Gradients and tapes
@@ -14,24 +15,42 @@ The lessons are written as plain Python files in the "percent" cell format
     print(inspect.getsource(ad.GradientTape.gradient))
 
 Anything above the first ``# %%`` line is the file's own header and is not
-part of the notebook. Building a lesson runs it top to bottom in a fresh
-``python3`` kernel (what ``jupyter nbconvert --to notebook --execute`` does)
-and writes the notebook with its outputs, which ``pytest --nbval`` then
-checks. Everything that could differ between two builds is fixed: cell ids
-come from the cell's position, no timing metadata is kept, the kernel's
-Python version is left out of the metadata, and printed text goes through the
-same sanitizing patterns nbval applies (notebooks/nbval_sanitize.cfg), so a
+part of the notebook; of a cell's metadata only its ``tags`` are kept. Four tags
+make the two editions (notebooks/README.md shows an exercise written with them):
+
+    solution   a code cell whose answer lies between "### BEGIN SOLUTION" and
+               "### END SOLUTION" lines; the student edition drops that region
+               (the line above it is the student's blank, ``my_prediction = ...``)
+    check      a code cell of checks (``check(my_prediction, ...)``), after its
+               solution cell
+    teacher    a cell only in the teacher edition
+    student    a cell only in the student edition
+
+The teacher edition carries nbgrader's cell metadata (a solution cell is an
+"autograded answer", a check cell a locked "autograder test" worth one point),
+so ``nbgrader generate_assignment`` takes it as a source notebook.
+
+Building a lesson runs the teacher edition top to bottom in a fresh ``python3``
+kernel (with nbclient, as ``jupyter nbconvert --to notebook --execute`` does)
+and writes it with its outputs, which ``pytest --nbval`` then checks. The
+student edition is not run again: it takes the teacher's outputs cell by cell,
+except in solution and check cells, whose outputs are cleared. Everything that
+could differ between two builds is fixed: cell ids come from the cell's
+position in the source, no timing metadata is kept, the kernel's Python
+version is left out of the metadata, and printed text goes through the same
+sanitizing patterns nbval applies (notebooks/nbval_sanitize.cfg), so a
 temporary file name or a random id does not change between builds.
 
 Usage (from the repository root):
 
     python scripts/build_notebooks.py                 # build and execute every lesson
     python scripts/build_notebooks.py 02 04           # only the lessons starting 02, 04
+    python scripts/build_notebooks.py --student       # student editions only, from the
+                                                      #   committed teacher editions (no kernel)
     python scripts/build_notebooks.py --check         # sources and .ipynb agree? (no kernel)
 """
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -41,6 +60,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
+STUDENT = NOTEBOOKS / "student"
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {"name": "python", "file_extension": ".py", "mimetype": "text/x-python",
@@ -49,57 +69,103 @@ LANGUAGE_INFO = {"name": "python", "file_extension": ".py", "mimetype": "text/x-
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-_MARKER = re.compile(r"^# %%(?P<markdown> \[markdown\])?(?: tags=(?P<tags>\[.*\]))?\s*$")
+EDITIONS = ("teacher", "student")
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def parse(text):
-    """The cells of a percent-format source: a list of ``(cell_type, source, tags)``."""
-    cells, current = [], None
-    for line in text.splitlines():
-        match = _MARKER.match(line)
-        if match:
-            if current is not None:
-                cells.append(current)
-            tags = json.loads(match["tags"]) if match["tags"] else []
-            current = ("markdown" if match["markdown"] else "code", [], tags)
-        elif current is not None:
-            current[1].append(line)
-    if current is not None:
-        cells.append(current)
-    return [(kind, _cell_source(kind, lines), tags) for kind, lines, tags in cells]
+    """The cells of a percent-format source (read by jupytext): ``(cell_type, source, tags)``."""
+    import jupytext
+
+    lines = text.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.startswith("# %%")), len(lines))
+    nb = jupytext.reads("".join(lines[first:]), fmt="py:percent")
+    return [(cell.cell_type, cell.source, list(cell.metadata.get("tags", [])))
+            for cell in nb.cells]
 
 
-def _cell_source(kind, lines):
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    while lines and not lines[0].strip():
-        lines = lines[1:]
-    if kind == "markdown":
-        lines = [_uncomment(line) for line in lines]
-    return "\n".join(lines)
+def without_solutions(source):
+    """``source`` with every BEGIN/END SOLUTION region removed, markers included (what
+    nbgrader's ClearSolutions does with an empty code stub)."""
+    kept, inside = [], False
+    for line in source.split("\n"):
+        if BEGIN_SOLUTION in line:
+            if inside:
+                raise ValueError(f"nested {BEGIN_SOLUTION!r} in:\n{source}")
+            inside = True
+        elif END_SOLUTION in line:
+            if not inside:
+                raise ValueError(f"{END_SOLUTION!r} without a beginning in:\n{source}")
+            inside = False
+        elif not inside:
+            kept.append(line)
+    if inside:
+        raise ValueError(f"no {END_SOLUTION!r} in:\n{source}")
+    return "\n".join(kept).rstrip()
 
 
-def _uncomment(line):
-    if line.startswith("# "):
-        return line[2:]
-    if line.rstrip() == "#":
-        return ""
-    raise ValueError(f"a Markdown line must start with '# ' (or be a bare '#'): {line!r}")
+def _nbgrader(prefix, kind, number):
+    """nbgrader's metadata: an autograded answer, or a locked autograder test of 1 point."""
+    if kind == "solution":
+        return {"grade": False, "grade_id": f"lesson{prefix}-answer-{number}", "locked": False,
+                "schema_version": 3, "solution": True}
+    return {"grade": True, "grade_id": f"lesson{prefix}-check-{number}", "locked": True,
+            "points": 1, "schema_version": 3, "solution": False}
 
 
-def build(source_path):
-    """An unexecuted notebook from one lesson source."""
+def build(source_path, edition="teacher"):
+    """An unexecuted notebook, one edition of one lesson source."""
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {EDITIONS}, not {edition!r}")
     stem = source_path.stem
     prefix = stem.split("_", 1)[0]
+    other = "student" if edition == "teacher" else "teacher"
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)}
+    counts = {"solution": 0, "check": 0}
     for i, (kind, source, tags) in enumerate(parse(source_path.read_text(encoding="utf-8"))):
+        if other in tags:
+            continue
+        role = next((t for t in ("solution", "check") if t in tags), None)
+        if role and kind != "code":
+            raise ValueError(f"{stem}: a {role!r} cell must be a code cell:\n{source}")
+        if role == "solution" and BEGIN_SOLUTION not in source:
+            raise ValueError(f"{stem}: a solution cell without {BEGIN_SOLUTION!r}:\n{source}")
+        if role != "solution" and BEGIN_SOLUTION in source:
+            raise ValueError(f"{stem}: {BEGIN_SOLUTION!r} outside a solution cell:\n{source}")
+        if role == "solution" and edition == "student":
+            source = without_solutions(source)
         make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
         cell = make(source)
         cell.id = f"lesson{prefix}-{i:03d}"
         if tags:
             cell.metadata["tags"] = tags
+        if role:
+            counts[role] += 1
+            if edition == "teacher":
+                cell.metadata["nbgrader"] = _nbgrader(prefix, role, counts[role])
         nb.cells.append(cell)
+    return nb
+
+
+def student_edition(source_path, teacher):
+    """The student edition of a lesson, with the outputs of ``teacher`` (its executed
+    teacher edition) in every cell but the solution and check cells, whose outputs are
+    cleared: a student sees the lesson as it ran, and the exercises blank."""
+    nb = build(source_path, "student")
+    ran = {cell.id: cell for cell in teacher.cells}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        if "solution" in tags or "check" in tags or "student" in tags:
+            continue
+        twin = ran.get(cell.id)
+        if twin is None or twin.source != cell.source:
+            raise ValueError(f"{source_path.stem}: the teacher edition does not match the "
+                             f"source at cell {cell.id}; rebuild it first")
+        cell.outputs = twin.outputs
+        cell.execution_count = twin.execution_count
     return nb
 
 
@@ -169,8 +235,8 @@ def _joined_streams(outputs):
 
 
 def cell_summary(nb):
-    """What the sources determine: each cell's type, source and tags."""
-    return [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in nb.cells]
+    """What the sources determine: each cell's id, type, source and metadata."""
+    return [(c.id, c.cell_type, c.source, dict(c.metadata)) for c in nb.cells]
 
 
 def sources(prefixes=()):
@@ -180,15 +246,38 @@ def sources(prefixes=()):
     return found
 
 
+def teacher_path(source_path):
+    return NOTEBOOKS / (source_path.stem + ".ipynb")
+
+
+def student_path(source_path):
+    return STUDENT / (source_path.stem + ".ipynb")
+
+
 def check(paths):
-    """Names of the lessons whose .ipynb is missing or does not match its source."""
+    """Names of the notebooks that are missing or do not match their source: a teacher
+    edition whose cells differ from the source's, or a student edition that differs from
+    the one its source and committed teacher edition make."""
     stale = []
     for path in paths:
-        target = NOTEBOOKS / (path.stem + ".ipynb")
-        if not target.exists() or cell_summary(nbformat.read(target, as_version=4)) \
-                != cell_summary(build(path)):
-            stale.append(target.name)
+        target = teacher_path(path)
+        if not target.exists():
+            stale += [target.name, f"student/{target.name}"]
+            continue
+        teacher = nbformat.read(target, as_version=4)
+        if cell_summary(teacher) != cell_summary(build(path)):
+            stale += [target.name, f"student/{target.name}"]
+            continue
+        student = student_path(path)
+        if not student.exists() or student.read_text(encoding="utf-8") \
+                != nbformat.writes(student_edition(path, teacher)) + "\n":
+            stale.append(f"student/{target.name}")
     return stale
+
+
+def write_student_edition(path, teacher):
+    STUDENT.mkdir(exist_ok=True)
+    nbformat.write(student_edition(path, teacher), student_path(path))
 
 
 def main(argv=None):
@@ -196,6 +285,9 @@ def main(argv=None):
     parser.add_argument("lessons", nargs="*", help="lesson number prefixes (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only report notebooks that do not match their sources")
+    parser.add_argument("--student", action="store_true",
+                        help="only write the student editions, from the committed teacher "
+                             "editions (no kernel)")
     args = parser.parse_args(argv)
     paths = sources(args.lessons)
     if not paths:
@@ -206,9 +298,15 @@ def main(argv=None):
             print(f"{name} does not match notebooks/src/; run: python scripts/build_notebooks.py")
         return 1 if stale else 0
     for path in paths:
-        target = NOTEBOOKS / (path.stem + ".ipynb")
-        print(f"executing {path.relative_to(ROOT)} -> {target.relative_to(ROOT)}", flush=True)
-        nbformat.write(execute(build(path)), target)
+        target = teacher_path(path)
+        if args.student:
+            teacher = nbformat.read(target, as_version=4)
+        else:
+            print(f"executing {path.relative_to(ROOT)} -> {target.relative_to(ROOT)}", flush=True)
+            teacher = execute(build(path))
+            nbformat.write(teacher, target)
+        print(f"writing {student_path(path).relative_to(ROOT)}", flush=True)
+        write_student_edition(path, teacher)
     return 0
 
 

@@ -1,43 +1,137 @@
 """Checks for the lessons' "predict the gradient" exercises.
 
-A student writes a prediction, runs the cell, and ``check`` compares it with
-the tape's answer. ``None`` is an answer too (an unconnected gradient), and
-only matches ``None``.
+A student writes a prediction in place of ``...``, runs the cell, then runs
+the check below it. ``check`` compares the prediction with the tape's answer
+and prints one line: ``Correct!`` (with the answer), or ``Not yet:`` and a
+hint. A wrong or missing prediction never raises and never shows the answer,
+so "Run All" reaches the end of the lesson and a student can try again.
+``None`` is an answer too (an unconnected gradient), and only matches ``None``.
 
     >>> from widgets.exercises import check
     >>> check(6.0, tape.gradient(y, x))
-    Correct! The tape says: ad.Tensor(6.0, shape=(), dtype=float32)
+    Correct! The answer is: ad.Tensor(6.0, shape=(), dtype=float32)
+    >>> check(..., tape.gradient(y, x))
+    Not yet: type your prediction in place of `...` in the cell above, run it, then run this check.
+    >>> check(5.0, tape.gradient(y, x), hint="the product rule gives two terms")
+    Not yet: the product rule gives two terms.
+
+Grading. nbgrader runs a notebook with the environment variable
+``NBGRADER_EXECUTION`` set (``autograde`` or ``validate``); there a prediction
+that is not correct raises ``AssertionError`` with the same message, so the
+check cell scores no points. The message still does not contain the answer.
 """
+
+import os
 
 import numpy as np
 
-__all__ = ["check"]
+__all__ = ["check", "check_gradients"]
+
+BLANK = "type your prediction in place of `...` in the cell above, run it, then run this check"
+GENERIC = "that is not what the tape says. Work through it on paper once more"
 
 
-def check(prediction, answer, rtol=1e-5, atol=1e-6):
-    """Asserts that ``prediction`` matches ``answer`` and says so.
+def check(prediction, answer, hint=None, rtol=1e-5, atol=1e-6):
+    """Says whether ``prediction`` matches ``answer``, without ever revealing a wrong one.
 
     Args:
         prediction: the student's guess: a number, list, array, shape tuple,
-            string, bool or None.
+            string, bool, None, or a dict of these; ``...`` (the blank) is not
+            a guess yet.
         answer: what the engine gave: a Tensor, array, number, shape, string,
             bool or None.
+        hint: what to print after "Not yet:" when the prediction is wrong
+            (default: a general nudge, or a note that the shapes differ).
         rtol, atol: tolerances for numbers.
+
+    Returns:
+        None. Prints "Correct! The answer is: ..." or "Not yet: <hint>."
 
     ``None`` only matches ``None``; strings, bools and shapes must be equal;
     numbers and arrays must be close, with the same shape unless the
     prediction is a single number.
 
     Raises:
-        AssertionError: "Not quite: ..." with both values.
+        AssertionError: only under nbgrader (``NBGRADER_EXECUTION`` set), when
+            the prediction is not correct; the message is the "Not yet" line.
     """
-    message = f"Not quite: you predicted {prediction!r}, the answer is {answer!r}"
-    if prediction is None or answer is None:
-        assert prediction is None and answer is None, message
-    elif isinstance(answer, (str, bool, tuple)) or isinstance(prediction, str):
-        assert (tuple(prediction) if isinstance(answer, tuple) else prediction) == answer, message
-    else:
-        value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
-        assert np.ndim(prediction) == 0 or np.shape(prediction) == np.shape(value), message
-        assert np.allclose(prediction, value, rtol=rtol, atol=atol), message
+    if _has_blank(prediction):
+        return _not_yet(BLANK)
+    try:
+        correct, shape_note = _matches(prediction, answer, rtol, atol)
+    except Exception:  # a prediction of a kind that cannot be compared (a set, a function...)
+        return _not_yet(hint or "give a number, a list, a tuple, a string, True/False or None")
+    if not correct:
+        return _not_yet(hint or shape_note or GENERIC)
     print("Correct! The answer is:", answer)
+    return None
+
+
+def check_gradients(op, args, order=2, hint=None):
+    """Checks a student's op with ``ad.testing.check_grads``, saying "Correct!" or "Not yet".
+
+    Args:
+        op: the op (an ``ad.Primitive`` or a function of tensors), or ``...``.
+        args: its inputs, as for ``check_grads``.
+        order: the highest derivative order to compare with finite differences.
+        hint: printed after "Not yet:" when the derivatives disagree.
+
+    Returns:
+        None. Prints "Correct! <name> passes check_grads to order <order>", or
+        "Not yet: ..." with what went wrong (never the expected rule).
+
+    Raises:
+        AssertionError: only under nbgrader, when the op does not pass.
+
+    Example:
+        >>> check_gradients(SOFTSIGN, [np.array([-1.5, 0.7])], order=2)
+        Correct! SoftsignLesson passes check_grads to order 2
+    """
+    from autodiff.testing import check_grads
+
+    if op is Ellipsis:
+        return _not_yet("write your op in place of `...` in the cell above, run it, "
+                        "then run this check")
+    try:
+        check_grads(op, args, order=order)
+    except AssertionError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "they differ"
+        return _not_yet(hint or f"check_grads disagrees with finite differences ({first})")
+    except Exception as error:  # the student's code raised: say what, and carry on
+        return _not_yet(f"calling your op raised {type(error).__name__}: {error}")
+    name = getattr(op, "name", getattr(op, "__name__", "your op"))
+    print(f"Correct! {name} passes check_grads to order {order}")
+    return None
+
+
+def _not_yet(hint):
+    message = "Not yet: " + hint.rstrip(".") + "."
+    if os.environ.get("NBGRADER_EXECUTION"):
+        raise AssertionError(message)
+    print(message)
+    return None
+
+
+def _has_blank(prediction):
+    if prediction is Ellipsis:
+        return True
+    if isinstance(prediction, dict):
+        return any(_has_blank(value) for value in prediction.values())
+    if isinstance(prediction, (list, tuple)):
+        return any(_has_blank(value) for value in prediction)
+    return False
+
+
+def _matches(prediction, answer, rtol, atol):
+    """``(correct, shape_note)``: the note says the shapes differ, and nothing more."""
+    if prediction is None or answer is None:
+        return prediction is None and answer is None, None
+    if isinstance(answer, (str, bool, tuple)) or isinstance(prediction, str):
+        if isinstance(answer, tuple):
+            prediction = tuple(prediction)
+        return prediction == answer, None
+    value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
+    if np.ndim(prediction) != 0 and np.shape(prediction) != np.shape(value):
+        return False, (f"your prediction has shape {np.shape(prediction)}, and that is not "
+                       "the shape of the answer")
+    return bool(np.allclose(prediction, value, rtol=rtol, atol=atol)), None

@@ -381,10 +381,17 @@ del tape
 # For each exercise, work out the answer **on paper first**, then type it into
 # `my_prediction` and run the cell. The check compares your prediction with the tape's
 # answer (`None` counts as an answer too).
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Cover them up, or better, replace each one with
-# your own guess before you run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -392,50 +399,70 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # %% [markdown]
 # **Exercise 1.** $y = x^3 + x$ at $x = 2$. What is $dy/dx$?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(2.0)
 with ad.GradientTape() as tape:
     y = x * x * x + x
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 13.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, x))
 
 # %% [markdown]
 # **Exercise 2.** The same function of a *constant*, without `watch`. What does the tape
 # return?
 
-# %%
+# %% tags=["solution"]
 k = ad.constant(2.0)
 with ad.GradientTape() as tape:
     y = k * k * k + k
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, k))
 
 # %% [markdown]
 # **Exercise 3.** A vector target: `y = 5 * v` for a watched vector `v = [1, 2, 3]`.
 # What is `tape.gradient(y, v)`? (Give a list.)
 
-# %%
+# %% tags=["solution"]
 v = ad.constant([1.0, 2.0, 3.0])
 with ad.GradientTape() as tape:
     tape.watch(v)
     y = 5.0 * v
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [5.0, 5.0, 5.0]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, v))
 
 # %% [markdown]
 # **Exercise 4.** Nested sources. With `w = 3` and `b = -1`, the loss is $(2w + b)^2$.
 # Predict both gradients.
 
-# %%
+# %% tags=["solution"]
 params = {"w": ad.Variable(3.0), "b": ad.Variable(-1.0)}
 with ad.GradientTape() as tape:
     loss = (2.0 * params["w"] + params["b"]) ** 2
 
 grads = tape.gradient(loss, params)
+my_prediction = {"w": ..., "b": ...}  # your predictions
+### BEGIN SOLUTION
 my_prediction = {"w": 20.0, "b": 10.0}
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction["w"], grads["w"])
 check(my_prediction["b"], grads["b"])
 
@@ -443,27 +470,44 @@ check(my_prediction["b"], grads["b"])
 # **Exercise 5.** A frozen variable: `temperature = ad.Variable(4.0, trainable=False)` and
 # `y = temperature ** 2`. What is the gradient of `y` with respect to `temperature`?
 
-# %%
+# %% tags=["solution"]
 temperature = ad.Variable(4.0, trainable=False)
 with ad.GradientTape() as tape:
     y = temperature ** 2
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, temperature))
 
 # %% [markdown]
 # **Exercise 6.** A persistent tape and an intermediate result: $h = 2x$, $y = h^2$ at
 # $x = 1.5$. Predict $dy/dh$ and then $dy/dx$.
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(1.5)
 with ad.GradientTape(persistent=True) as tape:
     h = 2.0 * x
     y = h * h
 
+my_prediction = ...  # dy/dh
+### BEGIN SOLUTION
 my_prediction = 6.0          # dy/dh
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, h))
+
+# %% tags=["solution"]
+my_prediction = ...  # dy/dx
+### BEGIN SOLUTION
 my_prediction = 12.0         # dy/dx
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, x))
 
 # %% [markdown]

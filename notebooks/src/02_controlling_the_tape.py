@@ -461,10 +461,17 @@ del cases
 #
 # For each exercise, decide on paper: a number, a `0.0`, or `None`? Type it into
 # `my_prediction`, then run the cell.
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Replace each one with your own guess before you
-# run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -473,7 +480,7 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # **Exercise 1.** `a * a` is recorded, `b * a` is computed while the tape is paused.
 # What is the gradient with respect to `a` (with `a = 2`, `b = 5`)?
 
-# %%
+# %% tags=["solution"]
 a = ad.Variable(2.0)
 b = ad.Variable(5.0)
 with ad.GradientTape() as tape:
@@ -482,47 +489,67 @@ with ad.GradientTape() as tape:
         second = b * a
     y = first + second
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 4.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, a))
 
 # %% [markdown]
 # **Exercise 2.** `y = s * stop_gradient(s)` with `s = 3`. What is `dy/ds`?
 
-# %%
+# %% tags=["solution"]
 s = ad.Variable(3.0)
 with ad.GradientTape() as tape:
     y = s * ad.stop_gradient(s)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, s))
 
 # %% [markdown]
 # **Exercise 3.** A source the target does not use, with `unconnected_gradients='zero'`.
 
-# %%
+# %% tags=["solution"]
 used = ad.Variable(1.0)
 unused = ad.Variable(1.0)
 with ad.GradientTape() as tape:
     y = used * 10.0
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 0.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"))
 
 # %% [markdown]
 # **Exercise 4.** `relu` of a negative number. `None` or `0.0`?
 
-# %%
+# %% tags=["solution"]
 r = ad.Variable(-1.5)
 with ad.GradientTape() as tape:
     y = ad.nn.relu(r) + 1.0
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 0.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, r))
 
 # %% [markdown]
 # **Exercise 5.** Control flow: the function below at `x = 2`.
 
-# %%
+# %% tags=["solution"]
 def piecewise(x):
     if x < 1.0:
         return x * x
@@ -532,35 +559,57 @@ x = ad.Variable(2.0)
 with ad.GradientTape() as tape:
     y = piecewise(x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, x))
 
 # %% [markdown]
 # **Exercise 6.** A watched integer tensor (expect a warning).
 
-# %%
+# %% tags=["solution"]
 n = ad.constant(4)
 with ad.GradientTape() as tape:
     tape.watch(n)
     y = n * 2
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, n))
 
 # %% [markdown]
 # **Exercise 7.** `assign` in the middle: `holder` receives `3 * source`, then `y = holder * 2`.
 # What is `dy/dsource`? And `dy/dholder`?
 
-# %%
+# %% tags=["solution"]
 source = ad.Variable(1.0)
 holder = ad.Variable(0.0)
 with ad.GradientTape(persistent=True) as tape:
     holder.assign(3.0 * source)
     y = holder * 2.0
 
+my_prediction = ...  # dy/dsource
+### BEGIN SOLUTION
 my_prediction = None         # dy/dsource
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, source))
+
+# %% tags=["solution"]
+my_prediction = ...  # dy/dholder
+### BEGIN SOLUTION
 my_prediction = 2.0          # dy/dholder
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, holder))
 
 # %% [markdown]

@@ -309,10 +309,17 @@ for step in range(16):
 # For each exercise, work out the answer **on paper first**, then type it into
 # `my_prediction` and run the cell. The check compares your prediction with the tape's
 # answer (`None` counts as an answer too, and a shape is a tuple).
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Cover them up, or better, replace each one with
-# your own guess before you run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -320,21 +327,26 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # %% [markdown]
 # **Exercise 1.** $y = x^3$ at $x = 2$, two nested tapes. What is $d^2y/dx^2$?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(2.0)
 with ad.GradientTape() as outer:
     with ad.GradientTape() as inner:
         y = x ** 3
     dy_dx = inner.gradient(y, x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, outer.gradient(dy_dx, x))
 
 # %% [markdown]
 # **Exercise 2.** The same with a *constant* `k = 2`, watched by the inner tape only.
 # What does the outer tape return?
 
-# %%
+# %% tags=["solution"]
 k = ad.constant(2.0)
 with ad.GradientTape() as outer:
     with ad.GradientTape() as inner:
@@ -342,21 +354,31 @@ with ad.GradientTape() as outer:
         y = k ** 3
     dy_dk = inner.gradient(y, k)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, outer.gradient(dy_dk, k))
 
 # %% [markdown]
 # **Exercise 3.** The first derivative is computed *after* the outer block has closed.
 # $y = 5x^2$ at $x = 1$. What is the outer tape's answer?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(1.0)
 with ad.GradientTape() as outer:
     with ad.GradientTape() as inner:
         y = 5.0 * x ** 2
 dy_dx = inner.gradient(y, x)              # outside `outer`
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, outer.gradient(dy_dx, x))
 
 # %% [markdown]
@@ -364,7 +386,7 @@ check(my_prediction, outer.gradient(dy_dx, x))
 # The inner tape differentiates with respect to $x$, the outer one with respect to $z$.
 # What is $\frac{\partial}{\partial z}\frac{\partial y}{\partial x}$?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(3.0)
 z = ad.Variable(2.0)
 with ad.GradientTape() as outer:
@@ -372,7 +394,12 @@ with ad.GradientTape() as outer:
         y = x * x * z
     dy_dx = inner.gradient(y, x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 6.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, outer.gradient(dy_dx, z))
 
 # %% [markdown]
@@ -380,7 +407,7 @@ check(my_prediction, outer.gradient(dy_dx, z))
 # `q = 5`, and $y = p \cdot q^2$. Predict `tape_p.gradient(y, p)` and
 # `tape_p.gradient(y, q)`. (Which records does `tape_p` hold?)
 
-# %%
+# %% tags=["solution"]
 p = ad.constant(2.0)
 q = ad.constant(5.0)
 with ad.GradientTape(persistent=True) as tape_p, ad.GradientTape() as tape_q:
@@ -388,16 +415,33 @@ with ad.GradientTape(persistent=True) as tape_p, ad.GradientTape() as tape_q:
     tape_q.watch(q)
     y = p * ad.square(q)
 
+my_prediction = ...  # d y / d p, on tape_p
+### BEGIN SOLUTION
 my_prediction = 25.0          # d y / d p, on tape_p
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape_p.gradient(y, p))
+
+# %% tags=["solution"]
+my_prediction = ...  # d y / d q, on tape_p
+### BEGIN SOLUTION
 my_prediction = None          # d y / d q, on tape_p
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape_p.gradient(y, q))
 
 # %% [markdown]
 # **Exercise 6.** Composed `grad`: the third derivative of $\sin$ at $0$.
 
-# %%
+# %% tags=["solution"]
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = -1.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, grad(grad(grad(ad.sin)))(0.0))
 
 # %% [markdown]
@@ -405,7 +449,7 @@ check(my_prediction, grad(grad(grad(ad.sin)))(0.0))
 # `(5, 7)`. What shape does the gradient of the penalty with respect to the layer's kernel
 # have?
 
-# %%
+# %% tags=["solution"]
 ad.random.set_seed(0)
 x = ad.random.normal([5, 7])
 layer = ad.layers.Dense(2, activation="tanh")
@@ -413,7 +457,12 @@ with ad.GradientTape() as outer:
     penalty = input_gradient_norm(layer, x)
 kernel_gradient = outer.gradient(penalty, layer.kernel)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = (7, 2)
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tuple(kernel_gradient.shape))
 
 # %% [markdown]

@@ -566,10 +566,17 @@ del tape
 # ## Exercises: predict the gradient
 #
 # Work each answer out on paper, type it into `my_prediction`, then run the cell.
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Replace each one with your own guess before you
-# run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -577,83 +584,118 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # %% [markdown]
 # **Exercise 1.** `reverse_gradient` (section 1) applied to `4 * t` at `t = 1`.
 
-# %%
+# %% tags=["solution"]
 t = ad.Variable(1.0)
 with ad.GradientTape() as tape:
     y = reverse_gradient(4.0 * t)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = -2.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, t))
 
 # %% [markdown]
 # **Exercise 2.** `clip_backward` (section 2, norm at most 1) applied to `5 * u` at `u = 1`.
 # The upstream gradient at the clip is 1, already small enough.
 
-# %%
+# %% tags=["solution"]
 u = ad.Variable(1.0)
 with ad.GradientTape() as tape:
     y = clip_backward(5.0 * u)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 5.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, u))
 
 # %% [markdown]
 # **Exercise 3.** And now the clip comes *last*: `10 * clip_backward(u)`. The upstream
 # gradient arriving at the clip is 10.
 
-# %%
+# %% tags=["solution"]
 with ad.GradientTape() as tape:
     y = 10.0 * clip_backward(u)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 1.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, u))
 
 # %% [markdown]
 # **Exercise 4.** Straight-through rounding of `3 * m` at `m = 0.9` (the value is 3.0).
 
-# %%
+# %% tags=["solution"]
 m = ad.Variable(0.9)
 with ad.GradientTape() as tape:
     y = round_straight_through(3.0 * m)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, m))
 
 # %% [markdown]
 # **Exercise 5.** `hypot(x, 0)` at `x = -2`: the distance from the origin on a line.
 
-# %%
+# %% tags=["solution"]
 xh = ad.constant(-2.0)
 with ad.GradientTape() as tape:
     tape.watch(xh)
     y = hypot(xh, ad.constant(0.0))
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = -1.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, xh))
 
 # %% [markdown]
 # **Exercise 6.** `product` (section 11) of two constants, `k = 7` watched and `j = 2` not
 # watched. What is the gradient with respect to `k`?
 
-# %%
+# %% tags=["solution"]
 k = ad.constant(7.0)
 j = ad.constant(2.0)
 with ad.GradientTape() as tape:
     tape.watch(k)
     z = product(k, j)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 2.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(z, k))
 
 # %% [markdown]
 # **Exercise 7.** The same `product`, but neither constant is watched. The gradient with
 # respect to `k`?
 
-# %%
+# %% tags=["solution"]
 with ad.GradientTape() as tape:
     z = product(k, j)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(z, k))
 
 # %% [markdown]

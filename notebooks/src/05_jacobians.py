@@ -309,10 +309,17 @@ print("training=False:", ad.testing.check_batch_independence(
 # For each exercise, work out the answer **on paper first**, then type it into
 # `my_prediction` and run the cell. The check compares your prediction with the tape's
 # answer (a shape is a tuple).
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Cover them up, or better, replace each one with
-# your own guess before you run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -321,82 +328,119 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # **Exercise 1.** The target has shape `(3,)`, the source `(2, 2)`. What is the shape of
 # the Jacobian?
 
-# %%
+# %% tags=["solution"]
 x = ad.ones([2, 2])
 with ad.GradientTape() as tape:
     tape.watch(x)
     y = ad.constant([1.0, 2.0, 3.0]) * ad.reduce_sum(x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = (3, 2, 2)
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tuple(tape.jacobian(y, x).shape))
 
 # %% [markdown]
 # **Exercise 2.** $y = x^2$ elementwise, at $x = [1, 2, 3]$. Write out the Jacobian.
 
-# %%
+# %% tags=["solution"]
 x = ad.constant([1.0, 2.0, 3.0])
 with ad.GradientTape() as tape:
     tape.watch(x)
     y = x * x
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [[2.0, 0.0, 0.0],
                  [0.0, 4.0, 0.0],
                  [0.0, 0.0, 6.0]]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.jacobian(y, x))
 
 # %% [markdown]
 # **Exercise 3.** A scalar source: $y = s \cdot [1, 2, 3]$ with $s = 2$. Predict the
 # Jacobian, then the gradient.
 
-# %%
+# %% tags=["solution"]
 s = ad.Variable(2.0)
 with ad.GradientTape(persistent=True) as tape:
     y = s * ad.constant([1.0, 2.0, 3.0])
 
+my_prediction = ...  # jacobian
+### BEGIN SOLUTION
 my_prediction = [1.0, 2.0, 3.0]        # jacobian
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.jacobian(y, s))
+
+# %% tags=["solution"]
+my_prediction = ...  # gradient
+### BEGIN SOLUTION
 my_prediction = 6.0                    # gradient
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, s))
 
 # %% [markdown]
 # **Exercise 4.** A reversed running total: $y = \text{cumsum}(x, \text{reverse=True})$ for
 # three inputs ($y_0 = x_0 + x_1 + x_2$, ..., $y_2 = x_2$). Write out the Jacobian.
 
-# %%
+# %% tags=["solution"]
 x = ad.constant([1.0, 2.0, 3.0])
 with ad.GradientTape() as tape:
     tape.watch(x)
     y = ad.cumsum(x, reverse=True)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [[1.0, 1.0, 1.0],
                  [0.0, 1.0, 1.0],
                  [0.0, 0.0, 1.0]]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.jacobian(y, x))
 
 # %% [markdown]
 # **Exercise 5.** `Dense(4)` on inputs of shape `(2, 3)`. What is the shape of the Jacobian
 # of the output with respect to the **bias**?
 
-# %%
+# %% tags=["solution"]
 layer = ad.layers.Dense(4)
 x = ad.ones([2, 3])
 with ad.GradientTape() as tape:
     y = layer(x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = (2, 4, 4)
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tuple(tape.jacobian(y, layer.bias).shape))
 
 # %% [markdown]
 # **Exercise 6.** A batch of 8 examples, 5 features in, 2 out. What shape does
 # `batch_jacobian` return?
 
-# %%
+# %% tags=["solution"]
 x = ad.ones([8, 5])
 with ad.GradientTape() as tape:
     tape.watch(x)
     y = ad.matmul(x, ad.ones([5, 2]))
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = (8, 2, 5)
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tuple(tape.batch_jacobian(y, x).shape))
 
 # %% [markdown]
@@ -404,13 +448,25 @@ check(my_prediction, tuple(tape.batch_jacobian(y, x).shape))
 # returns for each function (True: the examples are independent).
 # The first mixes the features *within* an example; the second subtracts the batch mean.
 
-# %%
+# %% tags=["solution"]
 x = ad.constant(np.arange(12.0, dtype=np.float32).reshape(4, 3))
 
+my_prediction = ...  # each row plus its own sum
+### BEGIN SOLUTION
 my_prediction = True          # each row plus its own sum
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, ad.testing.check_batch_independence(
     lambda x: x + ad.reduce_sum(x, axis=1, keepdims=True), x))
+
+# %% tags=["solution"]
+my_prediction = ...  # each row minus the mean over the batch
+### BEGIN SOLUTION
 my_prediction = False         # each row minus the mean over the batch
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, ad.testing.check_batch_independence(
     lambda x: x - ad.reduce_mean(x, axis=0), x))
 

@@ -351,10 +351,17 @@ print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), 
 #
 # For each exercise, work it out on paper first, then type your answer into
 # `my_prediction` and run the cell.
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Replace each one with your own guess before you
-# run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -367,44 +374,59 @@ def as_matrix(blocks):
 # %% [markdown]
 # **Exercise 1.** $f(x) = x^3$ at $x = 2$. What does `tape.hessian(f, x)` return?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(2.0)
 with ad.GradientTape() as tape:
     f = x ** 3
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.hessian(f, x))
 
 # %% [markdown]
 # **Exercise 2.** Two sources: $f(a, b) = a^2 b + b^3$ at $a = 1$, $b = 2$. Predict the
 # $2 \times 2$ matrix of blocks $[[H_{aa}, H_{ab}], [H_{ba}, H_{bb}]]$.
 
-# %%
+# %% tags=["solution"]
 a = ad.Variable(1.0)
 b = ad.Variable(2.0)
 with ad.GradientTape() as tape:
     f = a * a * b + b ** 3
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [[4.0, 2.0], [2.0, 12.0]]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, as_matrix(tape.hessian(f, [a, b])))
 
 # %% [markdown]
 # **Exercise 3.** A vector source: $f(x) = \sum_i x_i^2$ for $x$ with 3 entries. What is
 # its Hessian? (A $3 \times 3$ list of lists.)
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable([1.0, -4.0, 0.5])
 with ad.GradientTape() as tape:
     f = ad.reduce_sum(x * x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.hessian(f, x))
 
 # %% [markdown]
 # **Exercise 4.** A Newton step on $f(x) = (x - 3)^2 + 1$ from $x = 0$, without a ridge.
 # Where does $x$ land?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(0.0)
 with ad.GradientTape(persistent=True) as tape:
     f = (x - 3.0) ** 2 + 1.0
@@ -412,15 +434,25 @@ g = tape.gradient(f, x)
 h = tape.hessian(f, x)
 x.assign_sub(g / h)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, x)
 
 # %% [markdown]
 # **Exercise 5.** A Hessian-vector product: $f(x) = \sum_i x_i^3$ at $x = [1, 2]$, with
 # $v = [1, 1]$. What is $Hv$?
 
-# %%
+# %% tags=["solution"]
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [6.0, 12.0]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
                                        ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])))
 
@@ -428,19 +460,24 @@ check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
 # **Exercise 6.** Forward mode: $y = 3x_0 + x_1 x_2$ at $x = [1, 2, 5]$, with the tangent
 # $v = [0, 1, 0]$. What is `acc.jvp(y)`?
 
-# %%
+# %% tags=["solution"]
 x = ad.constant([1.0, 2.0, 5.0])
 with ad.autodiff.ForwardAccumulator(x, ad.constant([0.0, 1.0, 0.0])) as acc:
     y = 3.0 * x[0] + x[1] * x[2]
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 5.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, acc.jvp(y))
 
 # %% [markdown]
 # **Exercise 7.** Counting passes: a function from 3 inputs to 40 outputs. How many
 # forward-mode passes does its full Jacobian take? (The cell counts them.)
 
-# %%
+# %% tags=["solution"]
 def spread(x):
     return ad.linspace(1.0, 40.0, 40) * ad.reduce_sum(x * x)     # 40 outputs
 
@@ -452,7 +489,12 @@ for tangent in np.eye(3, dtype="float32"):
     acc.jvp(out)
     passes += 1
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 3
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, passes)
 
 # %% [markdown]

@@ -291,10 +291,17 @@ print("the same frames inside:", '"result: dy/dx = 6.0"' in page)
 # Work each one out on paper first, then type your answer into `my_prediction` and run the
 # cell. Some answers are numbers, some are `None`, and some are the explainer's reason
 # codes (strings such as `'not_watched'`).
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Replace each one with your own guess before you
-# run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -303,55 +310,75 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # **Exercise 1.** How many frames does the player show for $y = x \cdot x + x$? (Count the
 # records, the seed, the backward steps and the result.)
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(2.0, name="x")
 with ad.GradientTape() as tape:
     y = x * x + x
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 6
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, len(widgets.replay(tape, y, x).frames))
 
 # %% [markdown]
 # **Exercise 2.** In the backward trace of $y = x \cdot x$ at $x = 3$, the one `Mul` step
 # sends a contribution along each of its two input edges. What are they? (A list of two.)
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(3.0, name="x")
 with ad.GradientTape() as tape:
     y = x * x
 step = tape.backward_trace(y, x).steps[0]
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = [3.0, 3.0]
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, [float(c) for _, c in step.contributions])
 
 # %% [markdown]
 # **Exercise 3.** `stop_gradient` on only *one* factor: `y = ad.stop_gradient(w) * w` at
 # $w = 2$. What is $dy/dw$?
 
-# %%
+# %% tags=["solution"]
 w = ad.Variable(2.0, name="w")
 with ad.GradientTape() as tape:
     y = ad.stop_gradient(w) * w
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 2.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, w))
 
 # %% [markdown]
 # **Exercise 4.** $y = 3 \cdot \text{round}(x)$. What reason does the explainer give?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(0.7, name="x")
 with ad.GradientTape() as tape:
     y = ad.round(x) * 3.0
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = "not_differentiable"
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, widgets.explain_none_gradient(tape, y, x).reason)
 
 # %% [markdown]
 # **Exercise 5.** The value of `s` reaches `y` through `assign_add`. Recorded with a
 # history, what reason does the explainer give?
 
-# %%
+# %% tags=["solution"]
 s = ad.Variable(3.0, name="s")
 total = ad.Variable(0.0, name="total")
 with record_history() as history:
@@ -359,14 +386,24 @@ with record_history() as history:
         total.assign_add(2.0 * s)
         y = total * total
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = "stateful_assignment"
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, widgets.explain_none_gradient(tape, y, s, history=history).reason)
 
 # %% [markdown]
 # **Exercise 6.** And the gradient itself, `tape.gradient(y, s)` from exercise 5?
 
-# %%
+# %% tags=["solution"]
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, s))
 
 # %% [markdown]
@@ -374,14 +411,19 @@ check(my_prediction, tape.gradient(y, s))
 # tape's backward pass of $dy/dx$ for $y = x^3$. What gradient does the result frame
 # show?
 
-# %%
+# %% tags=["solution"]
 x = ad.Variable(2.0, name="x")
 with ad.GradientTape() as outer:
     with ad.GradientTape() as inner:
         y = x ** 3
     dy_dx = inner.gradient(y, x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, widgets.replay(outer, dy_dx, x).gradients)
 
 # %% [markdown]

@@ -432,17 +432,22 @@ print("CubeLesson: derivatives up to order 3 agree with finite differences")
 #
 # **Your turn.** Add an op of your own in the cell below: for example `Softsign`,
 # $x / (1 + |x|)$, whose derivative is $1 / (1 + |x|)^2$. Write the forward with `xp`, the vjp
-# with `ad.` ops, then run `check_grads` with `order=2`. (Pick a name that is not registered
-# yet, or use `register=False`.)
+# with `ad.` ops, then run the check below it, which runs `ad.testing.check_grads` with
+# `order=2`. (Pick a name that is not registered yet, or use `register=False`.)
 
-# %%
+# %% tags=["solution"]
+SOFTSIGN = ...  # your op: ad.Primitive("SoftsignLesson", forward, vjp=(...,), register=False)
+### BEGIN SOLUTION
 SOFTSIGN = ad.Primitive(
     "SoftsignLesson", lambda xp, x: x / (1 + xp.abs(x)),
     vjp=(lambda g, ans, x: g / ad.square(1.0 + ad.abs(x)),),
     saves="inputs", doc="d/dx x / (1 + |x|) = 1 / (1 + |x|)^2", register=False)
+### END SOLUTION
 
-ad.testing.check_grads(SOFTSIGN, [np.array([-1.5, -0.2, 0.7, 2.0])], order=2)
-print("SoftsignLesson passes check_grads to order 2")
+# %% tags=["check"]
+from widgets.exercises import check_gradients  # Correct!, or Not yet with what went wrong
+
+check_gradients(SOFTSIGN, [np.array([-1.5, -0.2, 0.7, 2.0])], order=2)
 
 # %% [markdown]
 # ## Summary
@@ -461,10 +466,17 @@ print("SoftsignLesson passes check_grads to order 2")
 # ## Exercises: predict the gradient
 #
 # Work each answer out on paper, type it into `my_prediction`, then run the cell.
-#
-# *The predictions below are already filled in with the correct answers, so that the
-# notebook's automatic tests prove them. Replace each one with your own guess before you
-# run the cell.*
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
 from widgets.exercises import check  # None only matches None; numbers must be close
@@ -472,43 +484,58 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # %% [markdown]
 # **Exercise 1.** Your mini tape from part A, on $z = x \cdot x \cdot x$ at $x = 3$.
 
-# %%
+# %% tags=["solution"]
 x = Value(3.0)
 with MiniTape() as mini:
     z = mul(mul(x, x), x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 27.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, mini.gradient(z, x))
 
 # %% [markdown]
 # **Exercise 2.** The mini tape on $z = x + x + x + x$ at $x = 10$. (How many
 # contributions reach `x`?)
 
-# %%
+# %% tags=["solution"]
 x = Value(10.0)
 with MiniTape() as mini:
     z = add(add(x, x), add(x, x))
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 4.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, mini.gradient(z, x))
 
 # %% [markdown]
 # **Exercise 3.** `cube` (part D) at $x = 2$: the first derivative.
 
-# %%
+# %% tags=["solution"]
 x = ad.constant(2.0)
 with ad.GradientTape() as tape:
     tape.watch(x)
     y = cube(x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, tape.gradient(y, x))
 
 # %% [markdown]
 # **Exercise 4.** The *second* derivative of `cube` at $x = 2$, with nested tapes. (It
 # exists only because `_cube_grad` uses library ops.)
 
-# %%
+# %% tags=["solution"]
 x = ad.constant(2.0)
 with ad.GradientTape() as outer:
     outer.watch(x)
@@ -517,14 +544,19 @@ with ad.GradientTape() as outer:
         y = cube(x)
     dy_dx = inner.gradient(y, x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, outer.gradient(dy_dx, x))
 
 # %% [markdown]
 # **Exercise 5.** In the backward trace of $z = \sin(x \cdot x)$ at $x = 0$, what
 # cotangent arrives at the `Mul` record? (It is what `Sin` sends: $\cos(0^2)$.)
 
-# %%
+# %% tags=["solution"]
 x = ad.constant(0.0)
 with ad.GradientTape() as tape:
     tape.watch(x)
@@ -532,14 +564,24 @@ with ad.GradientTape() as tape:
 trace = tape.backward_trace(z, x)
 mul_step = next(step for step in trace.steps if step.op_type == "Mul")
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 1.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, mul_step.cotangents[0])
 
 # %% [markdown]
 # **Exercise 6.** And the final gradient $dz/dx$ at $x = 0$?
 
-# %%
+# %% tags=["solution"]
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
 my_prediction = 0.0
+### END SOLUTION
+
+# %% tags=["check"]
 check(my_prediction, trace.gradients)
 
 # %% [markdown]
