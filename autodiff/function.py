@@ -37,8 +37,16 @@ symbolically); Python control flow on tensor values is frozen at trace time
 (TensorFlow's AutoGraph converts it); a Variable passed as an argument
 without ``input_signature`` is captured by reference (one trace per
 variable).
+
+Traces are kept in a bounded cache (``MAX_TRACES`` per function, least
+recently used dropped first), and a trace keyed by a Variable holds it
+weakly: the trace goes when the Variable does. As TensorFlow does, when 5
+of the last 10 calls traced again, a warning says so (twice at most per
+function): Python numbers and new Variables in the arguments are the usual
+cause; pass tensors, or give an ``input_signature``.
 """
 
+import collections
 import functools
 import inspect
 import warnings
@@ -51,9 +59,14 @@ from .compiler import STAGES, compile_graph
 from .graph import Tracer, trace
 from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
                         probe_value)
-from .tensor import Tensor
+from .tensor import Tensor, Variable
 
 __all__ = ["TensorSpec", "function", "Function", "ConcreteFunction", "CompileError"]
+
+MAX_TRACES = 32            # traces kept per Function; the least recently used goes first
+RETRACE_WINDOW = 10        # like TensorFlow: warn when, of the last 10 calls,
+RETRACE_THRESHOLD = 5      # at least 5 traced,
+RETRACE_MAX_WARNINGS = 2   # and at most twice per function
 
 
 class CompileError(RuntimeError):
@@ -153,8 +166,10 @@ class Function:
         self._input_signature = input_signature
         self._instance = instance
         self._name = name or getattr(python_function, "__name__", "function")
-        self._concrete = {}        # key -> ConcreteFunction
+        self._concrete = collections.OrderedDict()  # key -> ConcreteFunction, LRU order
         self._tracing_count = 0
+        self._recent = collections.deque(maxlen=RETRACE_WINDOW)  # did each recent call trace?
+        self._retrace_warnings = 0
         functools.update_wrapper(self, python_function, updated=())
         try:
             names = list(inspect.signature(python_function).parameters)
@@ -195,8 +210,26 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
+        count = self._tracing_count
         concrete = self._concrete_for(structure)
+        self._note_call(traced=self._tracing_count > count)
         return concrete._run([t for t in nest.flatten(structure) if is_placeholder(t)])
+
+    def _note_call(self, traced):
+        """Warns (as TensorFlow does) when most recent calls traced again."""
+        self._recent.append(traced)
+        if traced and sum(self._recent) >= RETRACE_THRESHOLD and \
+                self._retrace_warnings < RETRACE_MAX_WARNINGS:
+            self._retrace_warnings += 1
+            warnings.warn(
+                f"ad.function {self._name!r} has been traced {self._tracing_count} times; "
+                f"{sum(self._recent)} of its last {len(self._recent)} calls traced it again. "
+                f"Tracing is slow, and each trace is kept (up to {MAX_TRACES}). Retracing comes "
+                f"from arguments that make a new signature key: each distinct Python number "
+                f"(f(x, 0.1), f(x, 0.2), ...), each new Variable, each new shape. Pass tensors "
+                f"(ad.constant(0.1)) instead of Python numbers, or give the function an "
+                f"input_signature of ad.TensorSpec, so that one trace serves every call.",
+                AutodiffWarning, stacklevel=3)
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, values, or TensorSpecs), tracing if needed.
@@ -216,11 +249,15 @@ class Function:
         description = describe(structure)
         key = key_of(description)
         concrete = self._concrete.get(key)
-        if concrete is None:
-            concrete = self._concrete[key] = self._trace(structure, description)
+        if concrete is not None:
+            self._concrete.move_to_end(key)
+            return concrete
+        concrete = self._concrete[key] = self._trace(structure, description, key)
+        while len(self._concrete) > MAX_TRACES:
+            self._concrete.popitem(last=False)
         return concrete
 
-    def _trace(self, structure, description):
+    def _trace(self, structure, description, key):
         flat = nest.flatten(structure)
         placeholders = [Tensor(leaf._value) for leaf in flat if is_placeholder(leaf)]
         fresh = iter(placeholders)
@@ -232,7 +269,16 @@ class Function:
         graph = trace(Tracer(placeholders), lambda: self._python_function(*args, **kwargs))
         concrete = ConcreteFunction(graph, self._name, description, self._jit_compile,
                                     self._placeholder_names(structure))
-        concrete._keepalive = [leaf for leaf in flat if not is_placeholder(leaf)]  # ids in the key
+        # Objects in the key are keyed by id, so the trace must keep them alive: except
+        # Variables, held weakly (a trace must not keep a model's weights alive); when
+        # one dies, its traces go, before its id can be reused.
+        concrete._keepalive = [leaf for leaf in flat
+                               if not is_placeholder(leaf) and not isinstance(leaf, Variable)]
+        arguments = [leaf for leaf in flat if isinstance(leaf, Variable)]
+        if arguments:
+            evict = _evictor(weakref.ref(self), key)
+            concrete._variable_refs = [weakref.ref(v, evict) for v in arguments]
+            _hold_weakly(graph, {id(v) for v in arguments})
         return concrete
 
     def _placeholder_names(self, structure):
@@ -271,6 +317,46 @@ class Function:
 
     def __repr__(self):
         return f"<ad.function {self._name}: {self._tracing_count} trace(s)>"
+
+
+def _evictor(function_ref, key):
+    def evict(_):
+        fn = function_ref()
+        if fn is not None:
+            fn._concrete.pop(key, None)
+    return evict
+
+
+class _WeakVariables(list):
+    """A graph's captured-Variable list holding some entries through weakrefs."""
+
+    def __init__(self, variables, weak_ids):
+        super().__init__(weakref.ref(v) if id(v) in weak_ids else v for v in variables)
+
+    @staticmethod
+    def _strong(entry):
+        if not isinstance(entry, weakref.ref):
+            return entry
+        variable = entry()
+        if variable is None:
+            raise ReferenceError("a Variable this trace was called with no longer exists")
+        return variable
+
+    def __getitem__(self, index):
+        entry = super().__getitem__(index)
+        return list(map(self._strong, entry)) if isinstance(index, slice) else self._strong(entry)
+
+    def __iter__(self):
+        return map(self._strong, super().__iter__())
+
+
+def _hold_weakly(graph, weak_ids):
+    """Makes ``graph`` (and its custom-gradient graphs) hold those Variables weakly."""
+    if any(id(v) in weak_ids for v in graph.variables):
+        graph.variables = _WeakVariables(list(graph.variables), weak_ids)
+    for node in graph.nodes:
+        if node.custom is not None and node.custom.graph is not None:
+            _hold_weakly(node.custom.graph, weak_ids)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
