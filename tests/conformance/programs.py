@@ -190,8 +190,8 @@ def generate(tf, seed, n_ops=None, dtype=None, must_use=None, op_names=None):
         shapes = infer_shapes(tf, spec)
     spec = prune(spec)
     out_shape, in_shape = shapes[spec["ops"][-1]["out"]], tuple(spec["inputs"][0]["shape"])
-    if spec["mode"] == "jacobian" and int(np.prod(out_shape)) > 64:
-        spec["mode"] = "grad"
+    if spec["mode"] == "jacobian" and not 0 < int(np.prod(out_shape)) <= 64:
+        spec["mode"] = "grad"  # small; never empty (TF's jacobian fails on empty targets)
     if spec["mode"] == "jacobian" and len(out_shape) >= 2 and len(in_shape) >= 2 \
             and out_shape[0] == in_shape[0] and 0 not in out_shape + in_shape \
             and rng.random() < 0.5:
