@@ -35,7 +35,8 @@ directly in ``export_dir``, no pointer) still loads; saving over it
 publishes a version and then removes those two files.
 
 Saving refuses any ``export_dir`` that is not ours: a file, or a directory
-holding anything but the names above (the user's data is never deleted).
+holding anything but the names above, or a ``saved_model.json`` that is
+not ours (the user's data is never deleted).
 """
 
 import contextlib
@@ -44,6 +45,8 @@ import os
 import re
 import secrets
 import shutil
+
+from .saved_model_format import FORMAT_NAME
 
 __all__ = ["POINTER_FILE", "STEPS", "resolve", "read_with_retries", "publish", "is_ours"]
 
@@ -118,8 +121,7 @@ def read_with_retries(export_dir, read):
         try:
             return read(version_dir)
         except FileNotFoundError:
-            if attempt == RETRIES - 1 or version_dir == export_dir \
-                    or resolve(export_dir) == version_dir:
+            if attempt == RETRIES - 1 or resolve(export_dir) == version_dir:
                 raise   # the version is still current: a file really is missing
 
 
@@ -134,12 +136,27 @@ def is_ours(path, name):
     return name in (POINTER_FILE, LOCK_FILE) + LEGACY_FILES or bool(_LEFTOVER.match(name))
 
 
+def _is_legacy_model(path):
+    """Whether ``path/saved_model.json`` is one of ours (the layout before versions)."""
+    try:
+        with open(os.path.join(path, LEGACY_FILES[0]), "rb") as f:
+            if os.fstat(f.fileno()).st_size > 1 << 28:
+                return False
+            document = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("format") == FORMAT_NAME
+
+
 def _check_target(path):
     if os.path.lexists(path) and not os.path.isdir(path):
         raise ValueError(f"cannot save to {path}: it exists and is not a directory, so not "
                          f"a saved model; refusing to replace it")
     if os.path.isdir(path):
-        foreign = sorted(n for n in os.listdir(path) if not is_ours(path, n))
+        names = os.listdir(path)
+        legacy_ok = POINTER_FILE in names or _is_legacy_model(path)
+        foreign = sorted(n for n in names if not is_ours(path, n)
+                         or (n in LEGACY_FILES and not legacy_ok))
         if foreign:
             raise ValueError(f"cannot save to {path}: it is a directory holding "
                              f"{', '.join(map(repr, foreign[:3]))}, so not a saved model; "

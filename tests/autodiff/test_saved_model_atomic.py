@@ -216,6 +216,9 @@ def test_a_model_of_the_older_layout_loads_and_is_upgraded_by_the_next_save(tmp_
     lambda p: (p.mkdir(), (p / "notes.txt").write_text("my thesis")),
     lambda p: (p.mkdir(), (p / "photos").mkdir()),
     lambda p: (p.mkdir(), (p / "v-000001-0123abcd").write_text("named like a version")),
+    lambda p: (p.mkdir(), (p / "saved_model.json").write_text('{"format": "another tool"}'),
+               (p / "variables.npz").write_text("not ours either")),
+    lambda p: (p.mkdir(), (p / "variables.npz").write_text("no JSON beside it")),
 ])
 def test_saving_over_something_that_is_not_a_saved_model_refuses_and_keeps_it(tmp_path, make):
     path = tmp_path / "target"
