@@ -114,6 +114,8 @@ def load(export_dir, tags=None, options=None):
             FormatError and a FileNotFoundError.
     """
     path = os.fspath(export_dir)
+    if os.path.isfile(path):
+        raise FormatError(f"{path}: is a file; a saved model is a directory")
     if not os.path.isdir(path):
         raise FileNotFoundError(f"SavedModel file does not exist at: {path}")
     try:

@@ -216,7 +216,9 @@ def publish(export_dir, files):
     """
     path = os.path.abspath(os.fspath(export_dir))
     _check_target(path)
-    os.makedirs(path, exist_ok=True)
+    if not os.path.isdir(path):
+        os.makedirs(path, exist_ok=True)
+        _fsync_dir(os.path.dirname(path))  # the new directory's own entry
     with _locked(path):
         _check_target(path)  # again, now that no other writer runs
         previous = _current_name(path)

@@ -271,6 +271,7 @@ def test_a_pickle_in_the_arrays_never_runs(good, tmp_path):
                   os.mkdir(os.path.join(v, "variables.npz"))),
     lambda p, v: open(os.path.join(p, store.POINTER_FILE), "w").write('{"current": "../etc"}'),
     lambda p, v: open(os.path.join(p, store.POINTER_FILE), "w").write("x" * 10_000),
+    lambda p, v: (shutil.rmtree(p), open(p, "w").write("a file, not a directory")),
 ])
 def test_missing_or_misplaced_files(good, damage):
     damage(str(good), _version(good))
