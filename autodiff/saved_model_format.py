@@ -6,9 +6,9 @@ form, and validates a loaded file *before* anything runs: every op type
 must be registered in this process, every reference must point at
 something that exists and came earlier, every array must be in the
 ``.npz`` with the shape and dtype the JSON promises. A bad file gives a
-``ValueError`` naming the file and the JSON path of the problem, e.g.
-``saved_model.json: functions.f.traces[0].graph.nodes[2].op: op type
-'Foo' is not registered``. Loading never evaluates code from the files:
+``FormatError`` (a ValueError) naming the file and the JSON path of the
+problem, e.g. ``.../saved_model.json: $.functions.f.traces[0].graph.nodes[2].op:
+op type 'Foo' is not registered``. Loading never evaluates code from the files:
 op types are looked up in the registry, params are plain data.
 
 Params become JSON with tuples written as lists; reading turns every list
