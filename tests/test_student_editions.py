@@ -12,10 +12,12 @@ blank. These tests cover the rest:
 - ``nbgrader generate_assignment`` takes a teacher edition (with the settings
   in notebooks/nbgrader_config.py): the released copy has the student's
   blanks, locked checks, and runs to the end; ``nbgrader autograde`` scores
-  a right prediction 1 and a wrong one 0.
+  a right prediction 1 and a wrong one 0;
+- README command 1 trusts both editions of every lesson before opening them.
 """
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -173,3 +175,25 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
         grades = {g.name: g.score for g in
                   gradebook.find_submission("lesson01", "ada").notebooks[0].grades}
     assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 8)}
+
+
+def test_readme_command_1_leaves_every_lesson_trusted(tmp_path):
+    """Command 1 signs both editions of every lesson with the user's own key (kept in the
+    Jupyter data folder, here a temporary one) before JupyterLab opens them."""
+    from nbformat.sign import NotebookNotary
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = next(line for line in readme.splitlines() if '-e ".[lessons]"' in line)
+    steps = [step.split() for step in command.split("&&")]
+    trust = next(step for step in steps if step[:4] == ["python", "-m", "jupyter", "trust"])
+    assert steps[-1][:4] == ["python", "-m", "jupyter", "lab"] and steps.index(trust) > 0
+    files = [path for pattern in trust[4:] for path in sorted(ROOT.glob(pattern))]
+    lessons = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + STUDENT
+    assert sorted(files) == sorted(lessons)
+
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "jupyter", "trust", *map(str, files)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    notary = NotebookNotary(data_dir=str(tmp_path))
+    assert all(notary.check_signature(nbformat.read(path, as_version=4)) for path in lessons)
