@@ -189,23 +189,42 @@ with ad.GradientTape() as tape:
 widgets.explain_none_gradient(tape, y, data)
 
 # %% [markdown]
-# > **A subtlety: watching decides what is *recorded*.** An op is recorded when at least one
-# > of its inputs is watched. If you then ask for the gradient with respect to one of its
-# > *other* inputs, an unwatched one, the backward pass goes through that record and returns
-# > a gradient after all. TensorFlow behaves the same way. What is lost is any computation
-# > on the unwatched value *before* it met a watched one:
+# > **Teaching moment: feeding a recorded op is not being watched.** Below, `w` is
+# > watched (a trainable Variable read inside the tape), `data` is not. `direct = data * w`
+# > is recorded, because one of its inputs is watched, and `data` is right there as the
+# > other input. **Predict** before you run the cell: does `tape.gradient(direct, data)`
+# > give `2.0` (that is, $w$), or `None`?
 
 # %%
 w = ad.Variable(2.0, name="w")
 data = ad.constant(3.0)
 with ad.GradientTape(persistent=True) as tape:
-    direct = data * w           # recorded, because w is watched; data is an input
+    direct = data * w           # recorded, because w is watched; data is only an input
     scaled = data * 10.0        # not recorded: nothing here is watched
-    indirect = scaled * w       # recorded, but its input is `scaled`, not `data`
 
 print(tape)
-print("d direct / d data:  ", tape.gradient(direct, data))
-print("d indirect / d data:", tape.gradient(indirect, data))
+print("d direct / d [w, data]:", tape.gradient(direct, [w, data]))
+print("d scaled / d data:     ", tape.gradient(scaled, data))
+del tape
+
+# %% [markdown]
+# It is `None`, in TensorFlow 2 and in this library. A record remembers *which* of its
+# inputs were watched, and the backward pass delivers gradients only to those. The rule is
+# short: **only what the tape watches can receive a gradient from it.** A tensor is watched
+# when you call `tape.watch` on it, when it is a trainable Variable read while the tape is
+# recording, or when a recorded op produced it from watched tensors. Being an input of a
+# recorded op is not on that list. So the number `2.0` that the `Mul` rule could compute
+# for `data` is never handed out; `tape.watch(data)` is the fix, and then `scaled` is
+# recorded too:
+
+# %%
+with ad.GradientTape(persistent=True) as tape:
+    tape.watch(data)
+    direct = data * w
+    scaled = data * 10.0
+
+print("d direct / d [w, data]:", tape.gradient(direct, [w, data]))
+print("d scaled / d data:     ", tape.gradient(scaled, data))
 del tape
 
 # %% [markdown]
@@ -235,21 +254,30 @@ print(count_f.dtype, "->", tape.gradient(y, count_f))
 
 # %% [markdown]
 # > **Teaching moment: no silent mixing of integers and floats.** An older TensorFlow
-# > tutorial multiplies a running product that starts as the Python integer `1` by a float
-# > tensor. TensorFlow 2 refuses: `tf.multiply(1, 3.0)` turns `1` into an `int32` tensor and
-# > `3.0` into a `float32` tensor, and ops never cast implicitly. This library does the same,
-# > and says which inputs disagree:
+# > tutorial multiplies a running product that starts as the Python integer `1` by a float.
+# > In TensorFlow 2, `tf.multiply(1, 3.0)` raises `TypeError`: the first argument is
+# > converted first, so `1` becomes an `int32` tensor, and then `3.0` has to become an
+# > `int32` too, which it cannot ("Cannot convert 3.0 to EagerTensor of dtype int32").
+# > Ops never cast implicitly. This library refuses as well, and says which inputs disagree:
 
 # %%
 try:
     ad.multiply(1, 3.0)
-except ad.errors.InvalidArgumentError as error:
-    print("InvalidArgumentError:", error)
+except (TypeError, ad.errors.InvalidArgumentError) as error:
+    print(type(error).__name__ + ":", error)
 
 # %% [markdown]
-# (A bare Python number next to a *tensor* is fine: it takes the tensor's dtype, so
-# `2 * ad.constant(3.0)` is a `float32` 6.0. The trouble starts only when both sides are
-# plain numbers of different kinds, or tensors of different dtypes.)
+# Make the float a *tensor* and the same call works, in TensorFlow and here:
+# `multiply(1, constant(3.0))` is a `float32` 3.0, because a bare Python number takes the
+# dtype of the tensor beside it.
+
+# %%
+print(ad.multiply(1, ad.constant(3.0)))
+
+# %% [markdown]
+# (The operators follow the same rule: `2 * ad.constant(3.0)` is a `float32` 6.0. The
+# trouble starts only when both sides are plain numbers of different kinds, or tensors of
+# different dtypes.)
 #
 # ### 5.3 State: `assign` is not differentiable
 #

@@ -317,10 +317,10 @@ print("square at 3: first %s, second %s" % first_and_second(square, 3.0))
 
 # %% [markdown]
 # You can also control the *second* backward pass by making `grad_fn` itself a custom
-# gradient. Careful: the inner custom gradient defines the derivative of the backward
-# function **with respect to its own inputs**. If `x` is only captured from the outer
-# function instead of being an input, the outer tape cannot see how the first derivative
-# depends on `x`, and the second derivative is lost:
+# gradient. The inner custom gradient defines the derivative of the backward function
+# **with respect to its own inputs**. So what happens when `x` is only *captured* from the
+# outer function instead of being an input? **Predict** before you run: is the second
+# derivative `None` (the rule `backward_grad` says nothing about `x`), or `2.0`?
 
 # %%
 @ad.custom_gradient
@@ -337,8 +337,22 @@ def square_nested_captured(x):
 print("captured x:  first %s, second %s" % first_and_second(square_nested_captured, 3.0))
 
 # %% [markdown]
+# It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
+# gradient is recorded as one op. A `custom_gradient` function becomes a single `IdentityN`
+# record only if some recording tape watches one of its inputs (or a variable it reads).
+# When no recording tape does, there is nothing to attach the rule to, so the function just
+# runs its body as ordinary ops, and each tape records those ops as usual.
+#
+# Follow it through. The inner tape's backward pass calls `grad_fn(dy)` with a seed `dy`
+# that no tape watches, so `backward(dy)` has no watched input: its body, `dy * 2.0 * x`,
+# runs as plain `Mul`s, and the outer tape records them because it watches `x`. The outer
+# tape then differentiates those `Mul`s: $\partial (2x\,dy)/\partial x = 2$ at $dy = 1$.
+# Our `backward_grad` is never called: the number is right because the ordinary ops
+# happen to compute the true derivative, not because of our rule. To be sure your rule is
+# the one used, make `x` an input.
+#
 # Make `x` an input of the inner function and return a gradient for it as well, and the
-# second derivative is back (this time computed by *our* rule, $2\,dy$):
+# second derivative is computed by *our* rule, $2\,dy$:
 
 # %%
 @ad.custom_gradient

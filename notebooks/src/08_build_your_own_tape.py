@@ -139,9 +139,11 @@ print(f"autodiff:  {float(tape.gradient(z_ad, x_ad)):.12f}")
 #   Python's built-in `id()` would be tempting, but it can hand a freed object's number to
 #   a new object, silently mixing up two tensors' gradients.
 #
-# What the mini tape lacks: watching (it records everything), tensors instead of floats,
+# What the mini tape lacks: watching (it records everything, so it treats every value as
+# watched and will hand a gradient to any value you ask about), tensors instead of floats,
 # pruning of records that cannot matter, and rules written with its own ops (its rules call
-# `math.cos`, so the tape cannot differentiate them again). The real engine has all four.
+# `math.cos`, so the tape cannot differentiate them again). The real engine has all four,
+# and watching changes the answers: a real tape gives a gradient only to what it watches.
 
 # %% [markdown]
 # ## Part B: reading the real tape
@@ -187,12 +189,14 @@ for record in tape.records:
     ins = ", ".join(names[i] for i in record.input_ids)
     outs = ", ".join(names[i] for i in record.output_ids)
     print(f"{outs} = {record.op_type}({ins})    saves={record.primitive.saves}")
+print("d e / d [a, b]:", tape.gradient(e, [a, b]))   # b fed the recorded Mul, unwatched
 
 # %% [markdown]
 # The names are handed out in order of appearance: `v0` is `a`, `v1` is `b`, `v2` is `c`,
 # `v3` is `d` and `v4` is `e`. `d` shows up only as an input of `AddV2`: its own `Mul` was
 # never recorded, so as far as the tape knows, `d` is a constant. The comparison and the
-# cast left no trace at all.
+# cast left no trace at all. And `b`, although it is an input of the recorded `Mul`, gets
+# `None`: it was never watched (B3 shows where the tape checks).
 #
 # ### B2. Seeding
 #
@@ -207,9 +211,16 @@ show(ad.backward.make_seeds, start="seeds = {}", stop="return seeds")
 #
 # The reverse sweep lives in `autodiff/backward.py`. It begins with a *forward* sweep over
 # the records, from the sources: only records that read something depending on a source can
-# carry gradient to a source. This `live` set is the pruning the mini tape lacked. (It also
-# explains lesson 2's subtlety: the walk starts from the sources you ask for, so an
-# unwatched source that feeds a recorded op directly still gets its gradient.)
+# carry gradient to a source. This `live` set is the pruning the mini tape lacked.
+#
+# Which sources does the sweep start from? Not simply the ones you pass: `gradient` first
+# keeps only those the tape **watches**, and an unwatched source is never in `live`, so it
+# gets `None` even when it feeds a recorded op directly. That is lesson 2's teaching moment
+# (`y = x * c` with only `x` watched gives `[c, None]`), and TensorFlow 2 draws the same
+# line: being an input of a recorded op does not make a tensor watched.
+
+# %% tags=["nbval-ignore-output"]
+show(ad.GradientTape._watched_source_ids)
 
 # %% tags=["nbval-ignore-output"]
 show(ad.backward.backward, start="live = set(source_ids)", stop="live.update")
