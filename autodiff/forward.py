@@ -212,7 +212,9 @@ def _output_tangents(primitive, inputs, outputs, params, tangents):
     ans = outputs[0] if len(outputs) == 1 else tuple(outputs)
     if primitive.jvp is not None:
         result = primitive.jvp(tangents, ans, *inputs, **params)
-        results = [result] if len(outputs) == 1 else list(result)
+        # A multi-output op returns a sequence even when it made one output
+        # (unstack along a size-1 axis); only a single-output op's rule is bare.
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
     else:
         results = _tangents_from_vjp(primitive, inputs, outputs, params, tangents)
     return [_fit(t, o) for t, o in zip(results, outputs)]
@@ -249,7 +251,9 @@ def _tangents_from_vjp(primitive, inputs, outputs, params, tangents):
                  for c, t in zip(vjps, tangents) if c is not None and t is not None]
     if not terms:
         return [None] * len(outputs)  # no input with a tangent has a gradient
-    jvs = iter(inner.gradient(terms, wrt, unconnected_gradients="zero"))
+    # An output whose u the rules never read gets None, not zeros: TensorFlow's
+    # accumulator says "unconnected" there (sign, whose VJP is zeros whatever g is).
+    jvs = iter(inner.gradient(terms, wrt))
     return [next(jvs) if u.dtype.is_differentiable else None for u in us]
 
 
@@ -317,7 +321,12 @@ _JVP_RULES = {
         None if t[0] is None else t[0] * (-2 * y * dy)),
     "Sigmoid": lambda t, ans, x: t[0] * ans * (1 - ans),
     "Relu": lambda t, ans, x: ops.nn.relu_grad(t[0], ans),
-    "ReluGrad": lambda t, ans, g, relu_out: None if t[0] is None else ops.nn.relu_grad(t[0], relu_out),
+    # zeros, not None, with no tangent on g: the rule reads g's cotangent (as TensorFlow's)
+    "ReluGrad": lambda t, ans, g, relu_out: ops.nn.relu_grad(
+        ops.zeros_like(g) if t[0] is None else t[0], relu_out),
+    "Relu6Grad": lambda t, ans, g, x: ops.nn.RELU6_GRAD(ops.zeros_like(g) if t[0] is None else t[0], x),
+    "LeakyReluGrad": lambda t, ans, g, x, alpha: ops.nn.LEAKY_RELU_GRAD(
+        ops.zeros_like(g) if t[0] is None else t[0], x, alpha=alpha),
     "Pow": _pow_jvp,
 }
 _LINEAR = ["Identity", "Sum", "Mean", "Reshape", "Transpose", "BroadcastTo", "Tile", "Cumsum",
@@ -325,7 +334,7 @@ _LINEAR = ["Identity", "Sum", "Mean", "Reshape", "Transpose", "BroadcastTo", "Ti
            "MatrixDiagPart", "MatrixDiag", "ConcatV2", "Pack", "Unpack", "Cast", "Conj"]
 _MULTILINEAR = ["Mul", "MatMul", "Einsum"]
 _SELF_ADJOINT = ["Square", "Sqrt", "Rsqrt", "Reciprocal", "Expm1", "Log1p", "Tan", "Softplus",
-                 "Erf", "Abs", "Sign", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax"]
+                 "Erf", "Abs", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax"]
 
 
 def _attach_rules():

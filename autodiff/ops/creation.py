@@ -4,6 +4,8 @@
 ``*_like`` ops read their input, so a tape watching it records them (their
 outputs are then watched too, as in TensorFlow) but no gradient flows
 through them: ``ZerosLike`` and ``OnesLike`` are not differentiable.
+``fill`` and ``linspace`` are differentiable in their values (``Fill``,
+``LinSpace``), as in TensorFlow.
 """
 
 from .. import backend, dtypes
@@ -81,10 +83,28 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
     return _like(ONES_LIKE, input, dtype)
 
 
+def _fill_grad(g, ans, value, dims):
+    # every output element is a copy of value: sum g over the output's axes
+    # (negative axes, so leading batch axes of g stay)
+    return reduce_sum(g, axis=[-1 - i for i in _builtin_range(len(dims))]) if dims else g
+
+
+FILL = Primitive("Fill", lambda xp, value, dims: xp.full(dims, value, dtype=value.dtype),
+                 (_fill_grad,), jvp=lambda t, ans, value, dims: FILL(t[0], dims=dims),
+                 saves="shapes", domain=REALS, label="fill({0})",
+                 cases=[(((),), {"dims": (3,)}), (((),), {"dims": (2, 3)}), (((),), {"dims": ()})],
+                 doc="d fill(dims, v) = fill(dims, dv): the VJP sums g")
+
+
 def fill(dims, value, name=None):
-    """A tensor of shape ``dims`` filled with ``value`` (its dtype is value's)."""
-    v = convert_to_tensor(value)._value
-    return Tensor(backend.xp.full(static_shape(dims), v, dtype=v.dtype))
+    """A tensor of shape ``dims`` filled with ``value`` (its dtype is value's).
+
+    Differentiable in ``value``: ``d/ds sum(fill([2, 3], s)) = 6``.
+    """
+    v = convert_to_tensor(value)
+    if v._value.ndim != 0:
+        raise InvalidArgumentError(f"Fill: value must be a scalar, got shape {tuple(v.shape)}")
+    return FILL(v, dims=static_shape(dims, "Fill"))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
@@ -113,9 +133,43 @@ def linspace(start, stop, num, name=None, axis=0):
     stop = convert_to_tensor(stop, dtype_hint=start.dtype)
     if start.dtype != stop.dtype:
         raise ValueError(f"linspace: start is {start.dtype.name} but stop is {stop.dtype.name}")
-    dt = start._value.dtype
-    values = backend.xp.linspace(start._value, stop._value, int(num), axis=axis)
-    return Tensor(values.astype(dt))
+    return LINSPACE(start, stop, num=int(num), axis=int(axis))
+
+
+def _linspace_weights(xp, num, axis, ndim, dtype):
+    """w_i = i / (num - 1) (just 0 when num is 1), shaped to run along ``axis``."""
+    w = xp.arange(num, dtype=dtype) / max(num - 1, 1)
+    return w.reshape((num,) + (1,) * (ndim - 1 - axis))
+
+
+def _linspace_forward(xp, start, stop, num, axis):
+    a = axis if axis >= 0 else axis + start.ndim + 1
+    # start + i * step, as TensorFlow computes it (not start + (i / (num - 1)) * (stop - start))
+    with_axis = start.shape[:a] + (1,) + start.shape[a:]
+    step = ((stop - start) / max(num - 1, 1)).reshape(with_axis)
+    i = xp.arange(num, dtype=start.dtype).reshape((num,) + (1,) * (start.ndim - a))
+    return (start.reshape(with_axis) + i * step).astype(start.dtype)
+
+
+def _linspace_grads(g, ans, start, stop, num, axis):
+    # out = start + w (stop - start): g (1 - w) to start, g w to stop, summed along axis
+    # (counted from the end, so leading batch axes of g stay)
+    nd = ans._value.ndim
+    a = axis if axis >= 0 else axis + nd
+    w = Tensor(_linspace_weights(backend.xp, num, a, nd, ans._value.dtype))
+    gw = g * w
+    return [reduce_sum(g - gw, axis=a - nd), reduce_sum(gw, axis=a - nd)]
+
+
+LINSPACE = Primitive("LinSpace", _linspace_forward, _linspace_grads,
+                     jvp=lambda t, ans, start, stop, num, axis: LINSPACE(
+                         zeros_like(start) if t[0] is None else t[0],
+                         zeros_like(stop) if t[1] is None else t[1], num=num, axis=axis),
+                     saves="shapes", domain=REALS, label="linspace({0}, {1})",
+                     cases=[(((), ()), {"num": 4, "axis": 0}), (((), ()), {"num": 1, "axis": 0}),
+                            (((3,), (3,)), {"num": 2, "axis": 1}),
+                            (((2,), (2,)), {"num": 3, "axis": 0})],
+                     doc="d linspace(a, b) = (1 - w) da + w db, w_i = i / (num - 1)")
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
@@ -128,3 +182,6 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     args = [a.numpy().item() if isinstance(a, Tensor) else a for a in (start, limit, delta)]
     inferred = dtypes.infer_dtype(args) if dtype is None else dtypes.as_dtype(dtype)
     return Tensor(backend.xp.arange(*args, dtype=inferred._np))
+
+
+from .reduce import reduce_sum  # noqa: E402  (reduce imports this module's shape helpers)

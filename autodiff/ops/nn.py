@@ -25,6 +25,14 @@ __all__ = ["relu", "relu6", "elu", "selu", "leaky_relu", "gelu", "silu", "swish"
 AWAY_FROM_ZERO = ((0.3, 2.0), "signs")
 REALS = (-2.0, 2.0)
 
+def _zeros_with_batch(gg, out, x):
+    """Zeros shaped like ``x`` plus the batch axes ``gg`` has in front of ``out``'s shape."""
+    n_batch = gg._value.ndim - out._value.ndim
+    if n_batch <= 0:
+        return zeros_like(x)
+    return zeros(gg._value.shape[:n_batch] + x._value.shape, dtype=x.dtype)
+
+
 def _relu_grad_forward(xp, g, ans):
     # g is ans-shaped, possibly with leading batch axes; nothing else may broadcast
     if g.shape[g.ndim - ans.ndim:] != ans.shape or g.ndim < ans.ndim:
@@ -33,8 +41,11 @@ def _relu_grad_forward(xp, g, ans):
     return g * (ans > 0)
 
 
+# d ReluGrad / d ans is zero almost everywhere: a zero gradient (not None), as
+# TensorFlow's second derivatives of relu, relu6 and leaky_relu are zeros.
 RELU_GRAD = Primitive("ReluGrad", _relu_grad_forward,
-                      (lambda gg, ans_, g, ans: relu_grad(gg, ans), lambda gg, ans_, g, ans: None),
+                      (lambda gg, ans_, g, ans: relu_grad(gg, ans),
+                       lambda gg, ans_, g, ans: _zeros_with_batch(gg, ans_, ans)),
                       saves="inputs", domain=(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
                       cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
                       dtype_args=(0, 1), label="ReluGrad({0}, {1})",
@@ -54,8 +65,29 @@ def relu(features, name=None):
     return RELU(convert_to_tensor(features))
 
 
+def _masked_grad(name, scale):
+    """``name(g, x) = g * scale(x)``, the VJP op of a piecewise-linear activation.
+
+    Like TensorFlow's Relu6Grad and LeakyReluGrad it is an op of its own: linear
+    in ``g`` and flat in ``x``, so its VJP is itself for ``g`` and a zero gradient
+    (not None) for ``x``; second derivatives are then zeros, as in TensorFlow.
+    """
+    prim = Primitive(name, lambda xp, g, x, **params: (g * scale(xp, x, **params)).astype(
+                         g.dtype, copy=False),
+                     (lambda gg, ans, g, x, **params: prim(gg, x, **params),
+                      lambda gg, ans, g, x, **params: _zeros_with_batch(gg, ans, x)),
+                     domain=(REALS, AWAY_FROM_ZERO), dtype_args=(0, 1), label=name + "({0}, {1})",
+                     cases=[(((3,), (3,)), {}), (((2, 3), (2, 3)), {})],
+                     doc="linear in g (the VJP is the op again), zero gradient in x")
+    return prim
+
+
+RELU6_GRAD = _masked_grad("Relu6Grad", lambda xp, x: (x > 0) & (x < 6))
+LEAKY_RELU_GRAD = _masked_grad("LeakyReluGrad",
+                               lambda xp, x, alpha=0.2: xp.where(x > 0, 1.0, alpha).astype(x.dtype))
+LEAKY_RELU_GRAD.cases = [(((3,), (3,)), {"alpha": 0.2}), (((2, 3), (2, 3)), {"alpha": 0.01})]
 RELU6 = Primitive("Relu6", lambda xp, x: xp.clip(x, 0, 6).astype(x.dtype, copy=False),
-                  (lambda g, ans, x: where(logical_and(x > 0, x < 6), g, zeros_like(g)),),
+                  (lambda g, ans, x: RELU6_GRAD(g, x),),
                   domain=((0.3, 8.0), "signs"), label="relu6({0})",
                   doc="d/dx min(max(x, 0), 6) = 1 for 0 < x < 6, else 0")
 
@@ -119,7 +151,7 @@ def selu(features, name=None):
 
 LEAKY_RELU = Primitive(
     "LeakyRelu", lambda xp, x, alpha=0.2: xp.where(x > 0, x, x * alpha).astype(x.dtype, copy=False),
-    (lambda g, ans, x, alpha=0.2: where(x > 0, g, g * alpha),),
+    (lambda g, ans, x, alpha=0.2: LEAKY_RELU_GRAD(g, x, alpha=alpha),),
     domain=AWAY_FROM_ZERO, label="leaky_relu({0})",
     cases=[(((),), {"alpha": 0.2}), (((4,),), {"alpha": 0.2}), (((2, 3),), {"alpha": 0.01})],
     doc="d/dx leaky_relu x = 1 for x > 0, alpha for x <= 0 (alpha at 0, as TensorFlow)")
@@ -252,7 +284,7 @@ def l2_loss(t, name=None):
 
 
 from .elementwise import erf, exp, minimum, sigmoid, tanh  # noqa: E402
-from .predicates import logical_and, where  # noqa: E402
-from .creation import ones_like, zeros_like  # noqa: E402
+from .predicates import where  # noqa: E402
+from .creation import ones_like, zeros, zeros_like  # noqa: E402
 from .reduce import reduce_sum  # noqa: E402
 from .shape import reshape  # noqa: E402
