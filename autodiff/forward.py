@@ -324,7 +324,8 @@ _JVP_RULES = {
     # zeros, not None, with no tangent on g: the rule reads g's cotangent (as TensorFlow's)
     "ReluGrad": lambda t, ans, g, relu_out: ops.nn.relu_grad(
         ops.zeros_like(g) if t[0] is None else t[0], relu_out),
-    "Relu6Grad": lambda t, ans, g, x: ops.nn.RELU6_GRAD(ops.zeros_like(g) if t[0] is None else t[0], x),
+    "Relu6Grad": lambda t, ans, g, x: ops.nn.RELU6_GRAD(
+        ops.zeros_like(g) if t[0] is None else t[0], x),
     "LeakyReluGrad": lambda t, ans, g, x, alpha: ops.nn.LEAKY_RELU_GRAD(
         ops.zeros_like(g) if t[0] is None else t[0], x, alpha=alpha),
     "Pow": _pow_jvp,

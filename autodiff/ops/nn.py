@@ -205,11 +205,15 @@ swish = silu
 
 # ---- softmax: normalized over one axis ----------------------------------------------
 def _softmax_forward(xp, x, axis=-1):
+    if x.size == 0:
+        return x  # nothing to normalize (the max below would have no identity)
     e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))   # shifted: exp never overflows
     return (e / xp.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
 def _log_softmax_forward(xp, x, axis=-1):
+    if x.size == 0:
+        return x
     shifted = x - xp.max(x, axis=axis, keepdims=True)
     return (shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))).astype(
         x.dtype, copy=False)

@@ -12,6 +12,8 @@ the max, a constant for the gradient) and ``cumprod`` (a log-depth scan of
 multiplies, which ``reduce_prod``'s VJP uses to stay exact at zeros).
 """
 
+import numpy as _np
+
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
@@ -91,10 +93,34 @@ def _max_min_grad(g, ans, x, axis, keepdims=False):
     return _spread(g, x, ans, axis) * share
 
 
-MAX = Primitive("Max", lambda xp, x, axis, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims),
+def _extreme(reduce, empty_value):
+    """A max/min forward; over no elements it gives ``empty_value(dtype)``, as TensorFlow
+    does (-inf for max of floats, the lowest int for max of ints), where NumPy raises."""
+    def forward(xp, x, axis, keepdims=False):
+        if x.size == 0 and any(x.shape[a] == 0 for a in axis):
+            shape = tuple(1 if i in axis else d for i, d in enumerate(x.shape)
+                          if keepdims or i not in axis)
+            return xp.full(shape, empty_value(x.dtype), dtype=x.dtype)
+        return reduce(xp, x, axis=axis, keepdims=keepdims)
+    return forward
+
+
+def _lowest(dtype):
+    if dtype.kind in "iu":
+        return _np.iinfo(dtype).min
+    return -float("inf") if dtype.kind in "fc" else False
+
+
+def _highest(dtype):
+    if dtype.kind in "iu":
+        return _np.iinfo(dtype).max
+    return float("inf") if dtype.kind in "fc" else True
+
+
+MAX = Primitive("Max", _extreme(lambda xp, x, **kw: xp.max(x, **kw), _lowest),
                 (_max_min_grad,), saves="both", domain=REALS, cases=REDUCE_CASES,
                 doc="g goes to the maximum; ties share it evenly")
-MIN = Primitive("Min", lambda xp, x, axis, keepdims=False: xp.min(x, axis=axis, keepdims=keepdims),
+MIN = Primitive("Min", _extreme(lambda xp, x, **kw: xp.min(x, **kw), _highest),
                 (_max_min_grad,), saves="both", domain=REALS, cases=REDUCE_CASES,
                 doc="g goes to the minimum; ties share it evenly")
 
