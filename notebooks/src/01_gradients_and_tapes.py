@@ -410,7 +410,8 @@ my_prediction = 13.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, x))
+check(my_prediction, tape.gradient(y, x),
+      hint="differentiate x**3 and x one at a time, add them, then put in x = 2")
 
 # %% [markdown]
 # **Exercise 2.** The same function of a *constant*, without `watch`. What does the tape
@@ -427,7 +428,9 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, k))
+check(my_prediction, tape.gradient(y, k),
+      hint="does a tape follow a constant that nobody watched? print(tape) shows what it "
+           "recorded")
 
 # %% [markdown]
 # **Exercise 3.** A vector target: `y = 5 * v` for a watched vector `v = [1, 2, 3]`.
@@ -445,7 +448,9 @@ my_prediction = [5.0, 5.0, 5.0]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, v))
+check(my_prediction, tape.gradient(y, v),
+      hint="a vector target is summed first: how much does the sum grow when one entry of v "
+           "grows by 1?")
 
 # %% [markdown]
 # **Exercise 4.** Nested sources. With `w = 3` and `b = -1`, the loss is $(2w + b)^2$.
@@ -463,8 +468,10 @@ my_prediction = {"w": 20.0, "b": 10.0}
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction["w"], grads["w"])
-check(my_prediction["b"], grads["b"])
+check(my_prediction["w"], grads["w"],
+      hint="the chain rule: 2 * (2w + b) times the derivative of 2w + b with respect to w")
+check(my_prediction["b"], grads["b"],
+      hint="the chain rule: 2 * (2w + b) times the derivative of 2w + b with respect to b")
 
 # %% [markdown]
 # **Exercise 5.** A frozen variable: `temperature = ad.Variable(4.0, trainable=False)` and
@@ -481,7 +488,8 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, temperature))
+check(my_prediction, tape.gradient(y, temperature),
+      hint="which Variables does a tape watch without being asked? Look at trainable")
 
 # %% [markdown]
 # **Exercise 6.** A persistent tape and an intermediate result: $h = 2x$, $y = h^2$ at
@@ -499,7 +507,8 @@ my_prediction = 6.0          # dy/dh
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, h))
+check(my_prediction, tape.gradient(y, h),
+      hint="differentiate h**2 with respect to h, at h = 2 * 1.5")
 
 # %% tags=["solution"]
 my_prediction = ...  # dy/dx
@@ -508,7 +517,8 @@ my_prediction = 12.0         # dy/dx
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, x))
+check(my_prediction, tape.gradient(y, x),
+      hint="the chain rule: dy/dh times dh/dx")
 
 # %% [markdown]
 # **Next:** lesson 2 takes control of the tape: pausing it, resetting it, blocking

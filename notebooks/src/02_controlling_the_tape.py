@@ -523,7 +523,8 @@ my_prediction = 4.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, a))
+check(my_prediction, tape.gradient(y, a),
+      hint="the tape saw only what ran while it was recording: which terms of y did it record?")
 
 # %% [markdown]
 # **Exercise 2.** `y = s * stop_gradient(s)` with `s = 3`. What is `dy/ds`?
@@ -539,7 +540,8 @@ my_prediction = 3.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, s))
+check(my_prediction, tape.gradient(y, s),
+      hint="to the tape, stop_gradient(s) is a constant c: differentiate s * c")
 
 # %% [markdown]
 # **Exercise 3.** A source the target does not use, with `unconnected_gradients='zero'`.
@@ -556,7 +558,9 @@ my_prediction = 0.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"))
+check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"),
+      hint="the target never uses `unused`: what does unconnected_gradients='zero' give such a "
+           "source?")
 
 # %% [markdown]
 # **Exercise 4.** `relu` of a negative number. `None` or `0.0`?
@@ -572,7 +576,8 @@ my_prediction = 0.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, r))
+check(my_prediction, tape.gradient(y, r),
+      hint="is relu recorded, connecting y to r? Then what is its slope at -1.5?")
 
 # %% [markdown]
 # **Exercise 5.** Control flow: the function below at `x = 2`.
@@ -593,7 +598,8 @@ my_prediction = 3.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, x))
+check(my_prediction, tape.gradient(y, x),
+      hint="the tape records only the branch that ran: which branch runs at x = 2?")
 
 # %% [markdown]
 # **Exercise 6.** A watched integer tensor (expect a warning).
@@ -610,7 +616,8 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, n))
+check(my_prediction, tape.gradient(y, n),
+      hint="can an integer tensor have a gradient? Read the warning")
 
 # %% [markdown]
 # **Exercise 7.** `assign` in the middle: `holder` receives `3 * source`, then `y = holder * 2`.
@@ -629,7 +636,8 @@ my_prediction = None         # dy/dsource
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, source))
+check(my_prediction, tape.gradient(y, source),
+      hint="the tape does not record assign: is y still connected to source?")
 
 # %% tags=["solution"]
 my_prediction = ...  # dy/dholder
@@ -638,7 +646,8 @@ my_prediction = 2.0          # dy/dholder
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, holder))
+check(my_prediction, tape.gradient(y, holder),
+      hint="after the assignment, holder is an ordinary Variable in y = holder * 2")
 
 # %% [markdown]
 # **Next:** lesson 3 nests tapes to take derivatives of derivatives.

@@ -340,7 +340,8 @@ my_prediction = 12.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dx, x))
+check(my_prediction, outer.gradient(dy_dx, x),
+      hint="differentiate x**3 twice, then put in x = 2")
 
 # %% [markdown]
 # **Exercise 2.** The same with a *constant* `k = 2`, watched by the inner tape only.
@@ -360,7 +361,8 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dk, k))
+check(my_prediction, outer.gradient(dy_dk, k),
+      hint="an outer tape records only operations on tensors it watches: does it watch k?")
 
 # %% [markdown]
 # **Exercise 3.** The first derivative is computed *after* the outer block has closed.
@@ -379,7 +381,8 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dx, x))
+check(my_prediction, outer.gradient(dy_dx, x),
+      hint="a tape records only while its with-block is open: when does inner.gradient run?")
 
 # %% [markdown]
 # **Exercise 4.** A mixed derivative. $y = x^2 z$ with $x = 3$ and $z = 2$ (both Variables).
@@ -400,7 +403,8 @@ my_prediction = 6.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dx, z))
+check(my_prediction, outer.gradient(dy_dx, z),
+      hint="the inner tape gives dy/dx = 2xz; differentiate that with respect to z")
 
 # %% [markdown]
 # **Exercise 5.** Two tapes side by side: `tape_p` watches `p = 2`, `tape_q` watches
@@ -421,7 +425,8 @@ my_prediction = 25.0          # d y / d p, on tape_p
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape_p.gradient(y, p))
+check(my_prediction, tape_p.gradient(y, p),
+      hint="tape_p watches p only: differentiate p * q**2 with respect to p, q held fixed")
 
 # %% tags=["solution"]
 my_prediction = ...  # d y / d q, on tape_p
@@ -430,7 +435,8 @@ my_prediction = None          # d y / d q, on tape_p
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape_p.gradient(y, q))
+check(my_prediction, tape_p.gradient(y, q),
+      hint="which records did tape_p keep? It watches p, not q")
 
 # %% [markdown]
 # **Exercise 6.** Composed `grad`: the third derivative of $\sin$ at $0$.
@@ -442,7 +448,8 @@ my_prediction = -1.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, grad(grad(grad(ad.sin)))(0.0))
+check(my_prediction, grad(grad(grad(ad.sin)))(0.0),
+      hint="the derivatives of sin go round: sin, cos, -sin, -cos, sin...")
 
 # %% [markdown]
 # **Exercise 7.** Input-gradient regularization for a `Dense(2)` layer on inputs of shape
@@ -463,7 +470,8 @@ my_prediction = (7, 2)
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tuple(kernel_gradient.shape))
+check(my_prediction, tuple(kernel_gradient.shape),
+      hint="a gradient has the shape of its source: the kernel of a Dense(2) layer on 7 features")
 
 # %% [markdown]
 # **Next:** lesson 4 writes gradients by hand, with `ad.custom_gradient`. Lesson 5 keeps

@@ -609,7 +609,9 @@ my_prediction = -2.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, t))
+check(my_prediction, tape.gradient(y, t),
+      hint="what factor does reverse_gradient's grad function apply (section 1)? Then the chain "
+           "rule")
 
 # %% [markdown]
 # **Exercise 2.** `clip_backward` (section 2, norm at most 1) applied to `5 * u` at `u = 1`.
@@ -626,7 +628,9 @@ my_prediction = 5.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, u))
+check(my_prediction, tape.gradient(y, u),
+      hint="the clip only shrinks a gradient whose norm is above 1: which gradient reaches it "
+           "here?")
 
 # %% [markdown]
 # **Exercise 3.** And now the clip comes *last*: `10 * clip_backward(u)`. The upstream
@@ -642,7 +646,8 @@ my_prediction = 1.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, u))
+check(my_prediction, tape.gradient(y, u),
+      hint="clip the gradient of 10 that arrives to norm 1, then multiply by du/du")
 
 # %% [markdown]
 # **Exercise 4.** Straight-through rounding of `3 * m` at `m = 0.9` (the value is 3.0).
@@ -658,7 +663,8 @@ my_prediction = 3.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, m))
+check(my_prediction, tape.gradient(y, m),
+      hint="straight-through: the backward pass treats rounding as if it were the identity")
 
 # %% [markdown]
 # **Exercise 5.** `hypot(x, 0)` at `x = -2`: the distance from the origin on a line.
@@ -675,7 +681,8 @@ my_prediction = -1.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, xh))
+check(my_prediction, tape.gradient(y, xh),
+      hint="a distance's derivative is a direction: which way does hypot grow as x = -2 moves?")
 
 # %% [markdown]
 # **Exercise 6.** `product` (section 11) of two constants, `k = 7` watched and `j = 2` not
@@ -694,7 +701,8 @@ my_prediction = 2.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(z, k))
+check(my_prediction, tape.gradient(z, k),
+      hint="k is watched; j not being watched does not change d(k * j)/dk")
 
 # %% [markdown]
 # **Exercise 7.** The same `product`, but neither constant is watched. The gradient with
@@ -710,7 +718,9 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(z, k))
+check(my_prediction, tape.gradient(z, k),
+      hint="a tape records an op only when one of its inputs is watched (or a trainable "
+           "Variable)")
 
 # %% [markdown]
 # **Next:** lesson 5 asks for many gradients at once: Jacobians.

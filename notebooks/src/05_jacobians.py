@@ -340,7 +340,8 @@ my_prediction = (3, 2, 2)
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tuple(tape.jacobian(y, x).shape))
+check(my_prediction, tuple(tape.jacobian(y, x).shape),
+      hint="a Jacobian's shape is the target's shape followed by the source's")
 
 # %% [markdown]
 # **Exercise 2.** $y = x^2$ elementwise, at $x = [1, 2, 3]$. Write out the Jacobian.
@@ -359,7 +360,8 @@ my_prediction = [[2.0, 0.0, 0.0],
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.jacobian(y, x))
+check(my_prediction, tape.jacobian(y, x),
+      hint="entry [i][j] is d y_i / d x_j, and y_i depends on x_i alone")
 
 # %% [markdown]
 # **Exercise 3.** A scalar source: $y = s \cdot [1, 2, 3]$ with $s = 2$. Predict the
@@ -376,7 +378,8 @@ my_prediction = [1.0, 2.0, 3.0]        # jacobian
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.jacobian(y, s))
+check(my_prediction, tape.jacobian(y, s),
+      hint="a scalar source: one d y_i / d s for each entry of the target")
 
 # %% tags=["solution"]
 my_prediction = ...  # gradient
@@ -385,7 +388,8 @@ my_prediction = 6.0                    # gradient
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, s))
+check(my_prediction, tape.gradient(y, s),
+      hint="a gradient is the Jacobian summed over the target's entries")
 
 # %% [markdown]
 # **Exercise 4.** A reversed running total: $y = \text{cumsum}(x, \text{reverse=True})$ for
@@ -405,7 +409,8 @@ my_prediction = [[1.0, 1.0, 1.0],
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.jacobian(y, x))
+check(my_prediction, tape.jacobian(y, x),
+      hint="entry [i][j] is d y_i / d x_j: which x_j are added up in y_i?")
 
 # %% [markdown]
 # **Exercise 5.** `Dense(4)` on inputs of shape `(2, 3)`. What is the shape of the Jacobian
@@ -423,7 +428,8 @@ my_prediction = (2, 4, 4)
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tuple(tape.jacobian(y, layer.bias).shape))
+check(my_prediction, tuple(tape.jacobian(y, layer.bias).shape),
+      hint="the target's shape, then the source's: what shapes do the output and bias have?")
 
 # %% [markdown]
 # **Exercise 6.** A batch of 8 examples, 5 features in, 2 out. What shape does
@@ -441,7 +447,8 @@ my_prediction = (8, 2, 5)
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tuple(tape.batch_jacobian(y, x).shape))
+check(my_prediction, tuple(tape.batch_jacobian(y, x).shape),
+      hint="batch_jacobian keeps the batch axis once: (batch, target features, source features)")
 
 # %% [markdown]
 # **Exercise 7.** Is `batch_jacobian` safe here? Predict what `check_batch_independence`
@@ -458,7 +465,8 @@ my_prediction = True          # each row plus its own sum
 
 # %% tags=["check"]
 check(my_prediction, ad.testing.check_batch_independence(
-    lambda x: x + ad.reduce_sum(x, axis=1, keepdims=True), x))
+    lambda x: x + ad.reduce_sum(x, axis=1, keepdims=True), x),
+      hint="does example b's output use any other example's input?")
 
 # %% tags=["solution"]
 my_prediction = ...  # each row minus the mean over the batch
@@ -468,7 +476,8 @@ my_prediction = False         # each row minus the mean over the batch
 
 # %% tags=["check"]
 check(my_prediction, ad.testing.check_batch_independence(
-    lambda x: x - ad.reduce_mean(x, axis=0), x))
+    lambda x: x - ad.reduce_mean(x, axis=0), x),
+      hint="does example b's output use any other example's input? Think about the batch mean")
 
 # %% [markdown]
 # **Next:** lesson 6 differentiates a gradient with `jacobian`: Hessians, a Newton step, and

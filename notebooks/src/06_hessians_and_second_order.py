@@ -385,7 +385,8 @@ my_prediction = 12.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.hessian(f, x))
+check(my_prediction, tape.hessian(f, x),
+      hint="the Hessian of a scalar function of one scalar is its second derivative")
 
 # %% [markdown]
 # **Exercise 2.** Two sources: $f(a, b) = a^2 b + b^3$ at $a = 1$, $b = 2$. Predict the
@@ -403,7 +404,8 @@ my_prediction = [[4.0, 2.0], [2.0, 12.0]]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, as_matrix(tape.hessian(f, [a, b])))
+check(my_prediction, as_matrix(tape.hessian(f, [a, b])),
+      hint="H_ab is d/db of df/da: differentiate twice, then put in a = 1, b = 2")
 
 # %% [markdown]
 # **Exercise 3.** A vector source: $f(x) = \sum_i x_i^2$ for $x$ with 3 entries. What is
@@ -420,7 +422,8 @@ my_prediction = [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.hessian(f, x))
+check(my_prediction, tape.hessian(f, x),
+      hint="differentiate the sum of x_i**2 twice: which of the second derivatives are zero?")
 
 # %% [markdown]
 # **Exercise 4.** A Newton step on $f(x) = (x - 3)^2 + 1$ from $x = 0$, without a ridge.
@@ -440,7 +443,8 @@ my_prediction = 3.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, x)
+check(my_prediction, x,
+      hint="a Newton step is x - f'(x) / f''(x); on a parabola it lands exactly on the minimum")
 
 # %% [markdown]
 # **Exercise 5.** A Hessian-vector product: $f(x) = \sum_i x_i^3$ at $x = [1, 2]$, with
@@ -454,7 +458,8 @@ my_prediction = [6.0, 12.0]
 
 # %% tags=["check"]
 check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
-                                       ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])))
+                                       ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])),
+      hint="the Hessian of the sum of x_i**3 is diagonal, with 6 x_i on it; multiply it by v")
 
 # %% [markdown]
 # **Exercise 6.** Forward mode: $y = 3x_0 + x_1 x_2$ at $x = [1, 2, 5]$, with the tangent
@@ -471,7 +476,8 @@ my_prediction = 5.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, acc.jvp(y))
+check(my_prediction, acc.jvp(y),
+      hint="a jvp is a directional derivative: v = [0, 1, 0] picks dy/dx_1")
 
 # %% [markdown]
 # **Exercise 7.** Counting passes: a function from 3 inputs to 40 outputs. How many
@@ -495,7 +501,8 @@ my_prediction = 3
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, passes)
+check(my_prediction, passes,
+      hint="forward mode gives one Jacobian column per pass: how many columns are there?")
 
 # %% [markdown]
 # **Next:** lesson 7 opens the tape player and the `None`-gradient explainer: the tools

@@ -321,7 +321,8 @@ my_prediction = 6
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, len(widgets.replay(tape, y, x).frames))
+check(my_prediction, len(widgets.replay(tape, y, x).frames),
+      hint="one frame per record, one for the seed, one per backward step, one for the result")
 
 # %% [markdown]
 # **Exercise 2.** In the backward trace of $y = x \cdot x$ at $x = 3$, the one `Mul` step
@@ -339,7 +340,8 @@ my_prediction = [3.0, 3.0]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, [float(c) for _, c in step.contributions])
+check(my_prediction, [float(c) for _, c in step.contributions],
+      hint="d(a * b)/da = b: what does each of the two edges of x * x receive?")
 
 # %% [markdown]
 # **Exercise 3.** `stop_gradient` on only *one* factor: `y = ad.stop_gradient(w) * w` at
@@ -356,7 +358,8 @@ my_prediction = 2.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, w))
+check(my_prediction, tape.gradient(y, w),
+      hint="to the tape, stop_gradient(w) is a constant c: differentiate c * w")
 
 # %% [markdown]
 # **Exercise 4.** $y = 3 \cdot \text{round}(x)$. What reason does the explainer give?
@@ -372,7 +375,8 @@ my_prediction = "not_differentiable"
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, widgets.explain_none_gradient(tape, y, x).reason)
+check(my_prediction, widgets.explain_none_gradient(tape, y, x).reason,
+      hint="round is flat almost everywhere: which kind of op has no gradient? (section 3)")
 
 # %% [markdown]
 # **Exercise 5.** The value of `s` reaches `y` through `assign_add`. Recorded with a
@@ -392,7 +396,8 @@ my_prediction = "stateful_assignment"
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, widgets.explain_none_gradient(tape, y, s, history=history).reason)
+check(my_prediction, widgets.explain_none_gradient(tape, y, s, history=history).reason,
+      hint="the value reached total through an assignment, which the tape does not record")
 
 # %% [markdown]
 # **Exercise 6.** And the gradient itself, `tape.gradient(y, s)` from exercise 5?
@@ -404,7 +409,8 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, s))
+check(my_prediction, tape.gradient(y, s),
+      hint="when an assignment breaks the path, does the tape connect y to s?")
 
 # %% [markdown]
 # **Exercise 7.** The second derivative from section 1, now at $x = 2$: play the outer
@@ -424,7 +430,8 @@ my_prediction = 12.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, widgets.replay(outer, dy_dx, x).gradients)
+check(my_prediction, widgets.replay(outer, dy_dx, x).gradients,
+      hint="the outer tape differentiates dy/dx = 3x**2 once more, at x = 2")
 
 # %% [markdown]
 # **Next:** lesson 8 opens the engine itself: you build a tape in thirty lines, read the

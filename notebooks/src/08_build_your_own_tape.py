@@ -506,7 +506,8 @@ my_prediction = 27.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, mini.gradient(z, x))
+check(my_prediction, mini.gradient(z, x),
+      hint="each mul record adds its contributions: d(x**3)/dx at x = 3")
 
 # %% [markdown]
 # **Exercise 2.** The mini tape on $z = x + x + x + x$ at $x = 10$. (How many
@@ -523,7 +524,8 @@ my_prediction = 4.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, mini.gradient(z, x))
+check(my_prediction, mini.gradient(z, x),
+      hint="every use of x sends a contribution of its own, and they are added")
 
 # %% [markdown]
 # **Exercise 3.** `cube` (part D) at $x = 2$: the first derivative.
@@ -540,7 +542,8 @@ my_prediction = 12.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, x))
+check(my_prediction, tape.gradient(y, x),
+      hint="_cube_grad returns upstream * 3 x**2: put in x = 2")
 
 # %% [markdown]
 # **Exercise 4.** The *second* derivative of `cube` at $x = 2$, with nested tapes. (It
@@ -561,7 +564,8 @@ my_prediction = 12.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dx, x))
+check(my_prediction, outer.gradient(dy_dx, x),
+      hint="differentiate 3 x**2 once more, at x = 2")
 
 # %% [markdown]
 # **Exercise 5.** In the backward trace of $z = \sin(x \cdot x)$ at $x = 0$, what
@@ -581,7 +585,8 @@ my_prediction = 1.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, mul_step.cotangents[0])
+check(my_prediction, mul_step.cotangents[0],
+      hint="the cotangent Sin sends is its derivative, cos, taken at its input x * x")
 
 # %% [markdown]
 # **Exercise 6.** And the final gradient $dz/dx$ at $x = 0$?
@@ -593,7 +598,8 @@ my_prediction = 0.0
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, trace.gradients)
+check(my_prediction, trace.gradients,
+      hint="the chain rule: the cotangent at Mul times d(x * x)/dx, at x = 0")
 
 # %% [markdown]
 # **Where next.** The rest of the engine builds on exactly these pieces: `jacobian.py`
