@@ -37,6 +37,7 @@ data (a dict per op), never as code.
 
 import keyword
 import re
+import weakref
 
 from . import backend, nest
 from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
@@ -120,8 +121,12 @@ def _write(graph, plan, name, arg_names):
         params.append(names.of[("arg", k)])
     holders = {}
     for v, variable in enumerate(graph.variables):
-        holders[v] = names.fresh(f"{variable._name}_variable", f"var{v}")
-        namespace[holders[v]] = variable
+        name_of_holder = names.fresh(f"{variable._name}_variable", f"var{v}")
+        # A Variable the trace holds weakly (a traced argument) stays weak here:
+        # the program reaches it through the weakref, ``w_variable()``.
+        entry = list.__getitem__(graph.variables, v)
+        namespace[name_of_holder] = entry
+        holders[v] = name_of_holder + ("()" if isinstance(entry, weakref.ref) else "")
         names.of[("var", v)] = names.fresh(variable._name, f"var{v}")
     lines = [f"def {name}(xp{''.join(', ' + p for p in params)}):"]
     used = {s for step in plan.steps for s in step.inputs} | set(plan.outputs)

@@ -184,3 +184,21 @@ def test_a_trace_that_cannot_be_compiled_runs_op_by_op_with_one_warning(monkeypa
     assert float(first) == float(second) == pytest.approx(2 * np.sin(0.5), rel=1e-6)
     with pytest.raises(function_module.CompileError, match="NotImplementedError"):
         f.get_concrete_function(x).program()
+
+
+def test_a_compiled_trace_keyed_by_a_variable_argument_does_not_keep_it_alive():
+    import gc
+    import weakref
+
+    @ad.function(jit_compile=True)
+    def scaled(v, x):
+        return v * x
+
+    v = ad.Variable([1.0, 2.0])
+    x = ad.constant([3.0, 4.0])
+    np.testing.assert_array_equal(scaled(v, x).numpy(), [3.0, 8.0])
+    assert "Variable_variable()._value" in scaled.experimental_get_compiler_ir(v, x)()
+    alive = weakref.ref(v)
+    del v
+    gc.collect()
+    assert alive() is None
