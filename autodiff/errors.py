@@ -1,7 +1,8 @@
 """Error types raised by the engine, named as in ``tf.errors``.
 
-``InvalidArgumentError`` is a ValueError, so ``except ValueError`` catches it,
-as it does in TensorFlow.
+``InvalidArgumentError`` is also a ValueError, so ``except ValueError`` catches
+it. That is an extension: TensorFlow's ``tf.errors.InvalidArgumentError``
+derives from ``tf.errors.OpError`` only, and ``except ValueError`` misses it.
 """
 
 __all__ = ["InvalidArgumentError", "OpError"]
