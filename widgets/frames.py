@@ -11,7 +11,9 @@ engine's BackwardTrace) and writes one JSON-able dict per frame:
   in a backward step);
 - ``cotangents``, ``vjp`` (op type and its rule's doc line),
   ``contributions`` (to which tensor, which value), ``totals``;
-- ``grads``: every gradient known so far, by node (shown under the nodes);
+- ``grads_new``: the gradients that became known or changed in this frame,
+  by node (a delta: ``grads_at(data, k)`` adds them up to frame k, so the
+  JSON grows linearly with the tape, not with frames x tensors);
 - ``gradients``: on the result frame, the requested gradients (None kept).
 
 Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of`` from
@@ -26,7 +28,7 @@ from autodiff.tensor import ArraySpec, Tensor
 from .sentences import (backward_sentence, derivative, forward_sentence, result_sentence,
                         seed_sentence)
 
-__all__ = ["Frames", "preview", "value_of"]
+__all__ = ["Frames", "preview", "value_of", "grads_at"]
 
 MAX_DATA = 64          # values with more elements keep only a preview in the JSON
 
@@ -68,6 +70,20 @@ def value_of(tensor):
     return {"preview": preview(array), "data": data, "shape": list(array.shape)}
 
 
+def grads_at(data, k):
+    """Every gradient known at frame ``k`` of a replay dict: ``{node id: preview}``.
+
+    >>> grads_at(r.data, -1)[f"t{x._id}"]
+    '6.0'
+    """
+    frames = data["frames"]
+    k = k % len(frames)
+    known = {}
+    for f in frames[:k + 1]:
+        known.update(f.get("grads_new") or {})
+    return known
+
+
 class Frames:
     """Builds the frame list: forward records, seed, backward steps, result."""
 
@@ -78,7 +94,10 @@ class Frames:
         self.sources = sources
         self.gradients = gradients
         self.output_gradients = output_gradients
-        self.grads = {}    # tensor node id -> value dict known so far (cumulative)
+        self.changed = {}  # tensor node id -> preview, new since the last frame
+        self.in_edges = {}   # (op id, kind) -> edge ids by slot
+        for e in builder.edges:
+            self.in_edges.setdefault((e["op"], e["kind"]), []).append(e)
 
     def node_id(self, tid):
         return f"t{tid}"
@@ -87,8 +106,8 @@ class Frames:
         return {"node": self.node_id(tid), "name": self.b.names[tid], "value": value}
 
     def edges_of(self, op_id, kind, slot=None):
-        return [e["id"] for e in self.b.edges if e["op"] == op_id and e["kind"] == kind
-                and (slot is None or e["slot"] == slot)]
+        return [e["id"] for e in self.in_edges.get((op_id, kind), ())
+                if slot is None or e["slot"] == slot]
 
     def build(self):
         frames = []
@@ -108,7 +127,8 @@ class Frames:
         base = {"phase": phase, "title": title, "sentence": sentence, "op": None,
                 "record": None, "tape": None, "done_ops": done, "nodes": [], "edges": [],
                 "cotangents": [], "vjp": None, "contributions": [], "totals": [],
-                "gradients": [], "grads": {k: v["preview"] for k, v in self.grads.items()}}
+                "gradients": [], "grads_new": self.changed}
+        self.changed = {}
         base.update(fields)
         return base
 
@@ -133,7 +153,7 @@ class Frames:
         seeds = []
         for tid, g in self.trace.seeds.items():
             value = value_of(g)
-            self.grads[self.node_id(tid)] = value
+            self.changed[self.node_id(tid)] = value["preview"]
             seeds.append(self.named(tid, value))
         title = "seed: " + ", ".join(
             f"{derivative(s['name'], s['name'])} = {s['value']['preview']}" for s in seeds) if seeds \
@@ -158,7 +178,7 @@ class Frames:
             value = value_of(total)
             totals.append(self.named(x_id, value))
             if value is not None:
-                self.grads[self.node_id(x_id)] = value
+                self.changed[self.node_id(x_id)] = value["preview"]
         arriving = [e for slot, oid in enumerate(rec.output_ids)
                     if step.cotangents[slot] is not None for e in self.edges_of(op["id"], "out", slot)]
         sending = [c["edge"] for c in contributions if c["value"] is not None]
@@ -178,7 +198,7 @@ class Frames:
             entry["flags"] = list(self.b.tensors[s._id]["flags"])
             gradients.append(entry)
             if g is not None:
-                self.grads[self.node_id(s._id)] = entry["value"]
+                self.changed[self.node_id(s._id)] = entry["value"]["preview"]
         target_name = " + ".join(self.b.names[t._id] for t in self.targets) or "?"
         title = "result: " + ", ".join(
             f"{derivative(target_name, g['name'])} = "

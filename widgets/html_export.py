@@ -34,9 +34,14 @@ _EXPORT_LINE = "export default { render };"
 _ids = itertools.count()
 
 
+# The module's parts, joined in this order into one ES module (anywidget's
+# ``_esm`` is one string, and the export inlines one script).
+JS_PARTS = ("graph.js", "viewport.js", "player.js")
+
+
 def player_js():
     """The player's ES module source (what ``TapePlayer._esm`` holds)."""
-    return (STATIC / "player.js").read_text(encoding="utf-8")
+    return "\n".join((STATIC / name).read_text(encoding="utf-8") for name in JS_PARTS)
 
 
 def player_css():
@@ -55,9 +60,24 @@ def as_replay(tape_or_replay, target=None, sources=None, **replay_kwargs):
     return _replay(tape_or_replay, target, sources, **replay_kwargs)
 
 
+def _compact(value):
+    """``value`` with every float cut to 7 significant digits (what a page shows).
+
+    Full ``repr`` floats (``0.49844551276879775``) made up about half of a
+    long tape's page; the player shows 4 digits and its tooltips 4 as well.
+    """
+    if isinstance(value, float):
+        return float(f"{value:.7g}")
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    return value
+
+
 def _json_for_script(data):
-    """JSON that is safe inside <script>: no '</script>', no '<!--'."""
-    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+    """Compact JSON that is safe inside <script>: no '</script>', no '<!--'."""
+    text = json.dumps(_compact(data), allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -34,16 +34,10 @@ import numpy as np
 from autodiff import nest
 from autodiff.tensor import Tensor, Variable
 
-from . import layout as _layout
+from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
 
 __all__ = ["replay", "Replay", "preview"]
-
-# Sizes of the drawn nodes (SVG user units); the layout and both renderers use them.
-TENSOR_SIZE = (132.0, 90.0)  # a 56-high box, flags above it, its gradient below
-OP_SIZE = (96.0, 84.0)   # a circle of OP_RADIUS with the op's label underneath
-OP_RADIUS = 26.0
-
 
 class Replay:
     """The model the player draws: nodes, edges, frames and a fixed layout.
@@ -310,41 +304,3 @@ def _tape_groups(ops):
         if key not in groups:
             groups.append(key)
     return groups
-
-
-def _graph_layout(nodes, edges):
-    """Positions for every node and an SVG path for every edge, computed once."""
-    sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
-    lay = _layout.layered_layout([n["id"] for n in nodes], [(e["from"], e["to"]) for e in edges],
-                                 sizes=sizes)
-    n_inputs = {}
-    for e in edges:
-        if e["kind"] == "in":
-            n_inputs[e["op"]] = n_inputs.get(e["op"], 0) + 1
-    paths = {}
-    for e, route in zip(edges, lay.routes):
-        points = [list(p) for p in route]
-        points[0][0] += _port(e["from"], sizes)
-        points[-1][0] -= _port(e["to"], sizes)
-        if e["kind"] == "in":  # fan the inputs out at the op, so x * x shows two edges
-            points[-1][1] += (e["slot"] - (n_inputs[e["op"]] - 1) / 2) * 12
-        paths[e["id"]] = _curve(points)
-    return {"width": round(lay.width, 1), "height": round(lay.height, 1),
-            "nodes": {n: {"x": round(x, 1), "y": round(y, 1), "w": sizes[n][0], "h": sizes[n][1]}
-                      for n, (x, y) in lay.positions.items()},
-            "edges": paths}
-
-
-def _port(node_id, sizes):
-    """Distance from a node's centre to where edges attach (its left/right side)."""
-    return sizes[node_id][0] / 2 if node_id.startswith("t") else OP_RADIUS
-
-
-def _curve(points):
-    """A smooth left-to-right SVG path through ``points`` (horizontal tangents)."""
-    (x0, y0), d = points[0], [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
-    for x1, y1 in points[1:]:
-        mid = (x1 - x0) / 2
-        d.append(f"C{x0 + mid:.1f},{y0:.1f} {x1 - mid:.1f},{y1:.1f} {x1:.1f},{y1:.1f}")
-        x0, y0 = x1, y1
-    return " ".join(d)

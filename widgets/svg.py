@@ -17,7 +17,8 @@ or carrying the cotangent in a frame; ``player.js`` mirrors it line by line.
 from html import escape
 from pathlib import Path
 
-from .replay import OP_RADIUS
+from .frames import grads_at
+from .graph_layout import OP_RADIUS
 
 __all__ = ["replay_svg", "frame_state", "FLAG_TEXT"]
 
@@ -82,6 +83,7 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     k = frame % len(data["frames"])
     f = data["frames"][k]
     state = frame_state(data, k)
+    grads = grads_at(data, k)
     lay = data["layout"]
     top = 30.0 if caption else 0.0
     bottom = 40.0 if caption else 0.0
@@ -108,11 +110,14 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
         out.append(f'<path class="{classes}" data-id="{e["id"]}" d="{lay["edges"][e["id"]]}" '
                    'fill="none" stroke="#8c959f"/>')
     out.append('</g><g class="tp-nodes">')
+    by_id = {n["id"]: n for n in data["nodes"]}
+    for c in lay.get("copies", ()):     # where a widely read input is read again
+        out.append(_copy(by_id[c["node"]], c, state["nodes"][c["node"]]))
     for n in data["nodes"]:
         box = lay["nodes"][n["id"]]
         classes = state["nodes"][n["id"]]
         if n["type"] == "tensor":
-            out.append(_tensor(n, box, classes, f["grads"].get(n["id"])))
+            out.append(_tensor(n, box, classes, grads.get(n["id"])))
         else:
             group = groups.get(n.get("group"), 0)
             out.append(_op(n, box, classes, group if multi else None))
@@ -158,6 +163,15 @@ def _tensor(n, box, classes, grad):
              f'{escape(_clip("g = " + grad, 20)) if grad else ""}</text>',
              "</g>"]
     return "".join(parts)
+
+
+def _copy(n, c, classes):
+    cls = " ".join(["tp-node", "tp-tensor", "tp-copy"] + [f"tp-f-{f}" for f in n["flags"]] + classes)
+    return (f'<g class="{cls}" data-id="{c["id"]}" data-copy-of="{n["id"]}" '
+            f'transform="translate({c["x"]},{c["y"]})"><title>{escape(n["name"])} (read again here)'
+            f'</title><rect class="tp-box" x="{-c["w"] / 2}" y="{-c["h"] / 2}" width="{c["w"]}" '
+            f'height="{c["h"]}" rx="6" fill="#f6f8fa" stroke="#8c959f"/>'
+            f'<text class="tp-name" y="4">{escape(_clip(n["name"], 10))}</text></g>')
 
 
 def _op(n, box, classes, group):

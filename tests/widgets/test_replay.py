@@ -14,7 +14,7 @@ import pytest
 import autodiff as ad
 from autodiff import nest
 from autodiff.backend import to_numpy
-from widgets.frames import preview
+from widgets.frames import grads_at, preview
 from widgets.replay import Replay, replay
 
 
@@ -309,10 +309,25 @@ def test_each_frame_carries_the_gradients_known_so_far():
     with ad.GradientTape() as tape:
         y = ad.sin(x * x)
     r = replay(tape, y, x, names={"y": y})
-    assert all(f["grads"] == {} for f in _frames(r, "forward"))
-    grads = [set(f["grads"]) for f in r.frames if f["phase"] != "forward"]
+    n = len(r.frames)
+    assert all(grads_at(r.data, k) == {} for k, f in enumerate(r.frames) if f["phase"] == "forward")
+    grads = [set(grads_at(r.data, k)) for k, f in enumerate(r.frames) if f["phase"] != "forward"]
     assert all(a <= b for a, b in zip(grads, grads[1:]))      # only ever grows
-    assert r.frames[-1]["grads"][f"t{x._id}"] == preview(r.gradients._value)
+    assert grads_at(r.data, n - 1)[f"t{x._id}"] == preview(r.gradients._value)
+    assert grads_at(r.data, -1) == grads_at(r.data, n - 1)
+
+
+def test_frames_store_gradients_as_deltas_not_whole_states():
+    x = ad.Variable(3.0, name="x")
+    with ad.GradientTape() as tape:
+        y = ad.sin(x * x)
+    r = replay(tape, y, x, names={"y": y})
+    seed = _frames(r, "seed")[0]
+    assert seed["grads_new"] == {f"t{y._id}": "1.0"}
+    backward = _frames(r, "backward")
+    # the Sin step makes d/d(x*x) known; the Mul step only x's: nothing repeats
+    assert len(backward[0]["grads_new"]) == 1 and f"t{x._id}" in backward[1]["grads_new"]
+    assert all("grads" not in f for f in r.frames)
 
 
 def test_layout_is_part_of_the_model_and_covers_every_node_and_edge():

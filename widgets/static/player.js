@@ -12,166 +12,6 @@
 // `data-phase`; the current record has class `tp-current`; `.tp-sentence`,
 // `.tp-title` and `.tp-gradients` hold the texts.
 
-const FLAG_TEXT = [["variable", "variable"], ["watched", "watched"], ["constant", "constant"],
-  ["source", "source"], ["target", "target"], ["integer", "integer"],
-  ["unconnected", "unconnected"], ["stopped", "stopped"]];
-const LEGEND = [
-  ["tp-f-variable", "watched variable"], ["tp-f-watched", "watched tensor"],
-  ["tp-f-constant", "constant (not watched)"], ["tp-f-source", "source"],
-  ["tp-f-target", "target"], ["tp-f-integer", "integer tensor (no gradient)"],
-  ["tp-f-unconnected", "unconnected source (gradient None)"],
-  ["tp-f-stopped", "stopped gradient"], ["tp-current", "current record"],
-  ["tp-flow", "cotangent flowing back"]];
-const SPEEDS = [0.25, 0.5, 1, 2, 4];
-const BOX_HEIGHT = 56;
-const OP_RADIUS = 26;
-let playerCount = 0;
-
-function esc(text) {
-  return String(text === null || text === undefined ? "" : text)
-    .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
-
-function clip(text, limit) {
-  text = text === null || text === undefined ? "" : String(text);
-  return text.length <= limit ? text : text.slice(0, Math.max(limit - 1, 1)) + "…";
-}
-
-function shapeText(shape) {
-  return "(" + shape.join(", ") + (shape.length === 1 ? "," : "") + ")";
-}
-
-// Which nodes and edges are done, pending, current, lit: mirrors frame_state in svg.py.
-function frameState(data, k) {
-  const frame = data.frames[k];
-  const done = frame.done_ops;
-  const order = {};
-  for (const n of data.nodes) if (n.type === "op") order[n.id] = n.order;
-  const producer = {};
-  for (const e of data.edges) if (e.kind === "out") producer[e.to] = order[e.op];
-  const receiving = new Set(frame.contributions.filter((c) => c.value !== null).map((c) => c.node));
-  const highlighted = new Set(frame.nodes);
-  const nodes = {};
-  for (const n of data.nodes) {
-    const step = n.id in order ? order[n.id] : (n.id in producer ? producer[n.id] : -1);
-    const classes = [step >= done ? "tp-pending" : "tp-done"];
-    if (n.id === frame.op) classes.push("tp-current");
-    if (highlighted.has(n.id)) classes.push("tp-hl");
-    if (receiving.has(n.id)) classes.push("tp-receiving");
-    nodes[n.id] = classes;
-  }
-  const lit = new Set(frame.edges);
-  const edges = {};
-  for (const e of data.edges) {
-    const classes = [order[e.op] >= done ? "tp-pending" : "tp-done"];
-    if (lit.has(e.id)) classes.push(frame.phase === "forward" ? "tp-active" : "tp-flow");
-    edges[e.id] = classes;
-  }
-  return { nodes, edges };
-}
-
-function tensorMarkup(n, box) {
-  const w = box.w, h = BOX_HEIGHT;
-  const tags = FLAG_TEXT.filter(([flag]) => n.flags.includes(flag)).map(([, t]) => t).join(" · ");
-  const flags = n.flags.map((f) => "tp-f-" + f).join(" ");
-  return `<g class="tp-node tp-tensor ${flags}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
-    `<title>${esc(n.name)}: ${esc(shapeText(n.shape))} ${esc(n.dtype)}${n.preview ? " = " + esc(n.preview) : ""}</title>` +
-    `<rect class="tp-box" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" rx="8"/>` +
-    `<text class="tp-tags" y="${-h / 2 - 5}">${esc(tags)}</text>` +
-    `<text class="tp-name" y="-9">${esc(clip(n.name, 16))}</text>` +
-    `<text class="tp-meta" y="6">${esc(clip(shapeText(n.shape) + " " + n.dtype, 22))}</text>` +
-    `<text class="tp-value" y="21">${esc(clip(n.preview || "", 20))}</text>` +
-    `<text class="tp-grad" y="${h / 2 + 15}"></text></g>`;
-}
-
-function opMarkup(n, box, group) {
-  const classes = ["tp-node", "tp-op"].concat(n.flags.map((f) => "tp-f-" + f));
-  if (group !== null) classes.push("tp-group-" + (group % 7));
-  const tapes = Array.from(new Set(n.tapes)).sort().join(", ");
-  return `<g class="${classes.join(" ")}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
-    `<title>${esc(n.op_type)}: ${esc(n.label)} (tape ${tapes})${n.doc ? " — " + esc(n.doc) : ""}</title>` +
-    `<circle class="tp-circle" r="${OP_RADIUS}"/>` +
-    `<text class="tp-optype" y="4">${esc(clip(n.op_type, 11))}</text>` +
-    `<text class="tp-label" y="${OP_RADIUS + 14}">${esc(clip(n.label, 16))}</text>` +
-    `<text class="tp-tags" y="${-OP_RADIUS - 5}">${n.flags.includes("stopped") ? "stopped" : ""}</text></g>`;
-}
-
-// The whole graph as SVG markup, drawn once; frames only change classes and texts.
-function svgMarkup(data, uid) {
-  const lay = data.layout;
-  const groups = {};
-  (data.tape_groups || []).forEach((g, i) => { groups[g] = i; });
-  const multi = (data.tape_groups || []).length > 1;
-  const parts = [`<svg class="tp-svg" viewBox="0 0 ${lay.width} ${lay.height}" ` +
-    `data-width="${lay.width}" role="img" aria-label="tape graph">`,
-    `<defs><marker id="${uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" ` +
-    `markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path class="tp-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>`,
-    `<g class="tp-edges">`];
-  for (const e of data.edges) {
-    parts.push(`<path class="tp-edge tp-edge-${e.kind}" data-id="${e.id}" d="${lay.edges[e.id]}" ` +
-      `marker-end="url(#${uid}-arrow)"/>`);
-  }
-  parts.push(`</g><g class="tp-nodes">`);
-  for (const n of data.nodes) {
-    const box = lay.nodes[n.id];
-    parts.push(n.type === "tensor" ? tensorMarkup(n, box)
-      : opMarkup(n, box, multi ? (groups[n.group] || 0) : null));
-  }
-  parts.push(`</g></svg>`);
-  return parts.join("");
-}
-
-function legendMarkup(data) {
-  const items = LEGEND.map(([cls, text]) =>
-    `<span class="tp-legend-item"><span class="tp-swatch ${cls}"></span>${esc(text)}</span>`);
-  const groups = data.tape_groups || [];
-  if (groups.length > 1) {
-    groups.forEach((g, i) => {
-      const names = g.split("+").map((t) => data.tapes[Number(t)].name).join(" + ");
-      items.push(`<span class="tp-legend-item"><span class="tp-swatch tp-op-swatch tp-group-${i % 7}">` +
-        `</span>recorded by ${esc(names)}</span>`);
-    });
-  }
-  return items.join("");
-}
-
-function valueText(v) {
-  if (v === null || v === undefined) return "None";
-  return v.preview === null ? "(shape " + shapeText(v.shape) + ")" : v.preview;
-}
-
-function detailsMarkup(frame) {
-  const rows = [];
-  if (frame.phase === "forward" && frame.outputs) {
-    rows.push(["computes", frame.outputs.map((o) => `${o.name} = ${o.value === null ? "…" : o.value}`).join(", ")]);
-  }
-  if (frame.cotangents.length) {
-    rows.push([frame.phase === "seed" ? "seed" : "cotangent in",
-      frame.cotangents.map((c) => `${c.name}: ${valueText(c.value)}`).join(", ")]);
-  }
-  if (frame.vjp) rows.push(["VJP of " + frame.vjp.op_type, frame.vjp.doc || "(no doc line)"]);
-  if (frame.contributions.length) {
-    rows.push(["contributions", frame.contributions.map((c) =>
-      `${c.name} += ${c.value === null ? "nothing" : valueText(c.value)}`).join(", ")]);
-  }
-  if (frame.totals.length) {
-    rows.push(["totals", frame.totals.map((t) => `${t.name} = ${valueText(t.value)}`).join(", ")]);
-  }
-  return rows.map(([k, v]) => `<div class="tp-row"><span class="tp-key">${esc(k)}</span>` +
-    `<span class="tp-val">${esc(v)}</span></div>`).join("");
-}
-
-function gradientsMarkup(data, frame) {
-  const result = data.frames[data.frames.length - 1];
-  const isResult = frame.phase === "result";
-  return result.gradients.map((g) => {
-    const known = isResult ? g.value : (frame.grads[g.node] === undefined ? undefined : { preview: frame.grads[g.node] });
-    const text = known === undefined ? "…" : valueText(known);
-    const cls = known === null ? "tp-none" : (known === undefined ? "tp-unknown" : "tp-known");
-    return `<span class="tp-gradient ${cls}" data-node="${g.node}">grad ${esc(g.name)} = ${esc(text)}</span>`;
-  }).join("");
-}
-
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
   const root = document.createElement("div");
@@ -187,6 +27,9 @@ function render({ model, el }) {
   let lastSync = 0;
   let nodeEls = {};
   let edgeEls = {};
+  let copyEls = {};      // node id -> its copies (widely read inputs, graph_layout.py)
+  let viewport = null;
+  let gradsAt = null;
 
   const count = () => (data && data.frames ? data.frames.length : 0);
   const scale = () => (model.get("classroom") ? 1.8 : 1.1);
@@ -210,16 +53,25 @@ function render({ model, el }) {
       `<span class="tp-counter"></span>` +
       `<label class="tp-speed-label">speed <select class="tp-speed">${speedOptions}</select></label>` +
       `<label class="tp-classroom-label"><input type="checkbox" class="tp-classroom-box"> classroom</label>` +
+      `<span class="tp-zoom-group"><button type="button" class="tp-btn tp-zoom-out" title="Zoom out (-)">−</button>` +
+      `<button type="button" class="tp-btn tp-zoom-in" title="Zoom in (+)">+</button>` +
+      `<button type="button" class="tp-btn tp-fit" title="Fit the graph to the view (0)">Fit</button></span>` +
       `</div>` +
       `<div class="tp-title"></div>` +
-      `<div class="tp-stage">${svgMarkup(data, uid)}</div>` +
+      `<div class="tp-stage">${svgMarkup(data, uid)}${minimapMarkup(data)}</div>` +
       `<div class="tp-sentence" aria-live="polite"></div>` +
       `<div class="tp-gradients"></div>` +
       `<div class="tp-details"></div>` +
       `<div class="tp-legend">${legendMarkup(data)}</div>`;
     nodeEls = {};
     edgeEls = {};
-    root.querySelectorAll(".tp-node").forEach((g) => { nodeEls[g.dataset.id] = g; });
+    copyEls = {};
+    root.querySelectorAll(".tp-node").forEach((g) => {
+      const of = g.dataset.copyOf;
+      if (of) (copyEls[of] = copyEls[of] || []).push(g);
+      else nodeEls[g.dataset.id] = g;
+    });
+    gradsAt = gradTracker(data);
     root.querySelectorAll(".tp-edge").forEach((p) => { edgeEls[p.dataset.id] = p; });
     const q = (sel) => root.querySelector(sel);
     // After a click the focus goes back to the root, so space means Play again.
@@ -232,6 +84,10 @@ function render({ model, el }) {
     button(".tp-fwd", () => { pause(); show(frame + 1, true); });
     button(".tp-last", () => { pause(); show(count() - 1, true); });
     button(".tp-play", () => togglePlay());
+    button(".tp-zoom-in", () => viewport.zoomAt(1.4));
+    button(".tp-zoom-out", () => viewport.zoomAt(1 / 1.4));
+    button(".tp-fit", () => viewport.fit());
+    viewport = createViewport(q(".tp-stage"), q(".tp-svg"), data.layout, { maxScale: scale });
     q(".tp-scrub").addEventListener("input", (ev) => { pause(); show(ev.target.value, true); });
     q(".tp-speed").addEventListener("change", (ev) => {
       model.set("speed", Number(ev.target.value));
@@ -242,8 +98,9 @@ function render({ model, el }) {
       model.save_changes();
     });
     frame = clamp(model.get("frame"));
-    show(frame, false);
     applyOptions();
+    viewport.fit();
+    show(frame, false);
   }
 
   function sync() {
@@ -259,11 +116,14 @@ function render({ model, el }) {
     frame = clamp(k);
     const f = data.frames[frame];
     const state = frameState(data, frame);
+    const grads = gradsAt(frame);
     for (const [id, g] of Object.entries(nodeEls)) {
-      g.classList.remove("tp-pending", "tp-done", "tp-current", "tp-hl", "tp-receiving");
-      g.classList.add(...state.nodes[id]);
+      for (const el of [g].concat(copyEls[id] || [])) {
+        el.classList.remove("tp-pending", "tp-done", "tp-current", "tp-hl", "tp-receiving");
+        el.classList.add(...state.nodes[id]);
+      }
       const grad = g.querySelector(".tp-grad");
-      if (grad) grad.textContent = f.grads[id] ? clip("g = " + f.grads[id], 20) : "";
+      if (grad) grad.textContent = grads[id] ? clip("g = " + grads[id], 20) : "";
     }
     for (const [id, p] of Object.entries(edgeEls)) {
       p.classList.remove("tp-pending", "tp-done", "tp-active", "tp-flow");
@@ -274,22 +134,16 @@ function render({ model, el }) {
     root.querySelector(".tp-title").textContent = f.title;
     root.querySelector(".tp-sentence").textContent = f.sentence;
     root.querySelector(".tp-details").innerHTML = detailsMarkup(f);
-    root.querySelector(".tp-gradients").innerHTML = gradientsMarkup(data, f);
+    root.querySelector(".tp-gradients").innerHTML = gradientsMarkup(data, f, grads);
     root.querySelector(".tp-counter").textContent = `frame ${frame + 1} / ${count()} · ${f.phase}`;
     root.querySelector(".tp-scrub").value = String(frame);
     follow(f.op || f.nodes[0]);
     if (syncNow) sync();
   }
 
-  // Scrolls the stage sideways so that node `id` is in view (wide graphs).
+  // Moves the view to node `id` when it is out of sight (the zoom stays).
   function follow(id) {
-    const stage = root.querySelector(".tp-stage");
-    const box = id && data.layout.nodes[id];
-    if (!box || !stage.clientWidth) return;
-    const x = box.x * scale();
-    if (x < stage.scrollLeft + 60 || x > stage.scrollLeft + stage.clientWidth - 60) {
-      stage.scrollLeft = Math.max(0, x - stage.clientWidth / 2);
-    }
+    if (viewport && id) viewport.follow(data.layout.nodes[id]);
   }
 
   function applyOptions() {
@@ -297,9 +151,11 @@ function render({ model, el }) {
     const playing = !!model.get("playing");
     const classroom = !!model.get("classroom");
     root.classList.toggle("tp-classroom", classroom);
-    // A fixed scale, so labels stay readable however wide the graph is (the stage
-    // scrolls and follows the current record); classroom mode draws larger.
-    root.querySelector(".tp-svg").style.width = `${data.layout.width * scale()}px`;
+    // The stage is as tall as the graph at the readable scale (classroom draws
+    // larger), within the window; the viewport fits, zooms and pans inside it.
+    const stage = root.querySelector(".tp-stage");
+    const tall = Math.max(200, Math.min(data.layout.height * scale() + 8, window.innerHeight * 0.7));
+    stage.style.height = `${Math.round(tall)}px`;
     root.classList.toggle("tp-playing", playing);
     root.querySelector(".tp-classroom-box").checked = !!model.get("classroom");
     const play = root.querySelector(".tp-play");
@@ -379,10 +235,17 @@ function render({ model, el }) {
     if (tag === "INPUT" || tag === "SELECT") return;   // the scrubber and menus keep their keys
     if (tag === "BUTTON" && (ev.key === " " || ev.key === "Enter")) return;  // a focused button clicks
     if (ev.key === " " || ev.key === "Spacebar") togglePlay();
-    else if (ev.key === "ArrowRight") { pause(); show(frame + 1, true); }
+    else if (ev.shiftKey && ev.key.startsWith("Arrow")) {
+      const step = 80;
+      viewport.panBy({ ArrowLeft: step, ArrowRight: -step }[ev.key] || 0,
+        { ArrowUp: step, ArrowDown: -step }[ev.key] || 0);
+    } else if (ev.key === "ArrowRight") { pause(); show(frame + 1, true); }
     else if (ev.key === "ArrowLeft") { pause(); show(frame - 1, true); }
     else if (ev.key === "Home") { pause(); show(0, true); }
     else if (ev.key === "End") { pause(); show(count() - 1, true); }
+    else if (ev.key === "+" || ev.key === "=") viewport.zoomAt(1.4);
+    else if (ev.key === "-" || ev.key === "_") viewport.zoomAt(1 / 1.4);
+    else if (ev.key === "0") viewport.fit();
     else return;
     ev.preventDefault();
   });
