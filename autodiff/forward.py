@@ -247,7 +247,9 @@ def _tangents_from_vjp(primitive, inputs, outputs, params, tangents):
                     for rule, t in zip(rules, tangents)]
         else:
             vjps = rules(g, ans, *inputs, **params)
-        terms = [ops.reduce_sum(ops.multiply(c, t))
+        # For complex inputs the rules give g * conj(f'(z)) and the tape's gradient
+        # conjugates once more; conj(t) makes the result the plain f'(z) t again.
+        terms = [ops.reduce_sum(ops.multiply(c, ops.conj(t)))
                  for c, t in zip(vjps, tangents) if c is not None and t is not None]
     if not terms:
         return [None] * len(outputs)  # no input with a tangent has a gradient
@@ -293,6 +295,7 @@ def _self_adjoint(prim):
     """An elementwise op's Jacobian is diagonal, hence symmetric (J v = J^T v): its VJP
     rule, fed the tangent as the cotangent, is its JVP rule. Softmax's is symmetric too."""
     vjp_rule = prim.vjp[0]
+    vjp_rule = getattr(vjp_rule, "__wrapped__", vjp_rule)  # not conjugated: a JVP is f'(z) t
     return lambda tangents, ans, x, **params: vjp_rule(tangents[0], ans, x, **params)
 
 
@@ -302,8 +305,7 @@ def _pow_jvp(t, ans, x, y):
     if ty is None:
         return dx  # the common case, x ** constant
     # d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's convention, as in the VJP)
-    safe_log = ops.where(x > 0, ops.log(ops.where(x > 0, x, ops.ones_like(x))), ops.zeros_like(x))
-    return _plus(dx, ty * ans * safe_log)
+    return _plus(dx, ty * ans * ops.elementwise.safe_log_base(x))
 
 
 _JVP_RULES = {

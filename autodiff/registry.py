@@ -30,7 +30,7 @@ from . import backend
 from .errors import InvalidArgumentError
 from .tensor import Tensor, Variable, _convert_python
 
-__all__ = ["Primitive", "NotDifferentiable", "REGISTRY", "get_primitive"]
+__all__ = ["Primitive", "NotDifferentiable", "REGISTRY", "get_primitive", "conjugating_vjp"]
 
 REGISTRY = {}  # op type -> Primitive
 
@@ -268,6 +268,52 @@ def _backend_mismatch(op_type, inputs):
 def _describe(inputs):
     return ", ".join(f"input #{i}: shape {tuple(t._value.shape)} {t._value.dtype}"
                      for i, t in enumerate(inputs))
+
+
+def conjugating_vjp(primitive):
+    """The op's VJP rules made to follow TensorFlow's convention for complex inputs.
+
+    Rules are written for real numbers, as ``g * f'(x)``. For a complex input,
+    TensorFlow's gradient (of a real loss) is ``g * conj(f'(z))``: ``x * x`` at
+    ``1+2j`` gets ``2 conj(z) = 2-4j``. For the ops here, whose Taylor series
+    have real coefficients, ``f'(conj z) = conj(f'(z))``, so it is enough to
+    hand the rules the conjugates of what they read (inputs and ``ans``); real
+    inputs cost one dtype check. Forward mode keeps the unwrapped rules
+    (``rule.__wrapped__``): a JVP is the plain ``f'(z) * t``.
+    """
+    rules = primitive.vjp
+    if rules is None or rules is NotDifferentiable or getattr(rules, "__wrapped__", None):
+        return rules
+    saves = primitive.saves
+    if saves == "shapes":
+        return rules  # the rules read no values, so there is nothing to conjugate
+    if type(rules) is tuple:
+        if all(getattr(r, "__wrapped__", None) for r in rules):
+            return rules
+        return tuple(_conjugating(r, saves) for r in rules)
+    return _conjugating(rules, saves)
+
+
+def _conjugating(rule, saves):
+    from .ops.matmul import conj
+
+    def vjp_rule(g, ans, *inputs, **params):
+        for x in inputs:
+            if x._value.dtype.kind == "c":
+                break
+        else:
+            if type(ans) is not Tensor or ans._value.dtype.kind != "c":
+                return rule(g, ans, *inputs, **params)
+        if saves != "ans":
+            inputs = [conj(x) for x in inputs]
+        if saves != "inputs":
+            ans = tuple(map(conj, ans)) if type(ans) is tuple else conj(ans)
+        return rule(g, ans, *inputs, **params)
+
+    vjp_rule.__wrapped__ = rule
+    vjp_rule.__name__ = getattr(rule, "__name__", "vjp_rule")
+    vjp_rule.__doc__ = getattr(rule, "__doc__", None)
+    return vjp_rule
 
 
 def get_primitive(op_type):

@@ -23,6 +23,13 @@ from .slicing import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .nn import relu  # noqa: F401  (the tape's tests use it; ad.nn has the rest)
 
+# The built-in ops' rules are written for reals; one wrapper gives them
+# TensorFlow's complex convention (registry.conjugating_vjp says how).
+from ..registry import REGISTRY as _REGISTRY, conjugating_vjp as _conjugating_vjp  # noqa: E402
+
+for _primitive in list(_REGISTRY.values()):
+    _primitive.vjp = _conjugating_vjp(_primitive)
+
 # `from autodiff.ops import *` exports the families' public functions, never
 # the family modules themselves (ad.nn must stay the ad.nn namespace).
 import sys as _sys  # noqa: E402

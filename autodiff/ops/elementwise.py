@@ -57,9 +57,15 @@ DIV = _binary("RealDiv", lambda xp, x, y: x / y,
 
 
 def _pow_grad_y(g, ans, x, y):
-    # d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's convention)
-    safe_log = where(x > 0, log(where(x > 0, x, ones_like(x))), zeros_like(x))
-    return unbroadcast(g * ans * safe_log, y, ans)
+    # d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's convention;
+    # for complex x, only where x == 0)
+    return unbroadcast(g * ans * safe_log_base(x), y, ans)
+
+
+def safe_log_base(x):
+    """log x where Pow's d/dy uses it, 0 elsewhere (x <= 0; for complex x, x == 0)."""
+    usable = not_equal(x, zeros_like(x)) if x.dtype.is_complex else x > 0
+    return where(usable, log(where(usable, x, ones_like(x))), zeros_like(x))
 
 
 def _exponent_is_constant(y):
@@ -368,4 +374,4 @@ def cast(x, dtype, name=None):
 
 from .. import tape as _tape  # noqa: E402
 from .creation import ones_like, zeros_like  # noqa: E402
-from .predicates import where  # noqa: E402  (Pow's and Maximum's rules use it)
+from .predicates import not_equal, where  # noqa: E402  (Pow's and Maximum's rules use them)
