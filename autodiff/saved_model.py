@@ -92,7 +92,28 @@ from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_
 from .saved_model_format import FormatError
 from .saved_model_load import LoadedModel, MissingFileError, load  # noqa: F401 (public)
 
-__all__ = ["save", "load", "SaveOptions", "FormatError", "MissingFileError"]
+__all__ = ["save", "load", "SaveOptions", "FormatError", "MissingFileError", "current_version"]
+
+
+def current_version(export_dir):
+    """The directory holding the files of the model saved at ``export_dir`` now.
+
+    A save writes a new version directory and then switches the pointer file
+    ``saved_model.current`` to it in one atomic step; this is the directory
+    the pointer names (``export_dir`` itself for the older layout).
+
+    >>> ad.saved_model.save(model, "/tmp/m")
+    >>> sorted(os.listdir(ad.saved_model.current_version("/tmp/m")))
+    ['saved_model.json', 'variables.npz']
+
+    Raises:
+        FileNotFoundError: no saved model at ``export_dir``.
+        FormatError: the pointer file is damaged.
+    """
+    try:
+        return store.resolve(os.fspath(export_dir))
+    except store.StoreError as err:
+        raise FormatError(str(err)) from None
 
 
 class SaveOptions:

@@ -470,15 +470,20 @@ ad.saved_model.save(ClippedSquare(), with_grads,
                     options=ad.saved_model.SaveOptions(experimental_custom_gradients=True))
 ad.saved_model.save(ClippedSquare(), without_grads,
                     options=ad.saved_model.SaveOptions(experimental_custom_gradients=False))
-print(sorted(os.listdir(with_grads)))
+version = ad.saved_model.current_version(with_grads)
+print(sorted(os.listdir(version)))
 
 # %% [markdown]
-# The directory holds JSON (the graphs) and an `.npz` file (the arrays). Let's look at how
-# the `IdentityN` node was saved each way:
+# A save writes the model into a fresh version directory, then switches a small pointer
+# file (`saved_model.current`) to it in one atomic step, so a notebook loading the model
+# meanwhile gets the old model or the new one, never half of each.
+# `ad.saved_model.current_version(path)` is the directory the pointer names. It holds JSON
+# (the graphs) and an `.npz` file (the arrays). Let's look at how the `IdentityN` node was
+# saved each way:
 
 # %%
 def custom_gradient_entry(path):
-    with open(os.path.join(path, "saved_model.json")) as f:
+    with open(os.path.join(ad.saved_model.current_version(path), "saved_model.json")) as f:
         document = json.load(f)
     trace = document["functions"]["__call__"]["traces"][0]
     node = next(n for n in trace["graph"]["nodes"] if n["op"] == "IdentityN")

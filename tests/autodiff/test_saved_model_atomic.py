@@ -233,3 +233,20 @@ def test_saving_something_that_is_not_a_module_is_a_type_error(tmp_path):
     with pytest.raises(TypeError, match="the argument obj must be an ad.Module.*int 42"):
         ad.saved_model.save(42, str(tmp_path / "m"))
     assert not (tmp_path / "m").exists()
+
+
+def test_current_version_names_the_directory_the_pointer_points_at(tmp_path):
+    class Doubler(ad.Module):
+        @ad.function(input_signature=[ad.TensorSpec(None)])
+        def __call__(self, x):
+            return x * 2.0
+
+    path = tmp_path / "model"
+    ad.saved_model.save(Doubler(), path)
+    first = ad.saved_model.current_version(path)
+    assert sorted(os.listdir(first)) == ["saved_model.json", "variables.npz"]
+    ad.saved_model.save(Doubler(), path)
+    second = ad.saved_model.current_version(path)
+    assert second != first and os.path.dirname(second) == str(path)
+    with pytest.raises(FileNotFoundError):
+        ad.saved_model.current_version(tmp_path / "nothing")
