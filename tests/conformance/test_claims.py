@@ -12,6 +12,9 @@ The ``tf`` fixture (tests/conformance/conftest.py) skips these tests where
 TensorFlow is missing, and fails them under ``CI=true``.
 """
 
+import threading
+import warnings
+
 import numpy as np
 import pytest
 
@@ -595,3 +598,423 @@ def test_claim_readme_snippet_runs_on_both(tf):
     _assert_same(tf_grad, run(ad))
     assert str(run(ad)) == "ad.Tensor(6.0, shape=(), dtype=float32)"
     assert str(tf_grad) == "tf.Tensor(6.0, shape=(), dtype=float32)"
+
+
+# ---------------------------------------------------------------------------------------
+# Engine docstrings: errors, names, dtypes
+# ---------------------------------------------------------------------------------------
+
+# autodiff/errors.py:3 "``InvalidArgumentError`` is also a ValueError ... That is an
+# extension: TensorFlow's ... derives from ``tf.errors.OpError`` only" (the sentence used
+# to say "as it does in TensorFlow", which is false; fixed)
+def test_claim_invalid_argument_error_is_a_value_error_only_here(tf):
+    assert issubclass(tf.errors.InvalidArgumentError, tf.errors.OpError)
+    assert not issubclass(tf.errors.InvalidArgumentError, ValueError)
+    assert issubclass(ad.errors.InvalidArgumentError, ValueError)   # the documented extension
+
+
+# autodiff/name_scope.py:16 "As in TensorFlow's eager mode, nested scopes join with ``/``, a
+# name ending in ``/`` is taken as a whole scope name (it does not nest), the empty name
+# goes back to the top, and names are not made unique"
+def test_claim_name_scope_rules(tf):
+    def run(m):
+        seen = []
+        with m.name_scope("model"):
+            for name in ["dense", "whole/", "", "dense"]:
+                with m.name_scope(name) as scope:
+                    seen.append(scope)
+        return seen
+    assert run(tf) == ["model/dense/", "whole/", "", "model/dense/"]
+    assert run(ad) == run(tf)
+
+
+# autodiff/dtypes.py:5 "a Python int int32 (int64 if it does not fit)"
+def test_claim_large_python_int_is_int64(tf):
+    assert tf.constant(2 ** 40).dtype.name == ad.constant(2 ** 40).dtype.name == "int64"
+
+
+# autodiff/ops/shape.py:197 "The shape as an int32 vector tensor (``tf.shape``)"
+def test_claim_shape_is_int32_vector(tf):
+    _assert_same(tf.shape(tf.zeros([2, 3])), ad.shape(ad.zeros([2, 3])))
+
+
+# ---------------------------------------------------------------------------------------
+# Engine docstrings: tapes, threads, forward mode
+# ---------------------------------------------------------------------------------------
+
+# autodiff/tape.py:531 "Never connected, so 'zero' gives zeros of its own dtype (as
+# TensorFlow does)" (an integer source)
+def test_claim_integer_source_with_zero_gets_zeros_of_its_dtype(tf):
+    def run(m):
+        n = m.constant([1, 2])
+        x = m.constant(2.0)
+        with m.GradientTape() as tape:
+            tape.watch([n, x])
+            y = x * x
+        return tape.gradient(y, n, unconnected_gradients="zero")
+    tf_grad = run(tf)
+    assert tf_grad.dtype == tf.int32 and list(tf_grad.numpy()) == [0, 0]
+    _assert_same(tf_grad, run(ad))
+
+
+# autodiff/tape.py:497 "TensorFlow's rule for ``gradient`` called inside the tape's own
+# block": a persistent tape keeps recording after it
+def test_claim_persistent_tape_keeps_recording_after_gradient_inside_its_block(tf):
+    def run(m):
+        x = m.constant(2.0)
+        with m.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+            first = tape.gradient(y, x)
+            z = x * 3.0
+        return [first, tape.gradient(z, x)]
+    tf_result = run(tf)
+    assert [float(t) for t in tf_result] == [4.0, 3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _assert_same(tf_result, run(ad))
+
+
+# autodiff/tape.py:64 "TensorFlow's tapes are per thread too: two threads each running their
+# own tape never see each other's ops"
+def test_claim_tapes_belong_to_one_thread(tf):
+
+    def run(m):
+        x = m.Variable(2.0)
+        started, done = threading.Event(), threading.Event()
+        other = {}
+
+        def worker():
+            started.wait()
+            other["y"] = x * x          # read in another thread while the tape records
+            done.set()
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        with m.GradientTape(persistent=True) as tape:
+            started.set()
+            done.wait()
+            z = x * 3.0                 # this thread's op: recorded
+        thread.join()
+        return [tape.gradient(other["y"], x), tape.gradient(z, x)]
+    tf_result = run(tf)
+    assert tf_result[0] is None and float(tf_result[1]) == 3.0
+    _assert_same(tf_result, run(ad))
+
+
+# autodiff/forward.py:254 "An output whose u the rules never read gets None, not zeros"
+# (jvp of a tensor the accumulator's primals do not reach)
+def test_claim_forward_jvp_of_unconnected_is_none(tf):
+    def run(m):
+        x = m.constant(1.0)
+        other = m.constant(2.0)
+        with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+            y = other * 3.0
+        return acc.jvp(y)
+    assert run(tf) is None
+    assert run(ad) is None
+
+
+# autodiff/autodiff.py:1 "``ad.autodiff``: the namespace TensorFlow calls ``tf.autodiff``"
+def test_claim_autodiff_namespace(tf):
+    assert hasattr(tf.autodiff, "ForwardAccumulator")
+    assert hasattr(ad.autodiff, "ForwardAccumulator")
+
+
+# autodiff/ops/creation.py:3 "The ``*_like`` ops read their input, so a tape watching it
+# records them ... but no gradient flows through them"; "``fill`` and ``linspace`` are
+# differentiable in their values ... as in TensorFlow"
+def test_claim_like_ops_no_gradient_fill_linspace_differentiable(tf):
+    def run(m):
+        x = m.constant([1.0, 2.0])
+        v = m.constant(3.0)
+        with m.GradientTape(persistent=True) as tape:
+            tape.watch([x, v])
+            z = m.zeros_like(x) + m.ones_like(x)
+            filled = m.fill([2], v)
+            line = m.linspace(v, v * 2.0, 4)
+        result = [tape.gradient(z, x), tape.gradient(filled, v), tape.gradient(line, v)]
+        del tape
+        return result
+    tf_result = run(tf)
+    assert tf_result[0] is None and float(tf_result[1]) == 2.0
+    _assert_same(tf_result, run(ad))
+
+
+# autodiff/ops/creation.py:145 "start + i * step, as TensorFlow computes it": true of the
+# values between the ends; TensorFlow then writes ``stop`` itself as the last value
+# (linspace_nd concatenates start, the middle values and stop). ad's last value is
+# start + (num - 1) * step, one float32 ulp off here: an engine difference, reported.
+def test_claim_linspace_values_bit_for_bit(tf):
+    start, stop = np.float32(0.1), np.float32(1.7)
+    step = (stop - start) / np.float32(6)
+    tf_line = tf.linspace(0.1, 1.7, 7).numpy()
+    np.testing.assert_array_equal(tf_line[:-1], [start + np.float32(i) * step for i in range(6)])
+    assert tf_line[-1] == stop
+    np.testing.assert_array_equal(ad.linspace(0.1, 1.7, 7).numpy(), tf_line)
+
+
+# ---------------------------------------------------------------------------------------
+# Engine docstrings: nn ops and losses
+# ---------------------------------------------------------------------------------------
+
+def _backward_op_types(m, fn, x_value):
+    """Op types the outer of two tapes records while the inner one's gradient runs."""
+    x = m.constant(x_value)
+    if m is ad:
+        with ad.GradientTape() as outer:
+            outer.watch(x)
+            with ad.GradientTape() as inner:
+                inner.watch(x)
+                y = fn(ad, x)
+            inner.gradient(y, x)
+        return {r.op_type for r in outer.records}
+
+    def grad(x):
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = fn(m, x)
+        return inner.gradient(y, x)
+    spec = m.TensorSpec(np.shape(x_value), m.float32)
+    return _graph_op_types(m, grad, spec)
+
+
+# autodiff/ops/nn.py:3 "``Relu`` follows TensorFlow: its VJP is a separate op, ``ReluGrad``";
+# :71 "Like TensorFlow's Relu6Grad and LeakyReluGrad it is an op of its own";
+# autodiff/ops/elementwise.py:138 "TensorFlow's TanhGrad(y, dy) ... is an op of its own"
+@pytest.mark.parametrize("act,grad_op", [("relu", "ReluGrad"), ("relu6", "Relu6Grad"),
+                                         ("leaky_relu", "LeakyReluGrad"), ("tanh", "TanhGrad")])
+def test_claim_activation_gradients_are_ops_of_their_own(tf, act, grad_op):
+    fn = (lambda m, x: m.math.tanh(x)) if act == "tanh" else (lambda m, x: getattr(m.nn, act)(x))
+    assert grad_op in _backward_op_types(tf, fn, [1.0, -2.0])
+    assert grad_op in _backward_op_types(ad, fn, [1.0, -2.0])
+
+
+# autodiff/ops/nn.py:144 "Scaled elu ... with TensorFlow's constants"
+def test_claim_selu_constants(tf):
+    values = [-2.0, -0.5, 0.0, 1.5]
+    _assert_same(tf.nn.selu(tf.constant(values)), ad.nn.selu(ad.constant(values)))
+
+
+# autodiff/ops/nn_compositions.py:6 "``moments`` computes the variance around
+# ``stop_gradient(mean)`` ... second derivatives differ from the textbook ones:
+# TensorFlow's do, and so do ours"
+def test_claim_moments_second_derivative(tf):
+    def run(m):
+        x = m.Variable(np.array([1.0, 2.0, 4.0]))
+        with m.GradientTape() as outer:
+            with m.GradientTape() as inner:
+                _, variance = m.nn.moments(x, axes=[0])
+            g = inner.gradient(variance, x)
+        return [g, outer.jacobian(g, x)]
+    tf_result = run(tf)
+    textbook = (np.eye(3) - 1.0 / 3.0) * 2.0 / 3.0
+    assert not np.allclose(tf_result[1].numpy(), textbook)
+    _assert_same(tf_result, run(ad))
+
+
+# autodiff/ops/nn_compositions.py:35 "float16 inputs are reduced in float32, as TensorFlow
+# does"; :31 "shift: unused (as in TensorFlow 2)"
+def test_claim_moments_float16(tf):
+    values = np.array([60000.0, 60000.0, 1.0], dtype=np.float16)   # float16 sum overflows
+    tf_mean, tf_var = tf.nn.moments(tf.constant(values), axes=[0], shift=123.0)
+    ad_mean, ad_var = ad.nn.moments(ad.constant(values), axes=[0], shift=123.0)
+    assert np.isfinite(tf_mean.numpy())
+    _assert_same([tf_mean, tf_var], [ad_mean, ad_var], rtol=1e-3)
+
+
+# autodiff/ops/nn_compositions.py:10 "``dropout`` multiplies by ``1 / (1 - rate)`` ... the
+# gradient is ``g / (1 - rate)`` where a unit was kept and 0 where it was dropped"
+def test_claim_dropout_gradient(tf):
+    def run(m):
+        x = m.Variable(np.ones(200, dtype=np.float32))
+        with m.GradientTape() as tape:
+            y = m.nn.dropout(x, rate=0.25, seed=3)
+        return y.numpy(), tape.gradient(y, x).numpy()
+    for m in (tf, ad):
+        y, g = run(m)
+        kept = y != 0
+        assert 0 < kept.sum() < 200
+        np.testing.assert_allclose(g[kept], 1 / 0.75, rtol=1e-6)
+        assert not g[~kept].any()
+
+
+# autodiff/ops/pooling.py:5 "On a tie TensorFlow (on CPU) picks the *first* maximum in the
+# window, reading row by row"; :16 "the rules give zeros (not None, as TensorFlow) for x"
+def test_claim_max_pool_ties_and_second_derivative(tf):
+    values = np.array([[1.0, 3.0], [3.0, 2.0]], dtype=np.float32).reshape(1, 2, 2, 1)
+
+    def run(m):
+        x = m.Variable(values)
+        with m.GradientTape() as outer:
+            with m.GradientTape() as inner:
+                y = m.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID")
+            g = inner.gradient(y, x)
+        return [g, outer.gradient(g, x)]
+    tf_result = run(tf)
+    assert tf_result[0].numpy().ravel().tolist() == [0.0, 1.0, 0.0, 0.0]
+    assert tf_result[1] is not None and not tf_result[1].numpy().any()
+    _assert_same(tf_result, run(ad))
+
+
+# autodiff/ops/pooling.py:20 "With SAME padding TensorFlow averages only the cells inside
+# the input (a corner window of a 3x3 pool divides by 4, not 9)"
+def test_claim_avg_pool_same_padding_counts_inside_cells(tf):
+    values = np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1)
+    tf_out = tf.nn.avg_pool2d(values, ksize=3, strides=1, padding="SAME")
+    assert tf_out.numpy()[0, 0, 0, 0] == (0 + 1 + 3 + 4) / 4
+    _assert_same(tf_out, ad.nn.avg_pool2d(ad.constant(values), ksize=3, strides=1,
+                                          padding="SAME"))
+
+
+# autodiff/ops/conv.py:21 "SAME: ``out = ceil(in / stride)``, the extra row or column going
+# at the bottom or right, as TensorFlow"
+def test_claim_conv_same_padding_extra_at_bottom_right(tf):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 6, 5, 2)).astype(np.float32)
+    w = rng.standard_normal((4, 4, 2, 3)).astype(np.float32)
+    tf_out = tf.nn.conv2d(x, w, strides=2, padding="SAME")
+    assert tf_out.shape == (1, 3, 3, 3)
+    ad_out = ad.nn.conv2d(ad.constant(x), ad.constant(w), strides=2, padding="SAME")
+    np.testing.assert_allclose(ad_out.numpy(), tf_out.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# autodiff/ops/losses.py:3-8 "its VJP is ... ``softmax(logits) - labels``. TensorFlow uses
+# that formula even when the labels do not sum to 1 ... The labels' gradient is
+# ``-log_softmax(logits)``"; :12 "TensorFlow's fused kernel reports zeros for" the mixed
+# derivative (ours is -g: a documented difference, only TF's side pinned)
+def test_claim_softmax_cross_entropy_gradients(tf):
+    logits_v = np.array([[1.0, 2.0, 0.5]], dtype=np.float32)
+    labels_v = np.array([[0.5, 0.9, 0.0]], dtype=np.float32)      # sums to 1.4
+
+    def run(m):
+        logits, labels = m.constant(logits_v), m.constant(labels_v)
+        with m.GradientTape(persistent=True) as outer:
+            outer.watch(labels)
+            with m.GradientTape() as tape:
+                tape.watch([logits, labels])
+                loss = m.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            g_logits, g_labels = tape.gradient(loss, [logits, labels])
+        mixed = outer.gradient(g_logits, labels, unconnected_gradients="zero")
+        return [g_logits, g_labels], mixed
+    tf_grads, tf_mixed = run(tf)
+    softmax = np.exp(logits_v) / np.exp(logits_v).sum()
+    np.testing.assert_allclose(tf_grads[0].numpy(), softmax - labels_v, rtol=1e-5)
+    np.testing.assert_allclose(tf_grads[1].numpy(), -np.log(softmax), rtol=1e-5)
+    assert not tf_mixed.numpy().any()
+    ad_grads, _ = run(ad)
+    _assert_same(tf_grads, ad_grads, rtol=1e-5)
+
+
+# autodiff/ops/losses.py:16 "``sigmoid_cross_entropy_with_logits`` is not an op of its own in
+# TensorFlow but a composition, ``max(x, 0) - x * z + log(1 + exp(-|x|))``; it is one here
+# too, so the tape shows the same arithmetic ops" (TensorFlow's selects are ``Select``,
+# ours ``SelectV2``: the sentence now says so)
+def test_claim_sigmoid_cross_entropy_is_a_composition(tf):
+    def loss(m):
+        return lambda z, x: m.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)
+    spec = tf.TensorSpec([3], tf.float32)
+    tf_types = _graph_op_types(tf, loss(tf), spec, spec)
+    z, x = ad.constant([0.0, 1.0, 0.5]), ad.constant([-3.0, 0.0, 2.0])
+    with ad.GradientTape() as tape:
+        tape.watch([z, x])
+        out = loss(ad)(z, x)
+    ad_types = {r.op_type for r in tape.records}
+    arithmetic = {"Neg", "Mul", "Sub", "Exp", "Log1p", "AddV2"}
+    assert not any("Sigmoid" in t for t in tf_types | ad_types)
+    assert arithmetic <= tf_types and "Select" in tf_types
+    assert arithmetic <= ad_types and "SelectV2" in ad_types
+    _assert_same(loss(tf)(tf.constant([0.0, 1.0, 0.5]), tf.constant([-3.0, 0.0, 2.0])), out)
+
+
+# autodiff/ops/losses.py:21/159 "checks that every label is in [0, num_classes) on the NumPy
+# backend (TensorFlow's CPU kernel raises)"
+def test_claim_sparse_cross_entropy_out_of_range_label_raises(tf):
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[3], logits=[[1.0, 2.0, 3.0]])
+    with pytest.raises(ad.errors.InvalidArgumentError):
+        ad.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=ad.constant([3]), logits=ad.constant([[1.0, 2.0, 3.0]]))
+
+
+# autodiff/ops/losses.py:204 "indices outside ``[0, depth)`` give a row of ``off_value``
+# (TensorFlow does the same)"
+def test_claim_one_hot_out_of_range_is_off_value(tf):
+    _assert_same(tf.one_hot([0, 5, -1], 3), ad.one_hot(ad.constant([0, 5, -1]), 3))
+
+
+# ---------------------------------------------------------------------------------------
+# Engine docstrings: random, modules, functions, saved models
+# ---------------------------------------------------------------------------------------
+
+# autodiff/ops/random.py:3-11 "Seeds work as in TensorFlow 2: ``set_seed(s)`` restarts every
+# random sequence ...; an op-level ``seed=`` ... continues from call to call (two calls give
+# different numbers) and restarts on ``set_seed``" (the numbers themselves differ: stated)
+def test_claim_seed_semantics(tf):
+    for m in (tf, ad):
+        m.random.set_seed(7)
+        a1, a2 = m.random.normal([3], seed=1).numpy(), m.random.normal([3], seed=1).numpy()
+        m.random.set_seed(7)
+        b1, b2 = m.random.normal([3], seed=1).numpy(), m.random.normal([3], seed=1).numpy()
+        assert not np.array_equal(a1, a2)
+        np.testing.assert_array_equal(a1, b1)
+        np.testing.assert_array_equal(a2, b2)
+
+
+# autodiff/ops/random.py:183 "``maxval`` ... is required for integer dtypes (a ValueError
+# otherwise, as in TensorFlow)"
+def test_claim_integer_uniform_needs_maxval(tf):
+    with pytest.raises(ValueError):
+        tf.random.uniform([2], dtype=tf.int32)
+    with pytest.raises(ValueError):
+        ad.random.uniform([2], dtype=ad.int32)
+
+
+# autodiff/ops/random.py:85 "redraw, as TensorFlow does, every value more than two standard
+# deviations out"
+def test_claim_truncated_normal_within_two_stddev(tf):
+    for m in (tf, ad):
+        draws = m.random.truncated_normal([5000], stddev=1.5, seed=4).numpy()
+        assert np.abs(draws).max() <= 3.0 and np.abs(draws).max() > 2.5
+
+
+# autodiff/module.py:4 "``trainable_variables`` walks the attributes each time it is asked,
+# as ``tf.Module`` does, in a fixed order (attribute names sorted ...)"; :45
+# "``'BatchNormalization'`` -> ``'batch_normalization'`` (TensorFlow's default names)"
+def test_claim_module_variable_order_and_default_name(tf):
+    def run(m):
+        class BatchNormalization(m.Module):
+            def __init__(self):
+                super().__init__()
+                self.zeta = m.Variable(1.0, name="zeta")
+                self.alpha = m.Variable(2.0, name="alpha")
+                self.frozen = m.Variable(3.0, name="frozen", trainable=False)
+                self.items = {"b": m.Variable(4.0, name="b"), "a": m.Variable(5.0, name="a")}
+        module = BatchNormalization()
+        return module.name, [v.name for v in module.trainable_variables]
+    assert run(ad) == run(tf)
+    assert run(tf)[0] == "batch_normalization"
+
+
+# autodiff/function.py:17 "the value of every Python argument (``f(x, 2)`` and ``f(x, 3)``
+# are two traces, as in TensorFlow)"
+def test_claim_function_traces_once_per_python_value(tf):
+    def run(m):
+        traces = []
+
+        @m.function
+        def f(x, k):
+            traces.append(k)
+            return x * k
+        x = m.constant(1.0)
+        for k in (2, 3, 2, 3):
+            f(x, k)
+        return traces
+    assert run(tf) == run(ad) == [2, 3]
+
+
+# autodiff/saved_model.py:103 "``experimental_custom_gradients`` (default True, as in
+# TensorFlow)"
+def test_claim_save_options_custom_gradients_default_true(tf):
+    assert tf.saved_model.SaveOptions().experimental_custom_gradients is True
+    assert ad.saved_model.SaveOptions().experimental_custom_gradients is True

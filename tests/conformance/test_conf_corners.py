@@ -177,3 +177,40 @@ def test_jacobian_of_gather_and_where(m):
         g = m.gather(x, [2, 0, 2])
         w = m.where(x > 0.0, x * x, -x)
     return [t.jacobian(g, x), t.jacobian(w, x)]
+
+
+@same_on_both
+def test_pow_of_minus_inf_to_a_half(m):
+    # FINDINGS F10: C's pow(-inf, 0.5) is +inf; NumPy's is NaN
+    x = m.constant([-np.inf, np.inf, 4.0], dtype=m.float64)
+    return m.pow(x, 0.5)
+
+
+@same_on_both
+def test_reduce_prod_second_derivative_at_zeros(m):
+    # FINDINGS F11: the Hessian of a * b is [[0, 1], [1, 0]], so H @ 1 = [1, 1]
+    x = m.constant([[0.0, 0.0]])
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = m.reduce_prod(x)
+        g = inner.gradient(y, x)
+    return [g, outer.gradient(g, x)]
+
+
+@same_on_both
+def test_signed_zero_through_elu_selu_relu(m):
+    # FINDINGS F12: 1 / f(-0.0) tells the sign of the zero f returns
+    x = m.constant([-0.0], dtype=m.float64)
+    return [1.0 / f(x) for f in (m.nn.elu, m.nn.selu, m.nn.relu, m.nn.relu6)]
+
+
+@same_on_both
+def test_reduce_mean_of_empty_in_forward_mode(m):
+    # divergence (6), forward mode
+    x = m.zeros([0])
+    with m.autodiff.ForwardAccumulator(x, m.zeros([0])) as acc:
+        y = m.reduce_mean(x)
+    return [y, acc.jvp(y)]
+
