@@ -15,7 +15,8 @@ fused kernel reports zeros for it.)
 
 ``sigmoid_cross_entropy_with_logits`` is not an op of its own in TensorFlow
 but a composition, ``max(x, 0) - x * z + log(1 + exp(-|x|))``; it is one here
-too, so the tape shows the same ops.
+too, so the tape shows the same arithmetic ops (its selects are ``SelectV2``;
+TensorFlow's code calls the older ``Select``).
 
 ``SparseSoftmaxCrossEntropyWithLogits`` checks that every label is in
 ``[0, num_classes)`` on the NumPy backend (TensorFlow's CPU kernel raises);
