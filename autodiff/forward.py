@@ -328,7 +328,7 @@ _JVP_RULES = {
         ops.zeros_like(g) if t[0] is None else t[0], relu_out),
     "Relu6Grad": lambda t, ans, g, x: ops.nn.RELU6_GRAD(
         ops.zeros_like(g) if t[0] is None else t[0], x),
-    "LeakyReluGrad": lambda t, ans, g, x, alpha: ops.nn.LEAKY_RELU_GRAD(
+    "LeakyReluGrad": lambda t, ans, g, x, alpha=0.2: ops.nn.LEAKY_RELU_GRAD(
         ops.zeros_like(g) if t[0] is None else t[0], x, alpha=alpha),
     "Pow": _pow_jvp,
 }

@@ -266,9 +266,11 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     if exclusive:
         x = _shift(x, axis, 1)
     step = 1
-    while step < n:
-        x = x * _shift(x, axis, step)
+    while True:  # at least one step, so a length-1 axis is an op too: TensorFlow's
+        x = x * _shift(x, axis, step)  # second derivative there is zeros, not None
         step *= 2
+        if step >= n:
+            break
     return slice_along(x, axis, None, None, -1) if reverse else x
 
 
