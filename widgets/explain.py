@@ -51,6 +51,7 @@ from autodiff.tensor import Tensor, Variable
 
 from .explain_history import History, explain_from_history, record_history
 from .explanation import REASONS, Explanation, PathStep
+from .tape_names import tape_names
 
 __all__ = ["explain_none_gradient", "Explanation", "PathStep", "REASONS", "record_history",
            "History"]
@@ -165,7 +166,7 @@ class _Case:
         except RuntimeError:  # a non-persistent tape that computed its gradient
             self.records = None
         self.watched = _watched_ids(tape)
-        self._names = tape.names() if self.records is not None else {}
+        self._names = tape_names(tape, self.records) if self.records is not None else {}
         self.s = source_name or _default_name(source, self._names)
         self.t = target_name or _default_name(target, self._names)
 

@@ -25,6 +25,7 @@ import numpy as np
 from autodiff import backend
 from autodiff.tensor import ArraySpec, Tensor
 
+from .scopes import nonfinite
 from .sentences import (backward_sentence, derivative, forward_sentence, result_sentence,
                         seed_sentence)
 
@@ -84,6 +85,11 @@ def grads_at(data, k):
     return known
 
 
+def _norm(value):
+    array = np.asarray(backend.to_numpy(value._value))
+    return float(np.sqrt(np.sum(np.abs(array) ** 2))) if array.dtype.kind in "fc" else 0.0
+
+
 class Frames:
     """Builds the frame list: forward records, seed, backward steps, result."""
 
@@ -95,6 +101,8 @@ class Frames:
         self.gradients = gradients
         self.output_gradients = output_gradients
         self.changed = {}  # tensor node id -> preview, new since the last frame
+        self.forward_bad, self.backward_bad = [], []   # frames with a NaN or an Inf
+        self.norms = {}    # backward frame index -> [(op id, norm of what it sent)]
         self.in_edges = {}   # (op id, kind) -> edge ids by slot
         for e in builder.edges:
             self.in_edges.setdefault((e["op"], e["kind"]), []).append(e)
@@ -142,6 +150,8 @@ class Frames:
         if len(self.b.snapshots) > 1:
             title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
+        if any(nonfinite(y) for y in rec.outputs):
+            self.forward_bad.append(k)
         sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
                                     len(self.b.snapshots))
         return self.frame("forward", title, sentence, k + 1, op=op["id"], record=index, tape=tape,
@@ -173,6 +183,11 @@ class Frames:
             entry["slot"] = slot
             entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
             contributions.append(entry)
+        k = n_ops + 1 + i
+        sent = [c for _, c in step.contributions if c is not None]
+        if any(nonfinite(g) for g in step.cotangents) or any(nonfinite(c) for c in sent):
+            self.backward_bad.append(k)
+        self.norms[k] = [(op["id"], _norm(c)) for c in sent]
         totals = []
         for x_id, total in step.totals.items():
             value = value_of(total)

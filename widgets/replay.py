@@ -36,6 +36,8 @@ from autodiff.tensor import Tensor, Variable
 
 from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
+from .tape_names import TEXT_LIMIT, tape_names
+from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups
 
 __all__ = ["replay", "Replay", "preview"]
 
@@ -114,11 +116,15 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     if snapshots[0]["records"] is None:
         raise RuntimeError("replay needs the tape's records, but this non-persistent tape "
                            "already computed its gradient (use persistent=True to replay it)")
+    answers = explain_sources(tapes[0], target, nest.flatten(sources)) \
+        if output_gradients is None else {}
     trace = tapes[0].backward_trace(target, sources, output_gradients)
     tape_names = list(tape_names) if tape_names else \
         [f"tape {i}" for i in range(len(tapes))]
     builder = _Builder(snapshots, tape_names, names or {})
     data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
+    data["debug"]["lost"] = lost_gradients(answers, nest.flatten(sources),
+                                           nest.flatten(trace.gradients), data["nodes"])
     return Replay(data, trace)
 
 
@@ -129,9 +135,12 @@ def _snapshot(tape):
     except RuntimeError:
         records = None
     # watched_ids() tells a constant passed to tape.watch() from an unwatched one.
-    return {"records": records, "names": tape.names(),
+    n = len(records or ())
+    text = str(tape) if n <= TEXT_LIMIT else \
+        f"GradientTape: {n} records (print the tape itself to list them)"
+    return {"records": records, "names": tape_names(tape, records or ()),
             "variables": {v._id for v in tape.watched_variables()},
-            "watched": set(tape.watched_ids()), "text": str(tape)}
+            "watched": set(tape.watched_ids()), "text": text}
 
 
 class _Builder:
@@ -198,7 +207,8 @@ class _Builder:
                         "id": None, "type": "op", "op_type": rec.op_type, "label": None,
                         "doc": rec.primitive.doc or "", "records": [],
                         "differentiable": bool(rec.primitive.differentiable),
-                        "params": _params_text(rec.params), "tapes": [], "flags": []}
+                        "params": _params_text(rec.params), "tapes": [], "flags": [],
+                        "scope": str(getattr(rec, "scope", "") or "")}
                     self.op_records[key] = rec
                 op["records"].append([t, rec.index])
                 op["tapes"].append(t)
@@ -258,7 +268,11 @@ class _Builder:
         self.set_flags([t for t in targets if isinstance(t, Tensor)], sources, gradients)
         ops = sorted(self.ops.values(), key=lambda op: op["order"])
         nodes = self._ordered_nodes(ops)
-        frames = Frames(self, trace, targets, sources, gradients, output_gradients).build()
+        maker = Frames(self, trace, targets, sources, gradients, output_gradients)
+        frames = maker.build()
+        layout = _graph_layout(nodes, self.edges)
+        groups = scope_groups(nodes, self.edges, layout,
+                              {op["id"]: op["scope"] for op in ops})
         return {
             "version": 1,
             "tapes": [{"index": i, "name": n, "records": len(s["records"] or ()),
@@ -266,7 +280,9 @@ class _Builder:
                       for i, (n, s) in enumerate(zip(self.tape_names, self.snapshots))],
             "tape_groups": _tape_groups(ops),
             "nodes": nodes, "edges": self.edges, "frames": frames,
-            "layout": _graph_layout(nodes, self.edges),
+            "layout": layout, "groups": groups,
+            "debug": debug_marks(frames, groups, maker.forward_bad, maker.backward_bad,
+                                 maker.norms),
         }
 
     def _ordered_nodes(self, ops):

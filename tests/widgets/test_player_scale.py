@@ -76,3 +76,19 @@ def test_frames_and_page_grow_linearly_with_the_tape():
     assert page_big < 3_000_000
     delta_sizes = [len(f["grads_new"]) for f in big.frames]
     assert max(delta_sizes) <= 4       # a frame lists only what it changed
+
+
+def test_tape_names_match_the_engines_names():
+    import numpy as np
+
+    import autodiff as ad
+    from widgets.tape_names import tape_names
+
+    v = ad.Variable(np.float64(1.0), name="velocity")   # a name starting with v
+    w = ad.Variable(np.ones(3), name="w")
+    with ad.GradientTape(persistent=True) as tape:
+        y = ad.reduce_sum(ad.sin(w * v) + ad.constant(np.ones(3)))
+    assert tape_names(tape) == tape.names()
+    tape2, _, _ = rnn_tape(51)
+    assert tape_names(tape2) == tape2.names()
+    del y

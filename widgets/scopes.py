@@ -1,0 +1,166 @@
+"""Records grouped by name scope, and what a debugger jumps to (replay JSON parts).
+
+``scope_groups`` turns each record's ``scope`` (``'dense_1'``, ``'rnn/cell'``;
+``''`` for none: ``getattr(rec, "scope", "")``, so older engines work) into
+boxes the player can collapse: one group per distinct scope path, holding
+its ops, the tensors they produce, the copies of inputs read inside it, and
+inputs read only inside it. Collapsed, a group is drawn as one box over its
+members and the backward pass lights it step by step; expanded, its ops show.
+
+``debug_marks`` finds the first frame whose forward value or backward
+cotangent holds a NaN or an Inf, and the gradient-norm of every group at
+every backward step (sparse: only the steps that add to a group).
+
+Pure Python over the replay dict; nothing here differentiates.
+
+    >>> data["groups"][0]["scope"], len(data["groups"][0]["ops"])
+    ('rnn/step_0', 5)
+"""
+
+import numpy as np
+
+from autodiff import backend
+
+__all__ = ["scope_groups", "debug_marks", "nonfinite", "explain_sources", "lost_gradients"]
+
+PAD = 10.0
+
+
+def scope_groups(nodes, edges, layout, scope_of):
+    """One group per scope path: members, a box around them, the op order.
+
+    Args:
+        nodes, edges: the replay's nodes and edges.
+        layout: the replay's layout (``graph_layout``).
+        scope_of: ``op id -> scope string`` ('' for no scope).
+
+    Returns:
+        A list of ``{"id", "scope", "ops", "members", "box", "order"}``, in
+        the order the groups first ran.
+    """
+    group_of = {}
+    groups = {}
+    order = {n["id"]: n["order"] for n in nodes if n["type"] == "op"}
+    for op, scope in sorted(scope_of.items(), key=lambda item: order[item[0]]):
+        if not scope:
+            continue
+        g = groups.get(scope)
+        if g is None:
+            g = groups[scope] = {"id": f"g{len(groups)}", "scope": scope, "ops": [],
+                                 "members": [], "order": order[op]}
+        g["ops"].append(op)
+        group_of[op] = g
+    readers = {}
+    for e in edges:
+        g = group_of.get(e["op"])
+        if e["kind"] == "out" and g is not None:
+            g["members"].append(e["to"])
+        elif e["kind"] == "in":
+            readers.setdefault(e["from"], set()).add(g["id"] if g else None)
+    produced = {e["to"] for e in edges if e["kind"] == "out"}
+    by_id = {g["id"]: g for g in groups.values()}
+    for tensor, gids in readers.items():   # an input read only inside one group
+        if tensor not in produced and len(gids) == 1 and None not in gids:
+            by_id[next(iter(gids))]["members"].append(tensor)
+    for c in layout.get("copies", ()):
+        g = group_of.get(c["op"])
+        if g is not None:
+            g["members"].append(c["id"])
+    boxes = {**layout["nodes"], **{c["id"]: c for c in layout.get("copies", ())}}
+    result = []
+    for g in groups.values():
+        g["members"] = g["ops"] + [m for m in dict.fromkeys(g["members"]) if m not in g["ops"]]
+        parts = [boxes[m] for m in g["members"]]
+        left = min(b["x"] - b["w"] / 2 for b in parts) - PAD
+        top = min(b["y"] - b["h"] / 2 for b in parts) - PAD - 12
+        right = max(b["x"] + b["w"] / 2 for b in parts) + PAD
+        bottom = max(b["y"] + b["h"] / 2 for b in parts) + PAD
+        g["box"] = {"x": round(left, 1), "y": round(top, 1), "w": round(right - left, 1),
+                    "h": round(bottom - top, 1)}
+        result.append(g)
+    return result
+
+
+def nonfinite(value):
+    """True when a tensor's value (or None) holds a NaN or an Inf."""
+    if value is None:
+        return False
+    array = np.asarray(backend.to_numpy(getattr(value, "_value", value)))
+    return array.dtype.kind in "fc" and not bool(np.all(np.isfinite(array)))
+
+
+def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
+    """Where the player's debugging buttons jump, and per-group gradient norms.
+
+    Args:
+        frames: the replay's frames.
+        groups: from ``scope_groups``.
+        forward_bad: frame indices whose forward outputs are not finite.
+        backward_bad: frame indices whose cotangents or contributions are not finite.
+        contributions_norms: ``frame index -> [(op id, norm), ...]``, the norm
+            of what each backward step sent.
+
+    Returns:
+        ``{"first_nonfinite": {"forward": k or None, "backward": k or None},
+        "group_norms": {group id: [[frame, running norm], ...]}}``.
+    """
+    group_of = {op: g["id"] for g in groups for op in g["ops"]}
+    squares, norms = {}, {}
+    for k in sorted(contributions_norms):
+        for op, norm in contributions_norms[k]:
+            gid = group_of.get(op)
+            if gid is None or not np.isfinite(norm):
+                continue
+            squares[gid] = squares.get(gid, 0.0) + norm * norm
+            norms.setdefault(gid, []).append([k, float(f"{squares[gid] ** 0.5:.4g}")])
+    return {"first_nonfinite": {"forward": min(forward_bad, default=None),
+                                "backward": min(backward_bad, default=None)},
+            "group_norms": norms}
+
+
+def explain_sources(tape, target, sources, limit=8):
+    """``explain_none_gradient`` for each source, asked BEFORE the backward pass
+    (a non-persistent tape frees its records then); ``{}`` past ``limit`` sources.
+    """
+    from .explain import explain_none_gradient
+
+    if len(sources) > limit:
+        return {}
+    answers = {}
+    for source in sources:
+        if hasattr(source, "_id"):
+            try:
+                answers[source._id] = explain_none_gradient(tape, target, source)
+            except Exception as exc:   # reported as it was, the jump still goes to the source
+                answers[source._id] = exc
+    return answers
+
+
+def lost_gradients(answers, sources, gradients, nodes):
+    """Why each source's gradient is None, and which node to jump to.
+
+    ``answers`` come from ``explain_sources`` (one sweep over the records
+    per source, linear in the tape). The node to jump to is the tensor named where the path breaks (a
+    ``blocked``/``missing``/``gap`` step), else the source itself.
+
+    Returns:
+        ``[{"source", "reason", "message", "node"}]``, one per None gradient.
+    """
+    by_name = {n["name"]: n["id"] for n in nodes if n["type"] == "tensor"}
+    lost = []
+    for source, grad in zip(sources, gradients):
+        if grad is not None or not hasattr(source, "_id"):
+            continue
+        sid = f"t{source._id}"
+        why = answers.get(source._id)
+        if why is None or isinstance(why, Exception):
+            lost.append({"source": sid, "reason": None, "node": sid,
+                         "message": str(why) if why else "not explained (too many sources)"})
+            continue
+        node = sid
+        for step in why.path:
+            if step.status != "recorded":
+                node = by_name.get(step.via) or by_name.get(step.to) or sid
+                break
+        lost.append({"source": sid, "reason": why.reason, "message": why.message, "node": node})
+    return lost
