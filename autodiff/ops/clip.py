@@ -125,7 +125,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
     x = convert_to_tensor(tensor)
     if ord in ("euclidean", "fro", 2):
-        result = sqrt(reduce_sum(x * x, axes, keepdims=True))
+        result = sqrt(reduce_sum(x * conj(x), axes, keepdims=True))  # |x|^2, as complex too
     elif ord == 1:
         result = reduce_sum(abs(x), None if axes is None else axes[0], keepdims=True)
         if is_matrix:
@@ -144,6 +144,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
 
 from .creation import ones_like, zeros_like  # noqa: E402
 from .elementwise import abs, maximum, pow, sqrt  # noqa: E402,A004
+from .matmul import conj  # noqa: E402
 from .predicates import where  # noqa: E402
 from .reduce import reduce_max, reduce_sum  # noqa: E402
 from .shape import identity, squeeze  # noqa: E402

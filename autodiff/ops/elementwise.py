@@ -160,6 +160,8 @@ def tanh_grad(y, dy):
 
 def _sigmoid_forward(xp, x):
     # exp of a large |x| overflows; this form never feeds exp a positive number
+    if x.dtype.kind == "c":  # no overflow-safe branch on the sign of a complex number
+        return 1 / (1 + xp.exp(-x))
     z = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + z), z / (1 + z)).astype(x.dtype)
 
@@ -173,8 +175,21 @@ ERF = _unary("Erf", lambda xp, x: backend.erf(x),
              doc="d/dx erf x = 2/sqrt(pi) exp(-x^2)")
 
 # ---- piecewise: TensorFlow's conventions at the kinks ---------------------------
-ABS = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, ans, x: g * sign(x), domain=AWAY_FROM_ZERO,
+def _abs_grad(g, ans, x):
+    if not x.dtype.is_complex:
+        return g * sign(x)
+    # |z| is real and not holomorphic: TensorFlow's gradient is g z / |z| (0 at z = 0).
+    # x arrives conjugated (registry.conjugating_vjp), so z is conj(x).
+    r = cast(abs(x), x.dtype)
+    nonzero = not_equal(r, zeros_like(r))
+    return cast(g, x.dtype) * where(nonzero, conj(x) / where(nonzero, r, ones_like(r)), zeros_like(r))
+
+
+ABS = _unary("Abs", lambda xp, x: xp.abs(x), _abs_grad, domain=AWAY_FROM_ZERO,
              doc="d/dx |x| = sign x (0 at x = 0)")
+# forward mode: d|z| = Re(conj(z) dz) / |z|, a real tangent for the real |z|
+ABS.jvp = lambda t, ans, x: cast(_abs_grad(t[0], ans, x), ans.dtype) if x.dtype.is_complex \
+    else t[0] * sign(x)
 SIGN = _unary("Sign", lambda xp, x: xp.sign(x), lambda g, ans, x: zeros_like(g), saves="shapes",
               domain=AWAY_FROM_ZERO, doc="d/dx sign x = 0 (a zero gradient, not None)")
 ROUND = _unary("Round", lambda xp, x: xp.round(x), NotDifferentiable, saves="shapes",
@@ -192,7 +207,13 @@ def _cast_grad(g, ans, x, dtype):
     return cast(g, x.dtype)
 
 
-CAST = Primitive("Cast", lambda xp, x, dtype: x.astype(dtype), (_cast_grad,), saves="shapes",
+def _cast_forward(xp, x, dtype):
+    if x.dtype.kind == "c" and _np.dtype(dtype).kind != "c":
+        x = xp.real(x)  # complex to real keeps the real part, quietly (as TensorFlow)
+    return x.astype(dtype)
+
+
+CAST = Primitive("Cast", _cast_forward, (_cast_grad,), saves="shapes",
                  domain=REALS, label="Cast({0})",
                  cases=[(((3,),), {"dtype": "float64"}), (((2, 3),), {"dtype": "float64"})],
                  doc="d cast(x) = cast(dx) back to x's dtype")
@@ -374,4 +395,5 @@ def cast(x, dtype, name=None):
 
 from .. import tape as _tape  # noqa: E402
 from .creation import ones_like, zeros_like  # noqa: E402
+from .matmul import conj  # noqa: E402
 from .predicates import not_equal, where  # noqa: E402  (Pow's and Maximum's rules use them)

@@ -240,3 +240,37 @@ def test_gradient_of_z_squared_is_twice_the_conjugate():
     with ad.GradientTape() as tape:
         y = z * z
     assert complex(tape.gradient(y, z)) == 2 - 4j
+
+
+# tf.abs / tf.sigmoid / tf.norm / tf.cast of complex128 [1+2j, -0.5+0.3j]
+def test_abs_of_complex_gradient_and_jvp():
+    z = ad.Variable(ad.constant(Z0, dtype=ad.complex128))
+    with ad.GradientTape() as tape:
+        y = ad.abs(z)
+    assert y.dtype == ad.float64
+    np.testing.assert_allclose(tape.gradient(y, z).numpy(), [0.447 + 0.894j, -0.857 + 0.514j],
+                               atol=1e-3)
+    with ForwardAccumulator(z, ad.constant([1 + 1j, 2 - 0.5j], dtype=ad.complex128)) as acc:
+        y = ad.abs(z)
+    jvp = acc.jvp(y)
+    assert jvp.dtype == ad.float64
+    np.testing.assert_allclose(jvp.numpy(), [1.3416, -1.9722], atol=1e-4)
+
+
+def test_sigmoid_and_norm_of_complex():
+    z = ad.Variable(ad.constant(Z0, dtype=ad.complex128))
+    with ad.GradientTape(persistent=True) as tape:
+        s, n = ad.sigmoid(z), ad.norm(z)
+    np.testing.assert_allclose(tape.gradient(s, z).numpy(), [0.141 + 0.421j, 0.239 - 0.018j],
+                               atol=1e-3)
+    np.testing.assert_allclose(complex(n), np.sqrt(5.34))
+    np.testing.assert_allclose(tape.gradient(n, z).numpy(), [0.433 + 0.865j, -0.216 + 0.13j],
+                               atol=1e-3)
+
+
+def test_cast_of_complex_to_real_keeps_the_real_part_quietly():
+    z = ad.Variable(ad.constant(Z0, dtype=ad.complex128))
+    with ad.GradientTape() as tape:
+        y = ad.cast(z, ad.float64)
+    np.testing.assert_array_equal(y.numpy(), [1.0, -0.5])
+    np.testing.assert_array_equal(tape.gradient(y, z).numpy(), [1 + 0j, 1 + 0j])
