@@ -1018,3 +1018,236 @@ def test_claim_function_traces_once_per_python_value(tf):
 def test_claim_save_options_custom_gradients_default_true(tf):
     assert tf.saved_model.SaveOptions().experimental_custom_gradients is True
     assert ad.saved_model.SaveOptions().experimental_custom_gradients is True
+
+
+# ---------------------------------------------------------------------------------------
+# Engine docstrings: namespaces, argument names, linalg, tracing, forward nesting
+# ---------------------------------------------------------------------------------------
+
+# autodiff/math.py:1 "(as ``tf.math``)", nn.py:1 "(as ``tf.nn``)", linalg.py:1 "(as
+# ``tf.linalg``)", random.py:1 "(as ``tf.random``)", errors.py:1 "named as in ``tf.errors``",
+# __init__.py:28 "abs, pow, round ... (shadow builtins, as tf does)": the names API.md lists
+# live in TensorFlow's namespaces of the same name
+NAMESPACE_NAMES = {
+    "math": "add subtract multiply divide negative pow square sqrt exp log log1p sin cos tan "
+            "tanh sigmoid abs sign round floor maximum minimum reduce_sum reduce_mean "
+            "reduce_max reduce_min reduce_prod reduce_logsumexp cumsum softplus",
+    "nn": "relu elu selu sigmoid tanh softmax log_softmax softplus leaky_relu gelu l2_loss "
+          "moments dropout conv1d conv2d max_pool2d avg_pool2d "
+          "softmax_cross_entropy_with_logits sparse_softmax_cross_entropy_with_logits "
+          "sigmoid_cross_entropy_with_logits",
+    "linalg": "matmul solve inv det slogdet cholesky norm trace diag_part eye",
+    "random": "set_seed normal uniform shuffle truncated_normal",
+    "errors": "InvalidArgumentError OpError",
+    "": "abs pow round add multiply square exp matmul einsum reshape transpose expand_dims "
+        "squeeze concat stack pad gather where tile broadcast_to clip_by_value clip_by_norm "
+        "norm eye ones zeros ones_like zeros_like fill linspace range identity size shape "
+        "cast stop_gradient custom_gradient RegisterGradient no_gradient GradientTape "
+        "UnconnectedGradients Variable constant Module function TensorSpec name_scope",
+}
+
+
+@pytest.mark.parametrize("namespace", sorted(NAMESPACE_NAMES))
+def test_claim_namespaces_mirror_tensorflow(tf, namespace):
+    tf_ns = getattr(tf, namespace) if namespace else tf
+    ad_ns = getattr(ad, namespace) if namespace else ad
+    for name in NAMESPACE_NAMES[namespace].split():
+        if name == "no_gradient":
+            assert hasattr(tf, "no_gradient") or hasattr(tf, "NoGradient")
+        else:
+            assert hasattr(tf_ns, name), f"tf.{namespace}.{name}"
+        assert hasattr(ad_ns, name), f"ad.{namespace}.{name}"
+
+
+# autodiff/ops/creation.py:66 "TensorFlow's argument name" (zeros_like(input)),
+# autodiff/ops/linalg.py:150 (inv(input, adjoint)), autodiff/ops/elementwise.py:241 (pow);
+# API.md "same argument names and defaults"
+@pytest.mark.parametrize("path", ["zeros_like", "linalg.inv", "pow", "constant", "Variable",
+                                  "clip_by_value", "reduce_sum", "nn.leaky_relu"])
+def test_claim_argument_names(tf, path):
+    import inspect
+
+    def resolve(m):
+        obj = m
+        for part in path.split("."):
+            obj = getattr(obj, part)
+        return obj.__init__ if isinstance(obj, type) else obj
+
+    def names(fn):
+        return [p for p in inspect.signature(fn).parameters if p not in ("self", "kwargs")]
+    tf_names = names(resolve(tf))
+    ad_names = names(resolve(ad))
+    # every name ad takes is TensorFlow's, in TensorFlow's order (ad may leave some out,
+    # e.g. Variable's caching_device, zeros_like's layout)
+    assert ad_names == [n for n in tf_names if n in ad_names], (tf_names, ad_names)
+    assert ad_names[0] == tf_names[0]
+
+
+# autodiff/ops/slicing.py:251 "integer arrays/tensors and bool masks (NumPy's advanced
+# indexing, an extension over TensorFlow)"
+def test_claim_advanced_indexing_is_an_extension(tf):
+    with pytest.raises((TypeError, ValueError, tf.errors.InvalidArgumentError)):
+        tf.constant([1.0, 2.0, 3.0])[[0, 2]]
+    np.testing.assert_array_equal(ad.constant([1.0, 2.0, 3.0])[[0, 2]].numpy(), [1.0, 3.0])
+
+
+# autodiff/ops/linalg.py:259 "The input is symmetrized first ... (TensorFlow reads only its
+# lower triangle; for a symmetric input the two agree)"
+def test_claim_cholesky_reads_lower_triangle_in_tensorflow(tf):
+    lower_only = np.array([[4.0, 100.0], [2.0, 2.0]])
+    symmetric = np.array([[4.0, 2.0], [2.0, 2.0]])
+    np.testing.assert_allclose(tf.linalg.cholesky(lower_only).numpy(),
+                               tf.linalg.cholesky(symmetric).numpy())
+    _assert_same(tf.linalg.cholesky(symmetric), ad.linalg.cholesky(ad.constant(symmetric)))
+
+
+# autodiff/ops/linalg.py:139 (inv's gradient, "TensorFlow's form"), :240 (cholesky's,
+# "Murray (2016), as TensorFlow ... then symmetrized")
+@pytest.mark.parametrize("op", ["inv", "cholesky", "det"])
+def test_claim_linalg_gradients(tf, op):
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+    def run(m):
+        x = m.Variable(a)
+        with m.GradientTape() as tape:
+            y = m.reduce_sum(getattr(m.linalg, op)(x) * m.constant([[1.0, 2.0], [3.0, 4.0]],
+                                                                   dtype=m.float64)
+                             if op != "det" else m.linalg.det(x))
+        return tape.gradient(y, x)
+    _assert_same(run(tf), run(ad), rtol=1e-10)
+
+
+# autodiff/backend.py:70 "NumPy (and TensorFlow) raise on a singular matrix"
+def test_claim_singular_matrix_raises(tf):
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.linalg.inv(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(Exception):
+        ad.linalg.inv(ad.constant([[1.0, 2.0], [2.0, 4.0]]))
+
+
+# autodiff/ops/einsum.py:49 "``strict`` (TensorFlow's rule, for users' equations) lets only
+# ellipsis axes broadcast"
+def test_claim_einsum_broadcasts_only_ellipsis_axes(tf):
+    a, b = np.ones((1, 3), np.float32), np.ones((2, 3), np.float32)
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+        tf.einsum("ij,ij->ij", a, b)
+    with pytest.raises((ad.errors.InvalidArgumentError, ValueError)):
+        ad.einsum("ij,ij->ij", ad.constant(a), ad.constant(b))
+    _assert_same(tf.einsum("...j,...j->...j", a, b),
+                 ad.einsum("...j,...j->...j", ad.constant(a), ad.constant(b)))
+
+
+# autodiff/ops/einsum.py / API.md "`ad.einsum` must cover the guides' `'bxby->bxy'`"
+def test_claim_einsum_diagonal_extraction(tf):
+    full = np.arange(2 * 3 * 2 * 3, dtype=np.float32).reshape(2, 3, 2, 3)
+    _assert_same(tf.einsum("bxby->bxy", full), ad.einsum("bxby->bxy", ad.constant(full)))
+
+
+# autodiff/ops/losses.py:82 "labels ... cast to the logits' dtype, as TensorFlow does";
+# :111/:181 "TensorFlow computes these in float32" (float16 logits)
+def test_claim_softmax_cross_entropy_dtypes(tf):
+    logits = np.array([[1.0, 2.0, 30.0]], dtype=np.float16)
+    labels = np.array([[0.0, 0.5, 0.5]], dtype=np.float16)
+    tf_loss = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    ad_loss = ad.nn.softmax_cross_entropy_with_logits(labels=ad.constant(labels),
+                                                      logits=ad.constant(logits))
+    _assert_same(tf_loss, ad_loss, rtol=1e-3)
+    tf_mixed = tf.nn.softmax_cross_entropy_with_logits(labels=labels.astype(np.float64),
+                                                       logits=logits.astype(np.float32))
+    ad_mixed = ad.nn.softmax_cross_entropy_with_logits(
+        labels=ad.constant(labels.astype(np.float64)), logits=ad.constant(logits.astype(np.float32)))
+    _assert_same(tf_mixed, ad_mixed, rtol=1e-6)
+
+
+# autodiff/ops/random.py:19 "a traced function draws fresh numbers on each call, as
+# TensorFlow's graphs do"
+def test_claim_traced_function_draws_fresh_numbers(tf):
+    for m in (tf, ad):
+        f = m.function(lambda: m.random.normal([4]))
+        assert not np.array_equal(f().numpy(), f().numpy())
+
+
+# autodiff/graph.py:243 "An assign while tracing becomes a node; ... only running the graph
+# changes it (as in TensorFlow)"
+def test_claim_assign_inside_traced_function_runs_once_per_call(tf):
+    for m in (tf, ad):
+        v = m.Variable(0.0)
+        f = m.function(lambda: v.assign_add(1.0))
+        f()
+        f()
+        assert float(v.numpy()) == 2.0
+
+
+# autodiff/tape.py:459 "TensorFlow's order: a used tape, then the context, then target"
+def test_claim_used_tape_is_reported_before_a_none_target(tf):
+    for m in (tf, ad):
+        x = m.constant(1.0)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        tape.gradient(y, x)
+        with pytest.raises(RuntimeError):
+            tape.gradient(None, x)
+        with m.GradientTape() as fresh:
+            pass
+        with pytest.raises(TypeError):
+            fresh.gradient(None, x)
+
+
+# autodiff/forward.py:29-36 "Nesting follows TensorFlow ... a tape entered *inside* the
+# accumulator does not record them [its tangent computations]; a tape ... entered *outside*
+# does record them, so reverse-over-forward works: ``outer_tape.gradient(acc.jvp(y), x)``"
+def test_claim_forward_accumulator_nesting(tf):
+    def run(m):
+        x = m.constant(1.5)
+        with m.GradientTape(persistent=True) as outside:
+            outside.watch(x)
+            with m.autodiff.ForwardAccumulator(x, m.constant(1.0)) as acc:
+                with m.GradientTape() as inside:
+                    inside.watch(x)
+                    y = m.sin(x) * x
+                jvp = acc.jvp(y)
+        result = [jvp, outside.gradient(jvp, x), inside.gradient(jvp, x)]
+        del outside
+        return result
+    tf_result = run(tf)
+    assert tf_result[1] is not None and tf_result[2] is None
+    _assert_same(tf_result, run(ad))
+
+
+# autodiff/forward.py:304 "d/dy x^y = x^y log x, taken as 0 where x <= 0 (TensorFlow's
+# convention, as in the VJP)"
+def test_claim_pow_jvp_wrt_exponent_at_nonpositive_base(tf):
+    def run(m):
+        base = m.constant([0.0, -2.0, 3.0], dtype=m.float64)
+        y = m.constant([2.0, 2.0, 2.0], dtype=m.float64)
+        with m.autodiff.ForwardAccumulator(y, m.ones_like(y)) as acc:
+            out = m.pow(base, y)
+        return acc.jvp(out)
+    _assert_same(run(tf), run(ad))
+
+
+# autodiff/module.py:6 "a module's own attributes before those of its submodules"; :180
+# "Depth-first across modules, as tf.Module"; :77 "(as ``tf.Module.name_scope``)"
+def test_claim_module_submodule_order_and_name_scope(tf):
+    def run(m):
+        class Leaf(m.Module):
+            def __init__(self, tag):
+                super().__init__()
+                self.w = m.Variable(1.0, name=f"w_{tag}")
+
+        class Tree(m.Module):
+            def __init__(self):
+                super().__init__()
+                self.b_child = Leaf("b")
+                self.a_child = Leaf("a")
+                self.z = m.Variable(0.0, name="z")
+                self.deep = [Leaf("c"), {"k": Leaf("d")}]
+        tree = Tree()
+        with tree.name_scope as scope:
+            pass
+        return [v.name for v in tree.trainable_variables], scope
+    tf_names, tf_scope = run(tf)
+    ad_names, ad_scope = run(ad)
+    assert ad_names == tf_names
+    assert ad_scope == tf_scope == "tree/"
