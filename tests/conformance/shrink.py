@@ -17,6 +17,7 @@ is a predicate on specs (in the tests, "ad and TensorFlow still differ").
 """
 
 import copy
+import time
 
 import numpy as np
 
@@ -110,8 +111,10 @@ def size(spec):
     return (len(spec["ops"]), elements, spec["mode"] != "grad", unwatched, fancy)
 
 
-def shrink(tf, spec, still_fails, max_checks=MAX_CHECKS):
-    """The smallest spec reachable greedily on which ``still_fails`` holds."""
+def shrink(tf, spec, still_fails, max_checks=MAX_CHECKS, max_seconds=None):
+    """The smallest spec reachable greedily on which ``still_fails`` holds
+    (within ``max_checks`` calls of it and, if given, ``max_seconds``)."""
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     best = copy.deepcopy(spec)
     checks = 0
     improved = True
@@ -126,7 +129,8 @@ def shrink(tf, spec, still_fails, max_checks=MAX_CHECKS):
                   _candidates_values(best))
         for candidates in passes:
             for cand in candidates:
-                if checks >= max_checks:
+                if checks >= max_checks or (deadline and time.monotonic() > deadline):
+                    checks = max_checks
                     break
                 if size(cand) >= size(best):
                     continue

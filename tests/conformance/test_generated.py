@@ -25,7 +25,8 @@ TOTAL = int(os.environ.get("CONFORMANCE_PROGRAMS", DEFAULT_PROGRAMS))
 PER_OP = max(1, TOTAL // 4 // len(OPS))     # a quarter of the programs, spread over the ops
 CHUNKS = 12
 PER_CHUNK = max(1, (TOTAL - PER_OP * len(OPS)) // CHUNKS)
-SHRINK_AT_MOST = 2
+SHRINK_AT_MOST = 2     # distinct shrunk repros per failing test
+SHRINK_SECONDS = 8     # per shrink: a failing run stays bounded even when everything fails
 
 
 def _check(tf, seeds, **gen_kwargs):
@@ -40,10 +41,11 @@ def _check(tf, seeds, **gen_kwargs):
     report = [f"{len(failures)} of {len(seeds)} programs differ between ad and TensorFlow "
               f"(seeds {[s['seed'] for s, _ in failures][:20]})"]
     seen = set()
-    for spec, diffs in failures:
+    for spec, diffs in failures[:2 * SHRINK_AT_MOST]:  # shrinking costs: a bounded few
         if len(seen) >= SHRINK_AT_MOST:
             break
-        small = shrink(tf, spec, lambda s: bool(programs.mismatch(tf, s)))
+        small = shrink(tf, spec, lambda s: bool(programs.mismatch(tf, s)),
+                       max_seconds=SHRINK_SECONDS)
         key = tuple(op["op"] for op in small["ops"])
         if key in seen:
             continue
