@@ -12,6 +12,8 @@ The ``tf`` fixture (tests/conformance/conftest.py) skips these tests where
 TensorFlow is missing, and fails them under ``CI=true``.
 """
 
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -1251,3 +1253,72 @@ def test_claim_module_submodule_order_and_name_scope(tf):
     ad_names, ad_scope = run(ad)
     assert ad_names == tf_names
     assert ad_scope == tf_scope == "tree/"
+
+
+# ---------------------------------------------------------------------------------------
+# Saved models and custom gradients (a fresh process each)
+# ---------------------------------------------------------------------------------------
+
+_SAVE = """
+import os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import {module} as m
+
+@m.custom_gradient
+def clip_to_half(x):
+    def grad_fn(dy):
+        return m.clip_by_norm(dy, 0.5)
+    return m.identity(x), grad_fn
+
+class ClippedSquare(m.Module):
+    @m.function(input_signature=[m.TensorSpec(None)])
+    def __call__(self, x):
+        return clip_to_half(x * x)
+
+for flag in (True, False):
+    m.saved_model.save(ClippedSquare(), os.path.join(sys.argv[1], str(flag)),
+                       options=m.saved_model.SaveOptions(experimental_custom_gradients=flag))
+# loading in the saving process still finds the gradient
+v = m.Variable(2.0)
+loaded = m.saved_model.load(os.path.join(sys.argv[1], "False"))
+with m.GradientTape() as tape:
+    y = loaded(v)
+print("same process:", float(tape.gradient(y, v)))
+"""
+
+_LOAD = """
+import os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import {module} as m
+for flag in ("True", "False"):
+    v = m.Variable(2.0)
+    try:
+        loaded = m.saved_model.load(os.path.join(sys.argv[1], flag))
+        with m.GradientTape() as tape:
+            y = loaded(v)
+        print(flag, float(tape.gradient(y, v)))
+    except LookupError as error:
+        print(flag, "LookupError:", error)
+"""
+
+
+def _run(source, module, path):
+    done = subprocess.run([sys.executable, "-c", source.format(module=module), str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# 04_custom_gradients.py:520 "Saved without, the fresh process has no gradient for the
+# `IdentityN` op: `LookupError`, exactly the error TensorFlow raises in the same situation";
+# autodiff/saved_model.py:63 "As in TensorFlow, loading in that same process still finds the
+# gradient; in a fresh process ... ``LookupError: No gradient defined for operation
+# 'IdentityN' (op type: IdentityN)``"
+@pytest.mark.parametrize("module", ["tensorflow", "autodiff"])
+def test_claim_saved_custom_gradients(tf, tmp_path, module):
+    same = _run(_SAVE, module, tmp_path)
+    assert "same process: 2.0" in same
+    fresh = _run(_LOAD, module, tmp_path).splitlines()
+    assert fresh[0] == "True 2.0"
+    assert fresh[1].startswith("False LookupError:")
+    assert "No gradient defined for operation" in fresh[1] and "(op type: IdentityN)" in fresh[1]
