@@ -1322,3 +1322,30 @@ def test_claim_saved_custom_gradients(tf, tmp_path, module):
     assert fresh[0] == "True 2.0"
     assert fresh[1].startswith("False LookupError:")
     assert "No gradient defined for operation" in fresh[1] and "(op type: IdentityN)" in fresh[1]
+
+
+# 05_jacobians.py:145 "`autodiff` (like TensorFlow's default) does better: it stacks the n
+# seeds ... and runs one backward pass" (TensorFlow's default is the vectorized pfor
+# path); API.md "`batch_jacobian` returns zeros, not None, for an unconnected source"
+def test_claim_jacobian_defaults_and_unconnected_batch_jacobian(tf):
+    import inspect
+    for name in ("jacobian", "batch_jacobian"):
+        tf_params = inspect.signature(getattr(tf.GradientTape, name)).parameters
+        ad_params = inspect.signature(getattr(ad.GradientTape, name)).parameters
+        assert tf_params["experimental_use_pfor"].default is True
+        assert ad_params["experimental_use_pfor"].default is True
+        assert tf_params["parallel_iterations"].default is None
+        assert ad_params["parallel_iterations"].default is None
+
+    def run(m):
+        x = m.constant([[1.0, 2.0]])
+        other = m.constant([[3.0, 4.0]])
+        with m.GradientTape(persistent=True) as tape:
+            tape.watch([x, other])
+            y = x * 2.0
+        result = [tape.jacobian(y, other), tape.batch_jacobian(y, other)]
+        del tape
+        return result
+    tf_result = run(tf)
+    assert tf_result[0] is None and not tf_result[1].numpy().any()
+    _assert_same(tf_result, run(ad))
