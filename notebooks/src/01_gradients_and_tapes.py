@@ -202,7 +202,8 @@ print("watched variables:", [v.name for v in tape.watched_variables()])
 #   a constant as far as the tape is concerned. (This one bites in training loops: lesson 2.)
 # * `data` is a constant.
 #
-# (Lesson 2 shows a subtlety: an unwatched value multiplied *directly* by a watched one.)
+# (Lesson 2 asks you to predict a subtle case: an unwatched value multiplied *directly* by a
+# watched one. Its gradient is `None` too.)
 #
 # `tape.watch` accepts a single tensor or a list (or any nested structure) of them. Now all
 # four gradients exist: $2$, $e^{0.5}$, $2 \cdot 2$ and $1 / (2\sqrt{2})$.
