@@ -71,9 +71,9 @@ def _fed_a_recorded_op(m):
     return tape.gradient(y, [x, c])
 
 
-# 02_controlling_the_tape.py:191 (teaching moment "feeding a recorded op is not being
+# 02_controlling_the_tape.py:192 (teaching moment "feeding a recorded op is not being
 # watched"), README.md:116 "`y = x * c` with only `x` watched: `tape.gradient(y, [x, c])`
-# is `[c, None]`", 08_build_your_own_tape.py B3 "gives `[c, None]`", autodiff/tape.py
+# is `[c, None]`", 10_build_your_own_tape.py:218 (B3) "gives `[c, None]`", autodiff/tape.py
 # _watched_source_ids docstring "# [c, None]"
 def test_claim_unwatched_source_feeding_a_recorded_op_gets_none(tf):
     tf_grads = _fed_a_recorded_op(tf)
@@ -94,7 +94,7 @@ def _lesson2_direct_and_scaled(m, watch_data):
     return result
 
 
-# 02_controlling_the_tape.py:191-224: the predict-then-run cells: `d direct / d [w, data]`
+# 02_controlling_the_tape.py:192-234: the predict-then-run cells: `d direct / d [w, data]`
 # is [3.0, None] and `d scaled / d data` None; after tape.watch(data): [3.0, 2.0] and 10.0
 @pytest.mark.parametrize("watch_data", [False, True])
 def test_claim_lesson2_direct_and_scaled(tf, watch_data):
@@ -117,7 +117,7 @@ def _lesson8_b1(m):
     return tape.gradient(e, [a, b])
 
 
-# 08_build_your_own_tape.py B1: "`b`, although it is an input of the recorded `Mul`, gets
+# 10_build_your_own_tape.py:199 (B1): "`b`, although it is an input of the recorded `Mul`, gets
 # `None`: it was never watched"
 def test_claim_lesson8_b_fed_recorded_mul_gets_none(tf):
     tf_grads = _lesson8_b1(tf)
@@ -137,7 +137,7 @@ def _inner_only_watch(m, op):
 
 # 03_higher_order_derivatives.py:96 "An older TensorFlow tutorial runs this very pattern (on
 # x^3 at x = 1) and expects the second derivative 6.0. TensorFlow 2, and this library, give
-# None"; 08_build_your_own_tape.py:312 "In TensorFlow 2 the answer is None"; README.md:112
+# None"; 10_build_your_own_tape.py:323 "In TensorFlow 2 the answer is None"; README.md:112
 # "a constant watched only by an inner tape has no second derivative"
 @pytest.mark.parametrize("op", ["cube", "sin"])
 def test_claim_constant_watched_only_by_inner_tape_has_no_second_derivative(tf, op):
@@ -157,7 +157,7 @@ def _both_tapes_watch(m):
     return outer.gradient(dy, x)
 
 
-# 08_build_your_own_tape.py:292 "if another tape is recording while `gradient` runs, it
+# 10_build_your_own_tape.py:304 "if another tape is recording while `gradient` runs, it
 # records the `Cos` and `Mul` of the backward pass ... and can differentiate them again"
 def test_claim_outer_tape_records_the_backward_pass(tf):
     tf_second = _both_tapes_watch(tf)
@@ -176,7 +176,7 @@ def _frozen_and_rebound(m):
     return tape.gradient(y, [weight, scale, shifted, data]), names
 
 
-# 01_gradients_and_tapes.py:199-203 "`scale` was created with `trainable=False`: frozen
+# 01_gradients_and_tapes.py:200-203 "`scale` was created with `trainable=False`: frozen
 # values are not watched"; "adding 1.0 to a Variable produces a new Tensor, a constant as
 # far as the tape is concerned"; "`data` is a constant"
 def test_claim_frozen_variables_and_rebound_names_are_not_watched(tf):
@@ -192,7 +192,7 @@ def test_claim_frozen_variables_and_rebound_names_are_not_watched(tf):
 # Dtypes: no implicit casting
 # ---------------------------------------------------------------------------------------
 
-# 02_controlling_the_tape.py:237 "In TensorFlow 2, `tf.multiply(1, 3.0)` raises
+# 02_controlling_the_tape.py:258 "In TensorFlow 2, `tf.multiply(1, 3.0)` raises
 # `TypeError`: ... `1` becomes an `int32` tensor, and then `3.0` has to become an `int32`
 # too, which it cannot"; README.md:116; notebooks/README.md:19.
 # ad refuses too, with its own error (the lesson prints the type it gets).
@@ -205,8 +205,8 @@ def test_claim_multiply_python_int_and_float_is_refused(tf):
         ad.multiply(1, 3.0)
 
 
-# 02_controlling_the_tape.py:250 "`multiply(1, constant(3.0))` is a `float32` 3.0";
-# README.md:116; 02_controlling_the_tape.py:262 "`2 * ad.constant(3.0)` is a `float32` 6.0";
+# 02_controlling_the_tape.py:271 "`multiply(1, constant(3.0))` is a `float32` 3.0";
+# README.md:116; 02_controlling_the_tape.py:278 "`2 * ad.constant(3.0)` is a `float32` 6.0";
 # README.md:80 "a bare Python number takes its partner's dtype"
 def test_claim_python_number_takes_the_tensors_dtype(tf):
     _assert_same(tf.multiply(1, tf.constant(3.0)), ad.multiply(1, ad.constant(3.0)))
@@ -245,7 +245,7 @@ def test_claim_integer_source_gradient_is_none(tf):
 # Non-differentiable ops
 # ---------------------------------------------------------------------------------------
 
-# 02_controlling_the_tape.py:379 "TensorFlow marks such ops [rounding, shuffling]
+# 02_controlling_the_tape.py:407 "TensorFlow marks such ops [rounding, shuffling]
 # non-differentiable: the gradient through them is `None`, not zero";
 # autodiff/ops/elementwise.py:104 "not differentiable (gradient None), as in TensorFlow";
 # autodiff/ops/random.py:223/229 "not differentiable, as in TensorFlow 2: the gradient is None"
@@ -315,7 +315,7 @@ def _square(m):
     return square
 
 
-# 04_custom_gradients.py:341 "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
+# 04_custom_gradients.py:340 "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
 # function becomes a single `IdentityN` record only if some recording tape watches one of
 # its inputs ... When no recording tape does ... the function just runs its body as
 # ordinary ops"; autodiff/custom_gradient.py:47-55 (the same rule)
@@ -325,7 +325,7 @@ def test_claim_square_nested_captured_second_derivative_is_2(tf):
     _assert_same(tf_result, _first_and_second(ad, _square_nested_captured(ad)))
 
 
-# 04_custom_gradients.py:300 "second derivatives work without any extra effort" and :355
+# 04_custom_gradients.py:297 "second derivatives work without any extra effort" and :355
 # "Make `x` an input ... the second derivative is computed by *our* rule"
 @pytest.mark.parametrize("make", [_square, _square_nested])
 def test_claim_custom_gradient_second_derivatives(tf, make):
@@ -351,7 +351,7 @@ def _product_on_constants(m, watch):
     return result
 
 
-# 04_custom_gradients.py:525 "In TensorFlow 2 those calls return `None`: the constants were
+# 04_custom_gradients.py:546 "In TensorFlow 2 those calls return `None`: the constants were
 # never watched ... A custom gradient does not change what a tape watches";
 # 01_gradients_and_tapes.py:162 "the tf.custom_gradient page does; lesson 4 comes back to it"
 @pytest.mark.parametrize("watch", [False, True])
@@ -382,7 +382,7 @@ def test_claim_custom_gradient_op_is_identity_n(tf):
 
 
 # 01_gradients_and_tapes.py:58 "The op types carry TensorFlow's names: `Pow` for `**`, `Mul`
-# for `*`, `Sub` for `-`"; 08_build_your_own_tape.py:276 "its TensorFlow op type, "Sin""
+# for `*`, `Sub` for `-`"; 10_build_your_own_tape.py:287 "its TensorFlow op type, "Sin""
 def test_claim_op_type_names(tf):
     def f(m):
         return lambda x: m.sin(x ** 2.0 * x - x)
@@ -396,7 +396,7 @@ def test_claim_op_type_names(tf):
     assert ad_types == {"Pow", "Mul", "Sub", "Sin"}
 
 
-# 04_custom_gradients.py:362 "register its gradient by the op's type name with
+# 04_custom_gradients.py:376 "register its gradient by the op's type name with
 # `ad.RegisterGradient`, as TensorFlow does"; API.md "a second registration of one name
 # raises KeyError"
 def test_claim_register_gradient_by_op_type_and_twice_is_key_error(tf):
@@ -413,7 +413,7 @@ def test_claim_register_gradient_by_op_type_and_twice_is_key_error(tf):
 # Jacobians and Hessians
 # ---------------------------------------------------------------------------------------
 
-# 05_jacobians.py:190 "`experimental_use_pfor=False` ... As in TensorFlow, that needs a
+# 06_jacobians.py:190 "`experimental_use_pfor=False` ... As in TensorFlow, that needs a
 # persistent tape"; autodiff/tape.py:399 "(needs persistent=True), as TensorFlow does"
 def test_claim_jacobian_without_pfor_needs_persistent_tape(tf):
     def run(m):
@@ -436,7 +436,7 @@ def _batch_coupled(m):
     return tape.batch_jacobian(y, x), tape.jacobian(y, x)
 
 
-# 05_jacobians.py:270 "`batch_jacobian` does not check ... TensorFlow behaves the same way";
+# 06_jacobians.py:270 "`batch_jacobian` does not check ... TensorFlow behaves the same way";
 # autodiff/jacobian.py:22, autodiff/tape.py:416, autodiff/testing.py:331 "Like TensorFlow,
 # batch_jacobian does not check"
 def test_claim_batch_jacobian_does_not_check_independence(tf):
@@ -449,7 +449,7 @@ def test_claim_batch_jacobian_does_not_check_independence(tf):
     np.testing.assert_allclose(ad_full.numpy(), tf_full.numpy(), rtol=1e-6)
 
 
-# 06_hessians_and_second_order.py:15 "two shortcuts TensorFlow does not have (`tape.hessian`,
+# 07_hessians_and_newton.py:15 "two shortcuts TensorFlow does not have (`tape.hessian`,
 # `ad.functional.hessian`)"; :72 "TensorFlow stops at the recipe above"; README.md:92
 # "`tape.hessian` (TensorFlow has none)"; autodiff/tape.py:429, autodiff/functional.py:27
 def test_claim_tensorflow_has_no_hessian_helper(tf):
@@ -1309,7 +1309,7 @@ def _run(source, module, path):
     return done.stdout
 
 
-# 04_custom_gradients.py:520 "Saved without, the fresh process has no gradient for the
+# 04_custom_gradients.py:538 "Saved without, the fresh process has no gradient for the
 # `IdentityN` op: `LookupError`, exactly the error TensorFlow raises in the same situation";
 # autodiff/saved_model.py:63 "As in TensorFlow, loading in that same process still finds the
 # gradient; in a fresh process ... ``LookupError: No gradient defined for operation
@@ -1324,7 +1324,7 @@ def test_claim_saved_custom_gradients(tf, tmp_path, module):
     assert "No gradient defined for operation" in fresh[1] and "(op type: IdentityN)" in fresh[1]
 
 
-# 05_jacobians.py:145 "`autodiff` (like TensorFlow's default) does better: it stacks the n
+# 06_jacobians.py:145 "`autodiff` (like TensorFlow's default) does better: it stacks the n
 # seeds ... and runs one backward pass" (TensorFlow's default is the vectorized pfor
 # path); API.md "`batch_jacobian` returns zeros, not None, for an unconnected source"
 def test_claim_jacobian_defaults_and_unconnected_batch_jacobian(tf):
