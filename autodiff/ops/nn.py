@@ -50,7 +50,9 @@ RELU_GRAD = Primitive("ReluGrad", _relu_grad_forward,
                       cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
                       dtype_args=(0, 1), label="ReluGrad({0}, {1})",
                       doc="linear in g: passes g where the relu output is positive")
-RELU = Primitive("Relu", lambda xp, x: xp.maximum(x, 0), (lambda g, ans, x: relu_grad(g, ans),),
+# maximum(0, x), not (x, 0): on the tie at -0.0 NumPy keeps the second, and
+# TensorFlow's relu(-0.0) is -0.0
+RELU = Primitive("Relu", lambda xp, x: xp.maximum(0, x), (lambda g, ans, x: relu_grad(g, ans),),
                  saves="ans", domain=AWAY_FROM_ZERO, label="relu({0})",
                  doc="d/dx relu x = 1 if x > 0 else 0 (0 at x = 0)")
 
@@ -108,13 +110,16 @@ SELU_ALPHA = 1.6732632423543772
 
 def _elu_forward(xp, x):
     # expm1 only of the non-positive part: the unused branch must not overflow
-    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+    # minimum(0, x) keeps -0.0 (so elu(-0.0) = -0.0, as TensorFlow)
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(0, x))).astype(x.dtype, copy=False)
 
 
 # The derivative is computed on ans's shape and only then multiplied into g,
 # so a stack of Jacobian cotangents costs one multiply, not a select over all.
+# A select (not minimum(ans, 0) + 1), as TensorFlow's EluGrad: 1 at x = 0 and at
+# NaN, and the second derivative at 0 is 0 (minimum would send its tie to ans).
 ELU = Primitive("Elu", _elu_forward,
-                (lambda g, ans, x: g * (minimum(ans, 0.0) + 1.0),),
+                (lambda g, ans, x: g * where(ans < 0, ans + 1.0, ones_like(ans)),),
                 saves="ans", domain=AWAY_FROM_ZERO, label="elu({0})",
                 doc="d/dx elu x = 1 for x > 0, e^x = elu(x) + 1 for x < 0")
 
@@ -287,7 +292,7 @@ def l2_loss(t, name=None):
     return L2_LOSS(convert_to_tensor(t))
 
 
-from .elementwise import erf, exp, minimum, sigmoid, tanh  # noqa: E402
+from .elementwise import erf, exp, sigmoid, tanh  # noqa: E402
 from .predicates import where  # noqa: E402
 from .creation import ones_like, zeros, zeros_like  # noqa: E402
 from .reduce import reduce_sum  # noqa: E402

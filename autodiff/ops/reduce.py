@@ -85,6 +85,15 @@ MEAN = Primitive("Mean", lambda xp, x, axis, keepdims=False: xp.mean(x, axis=axi
                  doc="d/dx_i mean(x) = 1/n")
 
 
+def _mean_jvp(t, ans, x, axis, keepdims=False):
+    if _size(x, axis) == 0:  # a mean over nothing is NaN; TensorFlow's tangent there is 0
+        return zeros(ans._value.shape, dtype=ans.dtype)
+    return MEAN(t[0], axis=axis, keepdims=keepdims)
+
+
+MEAN.jvp = _mean_jvp
+
+
 def _max_min_grad(g, ans, x, axis, keepdims=False):
     # g is shared evenly between all elements equal to the extreme (TensorFlow)
     extreme = _keep_dims(ans, x, ans, axis)
@@ -321,7 +330,7 @@ def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
 
 from .elementwise import abs, cast, exp, log  # noqa: E402,A004
 from .predicates import equal, where  # noqa: E402
-from .creation import zeros_like  # noqa: E402
+from .creation import zeros, zeros_like  # noqa: E402
 from .join import pad  # noqa: E402
 from .shape import STOP_GRADIENT, broadcast_to, reshape, transpose  # noqa: E402
 from .slicing import slice_along  # noqa: E402
