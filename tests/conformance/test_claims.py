@@ -1349,3 +1349,64 @@ def test_claim_jacobian_defaults_and_unconnected_batch_jacobian(tf):
     tf_result = run(tf)
     assert tf_result[0] is None and not tf_result[1].numpy().any()
     _assert_same(tf_result, run(ad))
+
+
+# autodiff/ops/conv.py:9 "three op types that close under differentiation (TensorFlow has the
+# same three): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter"; autodiff/ops/pooling.py:8
+# "three op types close under differentiation, as in TensorFlow: MaxPool, MaxPoolGrad,
+# MaxPoolGradGrad"
+@pytest.mark.parametrize("kind", ["conv", "max_pool"])
+def test_claim_conv_and_pool_backward_op_types(tf, kind):
+    rng = np.random.default_rng(1)
+    x_v = rng.standard_normal((1, 4, 4, 1)).astype(np.float32)
+    w_v = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+
+    def fn(m, x, w):
+        if kind == "conv":
+            return m.nn.conv2d(x, w, strides=1, padding="VALID")
+        return m.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID") * m.reduce_sum(w)
+
+    def second_order(m, x, w):
+        with m.GradientTape() as outer:
+            outer.watch([x, w])
+            with m.GradientTape() as inner:
+                inner.watch([x, w])
+                y = fn(m, x, w)
+            gx, gw = inner.gradient(y, [x, w])
+            z = m.reduce_sum(gx * gx) + m.reduce_sum(gw * gw)
+        return outer.gradient(z, [x, w])
+
+    expected = ({"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"} if kind == "conv"
+                else {"MaxPool", "MaxPoolGrad", "MaxPoolGradGrad"})
+    spec_x, spec_w = tf.TensorSpec(x_v.shape, tf.float32), tf.TensorSpec(w_v.shape, tf.float32)
+    tf_types = _graph_op_types(tf, lambda x, w: second_order(tf, x, w), spec_x, spec_w)
+    assert expected <= tf_types
+    x, w = ad.constant(x_v), ad.constant(w_v)
+    with ad.GradientTape() as recorder:
+        recorder.watch([x, w])
+        ad_grads = second_order(ad, x, w)
+    assert expected <= {r.op_type for r in recorder.records}
+    tf_grads = second_order(tf, tf.constant(x_v), tf.constant(w_v))
+    _assert_same(tf_grads, ad_grads, rtol=1e-4)
+
+
+# autodiff/custom_gradient.py:159 "f sees a Variable itself (as in TensorFlow)"; API.md
+# "TypeError where TensorFlow raises TypeError (... a custom gradient whose grad_fn lacks
+# `variables=` when the function reads variables)"
+def test_claim_custom_gradient_variables(tf):
+    def run(m):
+        seen = []
+        gain = m.Variable(3.0, name="gain")
+
+        @m.custom_gradient
+        def scale(x):
+            seen.append(type(x).__name__)
+            return x * gain, lambda dy: dy * gain          # no variables=: an error
+        v = m.Variable(2.0, name="v")
+        with pytest.raises(TypeError):
+            with m.GradientTape() as tape:
+                y = scale(v)
+            tape.gradient(y, v)
+        return seen
+    assert "Variable" in run(tf)[0] or "ResourceVariable" in run(tf)[0]
+    assert "Variable" in run(ad)[0]
