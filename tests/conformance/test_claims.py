@@ -55,7 +55,7 @@ def _unwatched_constant(m):
 
 # 01_gradients_and_tapes.py:161 "an unwatched constant gives None, not an error and not
 # zero ... TensorFlow 2, and this library, return None"; 02_controlling_the_tape.py 5.1
-# "unwatched constant: None"; notebooks/README.md:18 "an unwatched constant's gradient is
+# "unwatched constant: None"; notebooks/README.md:19 "an unwatched constant's gradient is
 # None"
 def test_claim_unwatched_constant_gradient_is_none(tf):
     assert _unwatched_constant(tf) is None
@@ -72,7 +72,7 @@ def _fed_a_recorded_op(m):
 
 
 # 02_controlling_the_tape.py:192 (teaching moment "feeding a recorded op is not being
-# watched"), README.md:116 "`y = x * c` with only `x` watched: `tape.gradient(y, [x, c])`
+# watched"), README.md:121-124 "`y = x * c` with only `x` watched: `tape.gradient(y, [x, c])`
 # is `[c, None]`", 10_build_your_own_tape.py:218 (B3) "gives `[c, None]`", autodiff/tape.py
 # _watched_source_ids docstring "# [c, None]"
 def test_claim_unwatched_source_feeding_a_recorded_op_gets_none(tf):
@@ -137,7 +137,7 @@ def _inner_only_watch(m, op):
 
 # 03_higher_order_derivatives.py:96 "An older TensorFlow tutorial runs this very pattern (on
 # x^3 at x = 1) and expects the second derivative 6.0. TensorFlow 2, and this library, give
-# None"; 10_build_your_own_tape.py:323 "In TensorFlow 2 the answer is None"; README.md:112
+# None"; 10_build_your_own_tape.py:323 "In TensorFlow 2 the answer is None"; README.md:117-118
 # "a constant watched only by an inner tape has no second derivative"
 @pytest.mark.parametrize("op", ["cube", "sin"])
 def test_claim_constant_watched_only_by_inner_tape_has_no_second_derivative(tf, op):
@@ -194,7 +194,7 @@ def test_claim_frozen_variables_and_rebound_names_are_not_watched(tf):
 
 # 02_controlling_the_tape.py:258 "In TensorFlow 2, `tf.multiply(1, 3.0)` raises
 # `TypeError`: ... `1` becomes an `int32` tensor, and then `3.0` has to become an `int32`
-# too, which it cannot"; README.md:116; notebooks/README.md:19.
+# too, which it cannot"; README.md:121-124; notebooks/README.md:19.
 # ad refuses too, with its own error (the lesson prints the type it gets).
 # NOTE for the lead: ad raises InvalidArgumentError (a ValueError) here, TensorFlow a
 # TypeError; API.md asks for the same kinds of errors.
@@ -206,8 +206,8 @@ def test_claim_multiply_python_int_and_float_is_refused(tf):
 
 
 # 02_controlling_the_tape.py:271 "`multiply(1, constant(3.0))` is a `float32` 3.0";
-# README.md:116; 02_controlling_the_tape.py:278 "`2 * ad.constant(3.0)` is a `float32` 6.0";
-# README.md:80 "a bare Python number takes its partner's dtype"
+# README.md:121-124; 02_controlling_the_tape.py:278 "`2 * ad.constant(3.0)` is a `float32` 6.0";
+# README.md:85 "a bare Python number takes its partner's dtype"
 def test_claim_python_number_takes_the_tensors_dtype(tf):
     _assert_same(tf.multiply(1, tf.constant(3.0)), ad.multiply(1, ad.constant(3.0)))
     assert tf.multiply(1, tf.constant(3.0)).dtype == tf.float32
@@ -215,7 +215,7 @@ def test_claim_python_number_takes_the_tensors_dtype(tf):
     _assert_same(tf.constant(3.0, tf.float64) + 1, ad.constant(3.0, ad.float64) + 1)
 
 
-# README.md:80 "a Python float is float32; `float32 + float64` is an
+# README.md:85 "a Python float is float32; `float32 + float64` is an
 # `ad.errors.InvalidArgumentError`"; API.md "Python ints int32"
 def test_claim_python_values_and_mixed_dtypes(tf):
     assert tf.constant(1.0).dtype.name == ad.constant(1.0).dtype.name == "float32"
@@ -450,7 +450,7 @@ def test_claim_batch_jacobian_does_not_check_independence(tf):
 
 
 # 07_hessians_and_newton.py:15 "two shortcuts TensorFlow does not have (`tape.hessian`,
-# `ad.functional.hessian`)"; :72 "TensorFlow stops at the recipe above"; README.md:92
+# `ad.functional.hessian`)"; :72 "TensorFlow stops at the recipe above"; README.md:97
 # "`tape.hessian` (TensorFlow has none)"; autodiff/tape.py:429, autodiff/functional.py:27
 def test_claim_tensorflow_has_no_hessian_helper(tf):
     assert not hasattr(tf.GradientTape, "hessian")
@@ -458,7 +458,7 @@ def test_claim_tensorflow_has_no_hessian_helper(tf):
     assert hasattr(ad.GradientTape, "hessian") and hasattr(ad.functional, "hessian")
 
 
-# README.md:94 "Forward mode: `ad.autodiff.ForwardAccumulator`, nesting as in TensorFlow
+# README.md:99 "Forward mode: `ad.autodiff.ForwardAccumulator`, nesting as in TensorFlow
 # (forward-over-reverse Hessian-vector products)"
 def test_claim_forward_over_reverse_hvp(tf):
     def run(m):
@@ -479,7 +479,7 @@ def test_claim_forward_over_reverse_hvp(tf):
 # Values and errors
 # ---------------------------------------------------------------------------------------
 
-# README.md:142 "`np.asarray(t)` too, as in TensorFlow"; autodiff/tensor.py:157
+# README.md:192 "`np.asarray(t)` too, as in TensorFlow"; autodiff/tensor.py:157
 def test_claim_numpy_can_read_a_tensor(tf):
     np.testing.assert_array_equal(np.asarray(tf.constant([1.0, 2.0])), [1.0, 2.0])
     np.testing.assert_array_equal(np.asarray(ad.constant([1.0, 2.0])), [1.0, 2.0])
@@ -587,7 +587,7 @@ def test_claim_second_derivative_of_piecewise_linear_is_zeros(tf, act):
 # The README's guide snippet
 # ---------------------------------------------------------------------------------------
 
-# README.md:41 "TensorFlow's autodiff guides run with `tf.` replaced by `ad.`";
+# README.md:46-47 "TensorFlow's autodiff guides run with `tf.` replaced by `ad.`";
 # 01_gradients_and_tapes.py:11 "write `ad.` where TensorFlow code says `tf.`"
 def test_claim_readme_snippet_runs_on_both(tf):
     def run(m):
