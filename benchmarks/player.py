@@ -3,7 +3,8 @@
     python -m benchmarks.player [--max-records 2000] [--repeats 3]
 
 Builds an unrolled RNN with ``ad`` ops, ``h = tanh(h @ W + x_t @ U + b)``
-(five records per step, one ``reduce_sum`` at the end), for about 10, 100,
+(five records per step, each step in its name scope, one ``reduce_sum`` at
+the end), for about 10, 100,
 1,000 and 2,000 records, and times the three stages of showing it:
 
 - **replay**: ``widgets.replay.replay`` (backward trace -> nodes, edges,
@@ -29,8 +30,12 @@ SIZES = (10, 100, 1000, 2000)
 HIDDEN = 4
 
 
-def rnn_tape(n_records, hidden=HIDDEN, seed=0):
+def rnn_tape(n_records, hidden=HIDDEN, seed=0, scoped=True, nan_at=None):
     """A persistent tape of an unrolled RNN with about ``n_records`` records.
+
+    Args:
+        scoped: each step in name scope ``rnn/step_<t>``, the loss in ``loss``.
+        nan_at: plant a NaN in the input of that step (for the debugging views).
 
     Returns:
         ``(tape, loss, [W, U, b])``.
@@ -41,11 +46,15 @@ def rnn_tape(n_records, hidden=HIDDEN, seed=0):
     U = ad.Variable(rng.normal(size=(2, hidden)) * 0.5, name="U")
     b = ad.Variable(np.zeros((1, hidden)), name="b")
     xs = [ad.constant(rng.normal(size=(1, 2))) for _ in range(steps)]
+    if nan_at is not None:
+        xs[nan_at] = ad.constant(np.array([[np.nan, 0.0]]))
     with ad.GradientTape(persistent=True) as tape:
         h = ad.constant(np.zeros((1, hidden)))
-        for x in xs:
-            h = ad.tanh(ad.matmul(h, W) + ad.matmul(x, U) + b)
-        loss = ad.reduce_sum(h)
+        for t, x in enumerate(xs):
+            with ad.name_scope(f"rnn/step_{t}" if scoped else ""):
+                h = ad.tanh(ad.matmul(h, W) + ad.matmul(x, U) + b)
+        with ad.name_scope("loss" if scoped else ""):
+            loss = ad.reduce_sum(h)
     return tape, loss, [W, U, b]
 
 

@@ -150,7 +150,7 @@ class Frames:
         if len(self.b.snapshots) > 1:
             title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
-        if any(nonfinite(y) for y in rec.outputs):
+        if any(nonfinite(t) for t in rec.inputs + rec.outputs):   # a NaN read or made here
             self.forward_bad.append(k)
         sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
                                     len(self.b.snapshots))

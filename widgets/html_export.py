@@ -34,9 +34,9 @@ _EXPORT_LINE = "export default { render };"
 _ids = itertools.count()
 
 
-# The module's parts, joined in this order into one ES module (anywidget's
+# The module's parts (each under ~400 lines), joined in this order into one ES module (anywidget's
 # ``_esm`` is one string, and the export inlines one script).
-JS_PARTS = ("graph.js", "viewport.js", "player.js")
+JS_PARTS = ("graph.js", "viewport.js", "groups.js", "player.js")
 
 
 def player_js():

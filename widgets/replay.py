@@ -37,7 +37,7 @@ from autodiff.tensor import Tensor, Variable
 from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
 from .tape_names import TEXT_LIMIT, tape_names
-from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups
+from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
 
 __all__ = ["replay", "Replay", "preview"]
 
@@ -189,10 +189,11 @@ class _Builder:
             node = self.tensors[tid] = {
                 "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
                 "shape": [int(d) for d in spec.shape], "dtype": dtype.name,
-                "preview": None, "data": None, "flags": [], "tapes": []}
+                "preview": None, "data": None, "stats": None, "flags": [], "tapes": []}
         value = value_of(tensor)
         if value["preview"] is not None and node["preview"] is None:
             node["preview"], node["data"] = value["preview"], value["data"]
+            node["stats"] = value_stats(tensor)
         if tape_index is not None and tape_index not in node["tapes"]:
             node["tapes"].append(tape_index)
         return node

@@ -21,7 +21,7 @@ import numpy as np
 
 from autodiff import backend
 
-__all__ = ["scope_groups", "debug_marks", "nonfinite", "explain_sources", "lost_gradients"]
+__all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources", "lost_gradients"]
 
 PAD = 10.0
 
@@ -164,3 +164,24 @@ def lost_gradients(answers, sources, gradients, nodes):
                 break
         lost.append({"source": sid, "reason": why.reason, "message": why.message, "node": node})
     return lost
+
+
+def value_stats(tensor, bins=8):
+    """Min, max, mean (4 digits) and an 8-bin histogram of a float tensor, for tooltips.
+
+    Returns None for a tensor without a concrete float value.
+    """
+    value = getattr(tensor, "_value", None)
+    if value is None or not hasattr(value, "dtype") or not hasattr(value, "size"):
+        return None
+    array = np.asarray(backend.to_numpy(value))
+    if array.dtype.kind not in "fiu" or array.size == 0:
+        return None
+    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+    stats = {"nonfinite": int(array.size - finite.size)}
+    if finite.size == 0:
+        return {**stats, "min": None, "max": None, "mean": None, "hist": [0] * bins}
+    lo, hi = float(finite.min()), float(finite.max())
+    hist = np.histogram(finite, bins=bins, range=(lo, hi if hi > lo else lo + 1))[0]
+    return {**stats, "min": float(f"{lo:.4g}"), "max": float(f"{hi:.4g}"),
+            "mean": float(f"{float(finite.mean()):.4g}"), "hist": [int(c) for c in hist]}

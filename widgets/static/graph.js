@@ -60,12 +60,23 @@ function frameState(data, k) {
   return { nodes, edges };
 }
 
+// Value statistics for a tooltip: min, max, mean and a tiny histogram.
+const BARS = "▁▂▃▄▅▆▇█";
+function statsText(st) {
+  if (!st) return "";
+  const top = Math.max(1, ...st.hist);
+  const hist = st.hist.map((c) => (c ? BARS[Math.min(7, Math.floor(c / top * 7.99))] : " ")).join("");
+  return `\nmin ${st.min}  max ${st.max}  mean ${st.mean}` +
+    (st.nonfinite ? `  NaN/Inf: ${st.nonfinite}` : "") + `\n${hist}`;
+}
+
 function tensorMarkup(n, box) {
   const w = box.w, h = BOX_HEIGHT;
   const tags = FLAG_TEXT.filter(([flag]) => n.flags.includes(flag)).map(([, t]) => t).join(" · ");
   const flags = n.flags.map((f) => "tp-f-" + f).join(" ");
   return `<g class="tp-node tp-tensor ${flags}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
-    `<title>${esc(n.name)}: ${esc(shapeText(n.shape))} ${esc(n.dtype)}${n.preview ? " = " + esc(n.preview) : ""}</title>` +
+    `<title>${esc(n.name)}: ${esc(shapeText(n.shape))} ${esc(n.dtype)}${n.preview ? " = " + esc(n.preview) : ""}` +
+    `${statsText(n.stats)}</title>` +
     `<rect class="tp-box" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" rx="8"/>` +
     `<text class="tp-tags" y="${-h / 2 - 5}">${esc(tags)}</text>` +
     `<text class="tp-name" y="-9">${esc(clip(n.name, 16))}</text>` +
@@ -101,11 +112,12 @@ function svgMarkup(data, uid) {
   const groups = {};
   (data.tape_groups || []).forEach((g, i) => { groups[g] = i; });
   const multi = (data.tape_groups || []).length > 1;
+  const groupParts = groupsMarkup(data);
   const parts = [`<svg class="tp-svg" viewBox="0 0 ${lay.width} ${lay.height}" ` +
     `data-width="${lay.width}" role="img" aria-label="tape graph">`,
     `<defs><marker id="${uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" ` +
     `markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path class="tp-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>`,
-    `<g class="tp-edges">`];
+    `<g class="tp-group-frames">${groupParts.frames}</g><g class="tp-edges">`];
   for (const e of data.edges) {
     parts.push(`<path class="tp-edge tp-edge-${e.kind}" data-id="${e.id}" d="${lay.edges[e.id]}" ` +
       `marker-end="url(#${uid}-arrow)"/>`);
@@ -119,7 +131,7 @@ function svgMarkup(data, uid) {
     parts.push(n.type === "tensor" ? tensorMarkup(n, box)
       : opMarkup(n, box, multi ? (groups[n.group] || 0) : null));
   }
-  parts.push(`</g></svg>`);
+  parts.push(`</g><g class="tp-group-covers">${groupParts.covers}</g></svg>`);
   return parts.join("");
 }
 

@@ -29,6 +29,7 @@ function render({ model, el }) {
   let edgeEls = {};
   let copyEls = {};      // node id -> its copies (widely read inputs, graph_layout.py)
   let viewport = null;
+  let groups = null;
   let gradsAt = null;
 
   const count = () => (data && data.frames ? data.frames.length : 0);
@@ -56,9 +57,10 @@ function render({ model, el }) {
       `<span class="tp-zoom-group"><button type="button" class="tp-btn tp-zoom-out" title="Zoom out (-)">−</button>` +
       `<button type="button" class="tp-btn tp-zoom-in" title="Zoom in (+)">+</button>` +
       `<button type="button" class="tp-btn tp-fit" title="Fit the graph to the view (0)">Fit</button></span>` +
-      `</div>` +
+      `</div>` + toolsMarkup(data) +
       `<div class="tp-title"></div>` +
-      `<div class="tp-stage">${svgMarkup(data, uid)}${minimapMarkup(data)}</div>` +
+      `<div class="tp-main"><div class="tp-stage">${svgMarkup(data, uid)}${minimapMarkup(data)}</div>` +
+      `${normsMarkup(data)}</div>` +
       `<div class="tp-sentence" aria-live="polite"></div>` +
       `<div class="tp-gradients"></div>` +
       `<div class="tp-details"></div>` +
@@ -88,6 +90,8 @@ function render({ model, el }) {
     button(".tp-zoom-out", () => viewport.zoomAt(1 / 1.4));
     button(".tp-fit", () => viewport.fit());
     viewport = createViewport(q(".tp-stage"), q(".tp-svg"), data.layout, { maxScale: scale });
+    groups = createGroups(root, data, { reveal: (box) => viewport.reveal(box, scale()) });
+    bindTools(q, button);
     q(".tp-scrub").addEventListener("input", (ev) => { pause(); show(ev.target.value, true); });
     q(".tp-speed").addEventListener("change", (ev) => {
       model.set("speed", Number(ev.target.value));
@@ -101,6 +105,42 @@ function render({ model, el }) {
     applyOptions();
     viewport.fit();
     show(frame, false);
+  }
+
+  // Search, collapse/expand, and the debugging jumps (groups.js does the work).
+  function bindTools(q, button) {
+    const search = q(".tp-search");
+    search.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter") return;
+      ev.preventDefault();
+      const hit = groups.find(search.value);
+      q(".tp-debug").textContent = hit ? "" : `nothing named “${search.value}”`;
+    });
+    if (q(".tp-collapse-all")) {
+      button(".tp-collapse-all", () => groups.collapseAll(true));
+      button(".tp-expand-all", () => groups.collapseAll(false));
+    }
+    button(".tp-nan", () => {
+      const k = groups.firstNonfinite();
+      if (k === null) { q(".tp-debug").textContent = "no NaN or Inf in this replay"; return; }
+      pause();
+      const f = data.frames[k];
+      groups.expandFor(f.op || f.nodes[0]);
+      show(k, true);
+      q(".tp-debug").textContent = `first NaN/Inf: ${f.title}`;
+    });
+    button(".tp-lost", () => {
+      const lost = (data.debug && data.debug.lost) || [];
+      if (!lost.length) { q(".tp-debug").textContent = "every source got a gradient"; return; }
+      const l = lost[0];
+      groups.expandFor(l.node);
+      viewport.reveal(data.layout.nodes[l.node], scale());
+      root.querySelectorAll(".tp-found").forEach((el) => el.classList.remove("tp-found"));
+      const el = root.querySelector(`.tp-node[data-id="${l.node}"]`);
+      if (el) el.classList.add("tp-found");
+      root.dataset.found = l.node;
+      q(".tp-debug").textContent = l.message;
+    });
   }
 
   function sync() {
@@ -135,6 +175,8 @@ function render({ model, el }) {
     root.querySelector(".tp-sentence").textContent = f.sentence;
     root.querySelector(".tp-details").innerHTML = detailsMarkup(f);
     root.querySelector(".tp-gradients").innerHTML = gradientsMarkup(data, f, grads);
+    groups.show(f, frame);
+    showNorms(root, data, frame);
     root.querySelector(".tp-counter").textContent = `frame ${frame + 1} / ${count()} · ${f.phase}`;
     root.querySelector(".tp-scrub").value = String(frame);
     follow(f.op || f.nodes[0]);
@@ -143,7 +185,7 @@ function render({ model, el }) {
 
   // Moves the view to node `id` when it is out of sight (the zoom stays).
   function follow(id) {
-    if (viewport && id) viewport.follow(data.layout.nodes[id]);
+    if (viewport && id) viewport.follow(groups ? groups.boxOf(id) : data.layout.nodes[id]);
   }
 
   function applyOptions() {
@@ -154,7 +196,8 @@ function render({ model, el }) {
     // The stage is as tall as the graph at the readable scale (classroom draws
     // larger), within the window; the viewport fits, zooms and pans inside it.
     const stage = root.querySelector(".tp-stage");
-    const tall = Math.max(200, Math.min(data.layout.height * scale() + 8, window.innerHeight * 0.7));
+    const fitScale = Math.min(scale(), (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
+    const tall = Math.max(200, Math.min(data.layout.height * fitScale + 8, window.innerHeight * 0.7));
     stage.style.height = `${Math.round(tall)}px`;
     root.classList.toggle("tp-playing", playing);
     root.querySelector(".tp-classroom-box").checked = !!model.get("classroom");

@@ -23,7 +23,7 @@ function createViewport(stage, svg, layout, options) {
     const [cw, ch] = size();
     const w = cw / view.scale, h = ch / view.scale;
     svg.setAttribute("viewBox", `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${w.toFixed(1)} ${h.toFixed(1)}`);
-    stage.dataset.scale = view.scale.toFixed(4);
+    stage.dataset.scale = view.scale.toPrecision(6);
     if (miniView) {
       miniView.setAttribute("x", view.x); miniView.setAttribute("y", view.y);
       miniView.setAttribute("width", w); miniView.setAttribute("height", h);
@@ -68,7 +68,7 @@ function createViewport(stage, svg, layout, options) {
     if (!box) return;
     if (miniCur) { miniCur.setAttribute("cx", box.x); miniCur.setAttribute("cy", box.y); }
     const [cw, ch] = size();
-    const m = 30 / view.scale;
+    const m = Math.min(30 / view.scale, cw / view.scale / 50);
     const inside = box.x - box.w / 2 >= view.x + m && box.x + box.w / 2 <= view.x + cw / view.scale - m &&
       box.y - box.h / 2 >= view.y && box.y + box.h / 2 <= view.y + ch / view.scale;
     if (!inside) centerOn(box.x, box.y);
@@ -108,7 +108,14 @@ function createViewport(stage, svg, layout, options) {
     mini.addEventListener("pointerup", () => { miniDrag = false; });
   }
 
-  return { fit, zoomAt, panBy, centerOn, follow, apply, view: () => ({ ...view }) };
+  // Centres the box (centre x, y) at a readable zoom (search hits, debugging jumps).
+  function reveal(box, readable) {
+    if (!box) return;
+    view.scale = Math.max(view.scale, Math.min(readable, 0.8));
+    centerOn(box.x, box.y);
+  }
+
+  return { fit, zoomAt, panBy, centerOn, follow, reveal, apply, view: () => ({ ...view }) };
 }
 
 // The minimap: every node as a dot-sized rectangle in one path, plus the view.
