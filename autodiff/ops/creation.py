@@ -148,7 +148,10 @@ def _linspace_forward(xp, start, stop, num, axis):
     with_axis = start.shape[:a] + (1,) + start.shape[a:]
     step = ((stop - start) / max(num - 1, 1)).reshape(with_axis)
     i = xp.arange(num, dtype=start.dtype).reshape((num,) + (1,) * (start.ndim - a))
-    return (start.reshape(with_axis) + i * step).astype(start.dtype)
+    out = start.reshape(with_axis) + i * step
+    if num > 1:  # the last value is stop itself, as in TensorFlow (not start + (n-1) step)
+        out = xp.where(i == num - 1, stop.reshape(with_axis), out)
+    return out.astype(start.dtype)
 
 
 def _linspace_grads(g, ans, start, stop, num, axis):

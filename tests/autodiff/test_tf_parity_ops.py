@@ -274,3 +274,33 @@ def test_cast_of_complex_to_real_keeps_the_real_part_quietly():
         y = ad.cast(z, ad.float64)
     np.testing.assert_array_equal(y.numpy(), [1.0, -0.5])
     np.testing.assert_array_equal(tape.gradient(y, z).numpy(), [1 + 0j, 1 + 0j])
+
+
+# ---- kinks, NaN and signed zeros (TensorFlow 2.21 values) -------------------------------
+
+def test_elu_second_derivative_at_zero_and_gradient_at_nan():
+    # tf: elu'(0) = 1, elu''(0) = 0 (EluGrad selects on y < 0); elu'(nan) = 1
+    g, g2 = _second_order(ad.nn.elu, [0.0, -1.0, float("nan")])
+    np.testing.assert_allclose(g.numpy(), [1.0, 0.3678794, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(g2.numpy(), [0.0, 0.3678794, 0.0], rtol=1e-6)
+
+
+def test_relu_elu_selu_of_negative_zero_keep_the_sign():
+    # tf: 1 / relu(-0.0) = 1 / elu(-0.0) = 1 / selu(-0.0) = -inf
+    x = ad.constant([-0.0, -1.0, 2.0])
+    for f in (ad.nn.relu, ad.nn.elu, ad.nn.selu, ad.nn.relu6):
+        assert np.signbit(f(x).numpy()[0]), f
+
+
+def test_reduce_mean_of_nothing_has_a_zero_tangent():
+    x = ad.zeros([0])
+    with ForwardAccumulator(x, ad.zeros([0])) as acc:
+        y = ad.reduce_mean(x)
+    assert float(acc.jvp(y)) == 0.0
+
+
+def test_linspace_ends_exactly_at_stop():
+    # tf.linspace(0.1, 1.7, 7)[-1] == 1.7 (float32), not start + 6 step
+    line = ad.linspace(0.1, 1.7, 7).numpy()
+    assert line[-1] == np.float32(1.7)
+    assert ad.linspace(0.1, 1.7, 1).numpy().tolist() == [np.float32(0.1)]
