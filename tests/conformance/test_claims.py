@@ -315,7 +315,7 @@ def _square(m):
     return square
 
 
-# 04_custom_gradients.py:340 "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
+# 04_custom_gradients.py:378 "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
 # function becomes a single `IdentityN` record only if some recording tape watches one of
 # its inputs ... When no recording tape does ... the function just runs its body as
 # ordinary ops"; autodiff/custom_gradient.py:47-55 (the same rule)
@@ -325,8 +325,9 @@ def test_claim_square_nested_captured_second_derivative_is_2(tf):
     _assert_same(tf_result, _first_and_second(ad, _square_nested_captured(ad)))
 
 
-# 04_custom_gradients.py:297 "second derivatives work without any extra effort" and :355
-# "Make `x` an input ... the second derivative is computed by *our* rule"
+# 04_custom_gradients.py:306 "An outer tape records the ops of `grad_fn` while an inner
+# tape's backward pass runs them ... and differentiates them for the second derivative";
+# :392 "Make `x` an input ... the second derivative is computed by *our* rule"
 @pytest.mark.parametrize("make", [_square, _square_nested])
 def test_claim_custom_gradient_second_derivatives(tf, make):
     tf_result = _first_and_second(tf, make(tf))
@@ -351,9 +352,9 @@ def _product_on_constants(m, watch):
     return result
 
 
-# 04_custom_gradients.py:546 "In TensorFlow 2 those calls return `None`: the constants were
+# 05_nan_gradients_and_new_ops.py:450 "In TensorFlow 2 those calls return `None`: the constants were
 # never watched ... A custom gradient does not change what a tape watches";
-# 01_gradients_and_tapes.py:162 "the tf.custom_gradient page does; lesson 4 comes back to it"
+# 01_gradients_and_tapes.py:162 "the tf.custom_gradient page does; lesson 5 comes back to it"
 @pytest.mark.parametrize("watch", [False, True])
 def test_claim_custom_gradient_on_unwatched_constants_is_none(tf, watch):
     tf_result = _product_on_constants(tf, watch)
@@ -369,7 +370,7 @@ def _graph_op_types(tf, fn, *specs):
     return {op.type for op in graph.get_operations()}
 
 
-# 04_custom_gradients.py:62 "recorded as one op of type `IdentityN` (the name TensorFlow
+# 04_custom_gradients.py:67 "recorded as one op of type `IdentityN` (the name TensorFlow
 # gives it)"; autodiff/custom_gradient.py:23 "IdentityN (TensorFlow's name for it)"
 def test_claim_custom_gradient_op_is_identity_n(tf):
     square = _square(tf)
@@ -396,7 +397,7 @@ def test_claim_op_type_names(tf):
     assert ad_types == {"Pow", "Mul", "Sub", "Sin"}
 
 
-# 04_custom_gradients.py:376 "register its gradient by the op's type name with
+# 05_nan_gradients_and_new_ops.py:276 "register its gradient by the op's type name with
 # `ad.RegisterGradient`, as TensorFlow does"; API.md "a second registration of one name
 # raises KeyError"
 def test_claim_register_gradient_by_op_type_and_twice_is_key_error(tf):
@@ -1309,7 +1310,7 @@ def _run(source, module, path):
     return done.stdout
 
 
-# 04_custom_gradients.py:538 "Saved without, the fresh process has no gradient for the
+# 05_nan_gradients_and_new_ops.py:442 "Saved without, the fresh process has no gradient for the
 # `IdentityN` op: `LookupError`, exactly the error TensorFlow raises in the same situation";
 # autodiff/saved_model.py:63 "As in TensorFlow, loading in that same process still finds the
 # gradient; in a fresh process ... ``LookupError: No gradient defined for operation
@@ -1410,3 +1411,25 @@ def test_claim_custom_gradient_variables(tf):
         return seen
     assert "Variable" in run(tf)[0] or "ResourceVariable" in run(tf)[0]
     assert "Variable" in run(ad)[0]
+
+
+# 05_nan_gradients_and_new_ops.py:203-216 "by a convention each rule picks (the same ones
+# TensorFlow picks)": abs'(0) = 0, relu'(0) = 0, maximum(x, 0) at the tie gives 1 (the first
+# argument), sqrt'(0) = inf, and the norm of a zero vector has gradient NaN
+@pytest.mark.parametrize("name", ["abs", "relu", "maximum", "sqrt", "norm"])
+def test_claim_lesson5_kink_conventions(tf, name):
+    fns = {"abs": lambda m, t: m.abs(t), "relu": lambda m, t: m.nn.relu(t),
+           "maximum": lambda m, t: m.maximum(t, 0.0), "sqrt": lambda m, t: m.sqrt(t),
+           "norm": lambda m, t: m.norm(t * 0.0)}
+    expected = {"abs": [0.0, 1.0], "relu": [0.0, 1.0], "maximum": [1.0, 1.0],
+                "sqrt": [np.inf, 0.5], "norm": [np.nan, np.nan]}
+
+    def run(m):
+        x = m.constant([0.0, 1.0])
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = fns[name](m, x)
+        return tape.gradient(y, x)
+    tf_grad = run(tf)
+    np.testing.assert_array_equal(tf_grad.numpy(), expected[name])
+    _assert_same(tf_grad, run(ad))
