@@ -263,7 +263,9 @@ function render({ model, el }) {
     else { stopTimer(); sync(); }
   };
   const onOptions = () => {
+    const before = root.querySelector(".tp-stage") && root.querySelector(".tp-stage").style.height;
     applyOptions();
+    if (viewport && root.querySelector(".tp-stage").style.height !== before) viewport.fit();
     follow(data.frames[frame].op || data.frames[frame].nodes[0]);
     if (timer !== null) { stopTimer(); schedule(); }
   };

@@ -63,14 +63,14 @@ function createViewport(stage, svg, layout, options) {
     apply();
   }
 
-  // Brings the box into view (centred) when it is outside it or too close to an edge.
+  // Brings the box into view (centred) when its centre is out of sight; a box
+  // already seen, even at the very edge of a fitted view, leaves the view alone.
   function follow(box) {
     if (!box) return;
     if (miniCur) { miniCur.setAttribute("cx", box.x); miniCur.setAttribute("cy", box.y); }
     const [cw, ch] = size();
-    const m = Math.min(30 / view.scale, cw / view.scale / 50);
-    const inside = box.x - box.w / 2 >= view.x + m && box.x + box.w / 2 <= view.x + cw / view.scale - m &&
-      box.y - box.h / 2 >= view.y && box.y + box.h / 2 <= view.y + ch / view.scale;
+    const inside = box.x >= view.x && box.x <= view.x + cw / view.scale &&
+      box.y >= view.y && box.y <= view.y + ch / view.scale;
     if (!inside) centerOn(box.x, box.y);
   }
 
