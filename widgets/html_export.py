@@ -2,7 +2,10 @@
 
 ``export_html(tape_or_replay, path)`` writes one HTML file holding
 everything the player needs inline: the stylesheet (``static/player.css``),
-the view (``static/player.js``), the replay as JSON, and a static SVG of
+the view (``static/graph.js``, ``viewport.js``, ``groups.js`` and ``player.js``
+joined into one module, ``JS_PARTS``), the replay as JSON (floats cut to 7
+significant digits; frames hold gradient deltas, so the page grows linearly
+with the tape: about 5 kB a record), and a static SVG of
 the last frame that shows until the script starts (or instead of it, where
 a page strips scripts). It plays in any browser with the network off.
 
@@ -10,7 +13,7 @@ a page strips scripts). It plays in any browser with the network off.
 shows when no widget manager is running (a static render of a notebook,
 nbconvert to HTML), via ``TapePlayer._repr_mimebundle_``.
 
-How the ES module runs without a module loader: ``player.js`` is written
+How the ES module runs without a module loader: the joined module is written
 for anywidget (``render({model, el})`` plus a final ``export default``
 line). Here that last line is dropped, the module body goes inside a
 function, and a tiny stand-in for anywidget's model (``get``, ``set``,

@@ -45,7 +45,12 @@ class TapePlayer(anywidget.AnyWidget):
             ``output_gradients=``).
 
     Keyboard (click the player first): space plays or pauses, the arrow
-    keys step, Home and End jump to the first and last frame.
+    keys step, Home and End jump to the first and last frame; ``+``, ``-``
+    zoom and ``0`` fits the graph to the view, shift+arrows pan (the wheel
+    zooms, a drag pans, the minimap jumps). Records in a name scope are
+    grouped in boxes (collapsed at first on a tape of more than 30 ops;
+    click a box to expand it); a search box finds tensors, ops and scopes,
+    and buttons jump to the first NaN/Inf and to where a gradient was lost.
     """
 
     # ---- synced state ----------------------------------------------------

@@ -8,9 +8,14 @@
 // html_export.py inlines this file into a self-contained page with a stand-in
 // model, so it must not use `import`, and its last line must stay the export.
 //
-// Hooks for tests and styles: the root `.tp-root` carries `data-frame` and
-// `data-phase`; the current record has class `tp-current`; `.tp-sentence`,
-// `.tp-title` and `.tp-gradients` hold the texts.
+// Hooks for tests and styles: the root `.tp-root` carries `data-frame`,
+// `data-phase`, `data-groups`, `data-collapsed` and `data-found`; the stage
+// `data-scale` (pixels per unit); the current record has class `tp-current`;
+// `.tp-sentence`, `.tp-title`, `.tp-gradients` and `.tp-debug` hold the texts.
+//
+// Part 4 of the module (graph.js, viewport.js, groups.js come first; see
+// html_export.JS_PARTS). Keys: space, arrows, Home/End step; + - 0 zoom and
+// fit; shift+arrows pan.
 
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
