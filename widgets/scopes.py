@@ -24,6 +24,7 @@ from autodiff import backend
 __all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources", "lost_gradients"]
 
 PAD = 10.0
+COLLAPSE_ABOVE_OPS = 30   # a tape with more ops opens with its groups collapsed (groups.js too)
 
 
 def scope_groups(nodes, edges, layout, scope_of):

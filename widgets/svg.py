@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .frames import grads_at
 from .graph_layout import OP_RADIUS
+from .scopes import COLLAPSE_ABOVE_OPS
 
 __all__ = ["replay_svg", "frame_state", "FLAG_TEXT"]
 
@@ -104,16 +105,24 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
         out.append(f'<text class="tp-caption-title" x="12" y="20" text-anchor="start">'
                    f'{escape(f["title"])}</text>')
     out.append(f'<g transform="translate(0,{top:.1f})">')
+    group_of = _collapsed(data)
     out.append('<g class="tp-edges">')
     for e in data["edges"]:
+        a = f'{e["from"]}@{e["op"]}' if e["kind"] == "in" and f'{e["from"]}@{e["op"]}' in group_of \
+            else e["from"]
+        if group_of.get(a) is not None and group_of.get(a) == group_of.get(e["to"]):
+            continue                     # inside a collapsed group
         classes = " ".join(["tp-edge", f"tp-edge-{e['kind']}"] + state["edges"][e["id"]])
         out.append(f'<path class="{classes}" data-id="{e["id"]}" d="{lay["edges"][e["id"]]}" '
                    'fill="none" stroke="#8c959f"/>')
     out.append('</g><g class="tp-nodes">')
     by_id = {n["id"]: n for n in data["nodes"]}
     for c in lay.get("copies", ()):     # where a widely read input is read again
-        out.append(_copy(by_id[c["node"]], c, state["nodes"][c["node"]]))
+        if c["id"] not in group_of:
+            out.append(_copy(by_id[c["node"]], c, state["nodes"][c["node"]]))
     for n in data["nodes"]:
+        if n["id"] in group_of:
+            continue
         box = lay["nodes"][n["id"]]
         classes = state["nodes"][n["id"]]
         if n["type"] == "tensor":
@@ -121,6 +130,8 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
         else:
             group = groups.get(n.get("group"), 0)
             out.append(_op(n, box, classes, group if multi else None))
+    for g in data.get("groups", ()) if group_of else ():
+        out.append(_cover(g, frame_of=f))
     out.append("</g></g>")
     if caption:
         y = top + lay["height"] + 24
@@ -163,6 +174,24 @@ def _tensor(n, box, classes, grad):
              f'{escape(_clip("g = " + grad, 20)) if grad else ""}</text>',
              "</g>"]
     return "".join(parts)
+
+
+def _collapsed(data):
+    """``member id -> group id`` of the groups drawn collapsed (as the player opens)."""
+    n_ops = sum(1 for n in data["nodes"] if n["type"] == "op")
+    if n_ops <= COLLAPSE_ABOVE_OPS:
+        return {}
+    return {m: g["id"] for g in data.get("groups", ()) for m in g["members"]}
+
+
+def _cover(g, frame_of):
+    b = g["box"]
+    current = " tp-current" if frame_of.get("op") in g["ops"] else ""
+    label = f'{_clip(g["scope"], 40)} · {len(g["ops"])} op{"" if len(g["ops"]) == 1 else "s"}'
+    return (f'<g class="tp-group-cover{current}" data-group="{g["id"]}">'
+            f'<rect x="{b["x"]}" y="{b["y"]}" width="{b["w"]}" height="{b["h"]}" rx="10" '
+            f'fill="#eef5fd" stroke="#0969da"/><text x="{b["x"] + b["w"] / 2}" '
+            f'y="{b["y"] + b["h"] / 2 + 5}">▸ {escape(label)}</text></g>')
 
 
 def _copy(n, c, classes):

@@ -102,3 +102,14 @@ def test_static_svg_and_page_draw_the_copies_of_a_widely_read_variable():
     assert svg.count('class="tp-node tp-tensor tp-copy') == len(r.layout["copies"]) == 12
     page = export_html(r)
     assert '"groups":[' in page and "createGroups" in page and "createViewport" in page
+
+
+def test_the_static_svg_of_a_big_tape_draws_its_groups_collapsed():
+    tape, loss, sources = rnn_tape(101)          # 20 scoped steps: 101 ops
+    r = replay(tape, loss, sources)
+    svg = replay_svg(r, -1)
+    assert svg.count('class="tp-group-cover') == len(r.data["groups"]) == 21
+    members = {m for g in r.data["groups"] for m in g["members"]}
+    assert not any(f'data-id="{m}"' in svg for m in members if m.startswith("op"))
+    small_tape, small_loss, ws = _mlp()          # 13 ops: drawn expanded
+    assert 'class="tp-group-cover' not in replay_svg(replay(small_tape, small_loss, ws), -1)
