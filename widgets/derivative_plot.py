@@ -106,6 +106,9 @@ def _function_name(f):
     return name if name.isidentifier() and name != "<lambda>" else "f"
 
 
+_SHOWN_DPI = 90  # the explorer's picture is shown at this many pixels per inch
+
+
 def _new_axes(ax, figsize=(6.4, 4.0)):
     """``ax`` and its figure, or a fresh Figure (not pyplot's: nothing stays open)."""
     if ax is not None:
@@ -217,7 +220,10 @@ class DerivativeExplorer(ipywidgets.VBox):
         self.order_slider = ipywidgets.IntSlider(value=int(order), min=0, max=max_order,
                                                  description="order")
         self.readout = ipywidgets.HTML()
-        self.image = ipywidgets.Image(format="png")
+        # Drawn at twice the pixels it is shown at, and shown at a fixed width: a PNG that
+        # the page stretches to its own width turns blurry.
+        width = round(_new_axes(None)[0].get_figwidth() * _SHOWN_DPI)
+        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(width=f"{width}px"))
         super().__init__(children=[ipywidgets.HBox([self.x0_slider, self.order_slider]),
                                    self.image, self.readout], **kwargs)
         # Set before linking, so that linking does not draw twice.
@@ -248,7 +254,7 @@ class DerivativeExplorer(ipywidgets.VBox):
             self._live = self._build()
         self._show_state(*self._live)
         buffer = io.BytesIO()
-        self._live[0].savefig(buffer, format="png", dpi=90)
+        self._live[0].savefig(buffer, format="png", dpi=2 * _SHOWN_DPI)
         if first:  # keep the layout the first draw found: laying out text is most of a redraw
             self._live[0].set_layout_engine("none")
         self.image.value = buffer.getvalue()

@@ -134,4 +134,4 @@ def _matches(prediction, answer, rtol, atol):
     if np.ndim(prediction) != 0 and np.shape(prediction) != np.shape(value):
         return False, (f"your prediction has shape {np.shape(prediction)}, and that is not "
                        "the shape of the answer")
-    return bool(np.allclose(prediction, value, rtol=rtol, atol=atol)), None
+    return bool(np.allclose(prediction, value, rtol=rtol, atol=atol, equal_nan=True)), None

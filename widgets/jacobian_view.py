@@ -130,9 +130,18 @@ def jacobian_image(j, ax=None, title=None, n_out_dims=None):
     if title is None:
         title = f"Jacobian {raw.shape}" if raw.ndim != 2 else f"Jacobian {m.shape[0]} x {m.shape[1]}"
     _show(ax, m, title)
+    _integer_ticks(ax)
     ax.set_xlabel("input (flattened)")
     ax.set_ylabel("output (flattened)")
     return fig
+
+
+def _integer_ticks(ax):
+    """Rows and columns are indices: tick them 0, 1, 2..., never 0.0, 2.5."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 # ---- batch Jacobians ------------------------------------------------------
@@ -309,7 +318,7 @@ def hessian_image(h_blocks, names=None, ax=None, title=None):
         for i in range(n):
             for j in range(n):
                 ax.text(edges[j] - 0.4, edges[i] - 0.4, f"H[{names[i]}, {names[j]}]", ha="left",
-                        va="top", fontsize=8, color="#222222",
-                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.7,
+                        va="top", fontsize=10, color="#222222",
+                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.85,
                               "linewidth": 0})
     return fig

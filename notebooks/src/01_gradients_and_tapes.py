@@ -75,7 +75,7 @@ print("dy/dx =", dy_dx)
 # **added**: $6.75 - 2 = 4.75$.
 #
 # Each op type knows only its own little derivative rule; the tape strings the rules
-# together in reverse (the chain rule). Lesson 8 reads the code that does it.
+# together in reverse (the chain rule). Lesson 10 reads the code that does it.
 #
 # To *watch* the walk, record the same computation on a new tape and give it to the **tape
 # player**. Press **Play** (or click the player and use the arrow keys): the three records
@@ -89,7 +89,7 @@ widgets.TapePlayer(replayed, target=y, sources=x, names={"y": y})
 
 # %% [markdown]
 # (The player runs the backward pass itself, so it uses up its tape just as `gradient`
-# does. Lesson 7 shows more of it.)
+# does. Lesson 9 shows more of it.)
 #
 # A tape like this one can answer **once**. After `gradient` it frees its records:
 
@@ -160,7 +160,7 @@ print("dy/dc  :", tape.gradient(y, c))
 # %% [markdown]
 # > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
 # > Some older documentation prints a number for the gradient with respect to a constant that
-# > was never watched (the `tf.custom_gradient` page does; lesson 4 comes back to it).
+# > was never watched (the `tf.custom_gradient` page does; lesson 5 comes back to it).
 # > TensorFlow 2, and this library, return `None`: nothing was recorded, so the tape has no
 # > path from `y` back to `c`. `None` means "this tape cannot see a connection", which is
 # > different from "the slope is 0". Lesson 2 lists all the ways to end up with `None`.
@@ -299,7 +299,7 @@ plt.show()
 # %% [markdown]
 # The summing is only "harmless" because each output depends on one input. When outputs
 # mix inputs, the sum mixes their gradients: to keep each output's gradient separate you
-# need a Jacobian (lesson 5).
+# need a Jacobian (lesson 6).
 #
 # To weight the outputs differently instead of summing them equally, pass
 # `output_gradients`, one weight per element:

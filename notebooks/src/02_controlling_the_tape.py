@@ -482,7 +482,7 @@ del cases
 
 # %% [markdown]
 # Each explanation also has a paragraph (`.message`) and the path with the break marked;
-# lesson 7 shows them, and how to read a backward pass step by step.
+# lesson 9 shows them, and how to read a backward pass step by step.
 
 # %% [markdown]
 # ## Exercises: predict the gradient

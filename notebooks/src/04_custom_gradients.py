@@ -8,28 +8,23 @@
 #
 # 1. **change the gradient on purpose**: clip it, reverse it, or let it pass through an op
 #    that has none (rounding);
-# 2. **repair a numerically bad gradient**: a formula can have a perfectly good derivative
-#    that the chain rule evaluates as `inf / inf`;
-# 3. **save work**: reuse a value from the forward pass instead of recomputing it;
-# 4. **give a brand-new op a gradient**: an op written directly on arrays, which the tape
-#    cannot see inside.
+# 2. **save work**: reuse a value from the forward pass instead of recomputing it;
+# 3. **control the second derivative** too, by what the gradient function itself records.
 #
-# Cases 1 to 3 use the decorator `ad.custom_gradient`; case 4 uses `ad.primitive` with
-# `ad.RegisterGradient`. At the end we save a model with a custom gradient and load it in a
-# fresh Python process.
+# All three use the decorator `ad.custom_gradient`. Lesson 5 uses it once more, to repair
+# gradients that come out as `nan`, and then adds brand-new ops with their own gradients.
+#
+# Several cells ask you to **predict** before you run: type your guess into
+# `my_prediction`, run the cell, then run the check below it.
 
 # %%
-import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import textwrap
-
+%matplotlib inline
+%config InlineBackend.figure_formats = ['png']
 import numpy as np
 
 import autodiff as ad
+import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # ## 1. The shape of a custom gradient
@@ -40,9 +35,12 @@ import autodiff as ad
 # `dy`) and returns the gradient to send to each input.
 #
 # A first example is the *gradient reversal* trick from domain adaptation: the value passes
-# through unchanged, but the gradient comes back with its sign flipped (and scaled).
+# through unchanged, but the gradient comes back with its sign flipped and halved.
+#
+# **Predict.** `x = 3` goes through `x * x` and then through `reverse_gradient`. The plain
+# derivative of $x^2$ would be 6. What does the tape return?
 
-# %%
+# %% tags=["solution"]
 @ad.custom_gradient
 def reverse_gradient(x):
     def grad_fn(dy):
@@ -50,12 +48,19 @@ def reverse_gradient(x):
     return ad.identity(x), grad_fn  # the value is x itself
 
 x = ad.Variable(3.0, name="x")
-with ad.GradientTape() as tape:
+with ad.GradientTape(persistent=True) as tape:   # persistent: the player replays it below
     y = reverse_gradient(x * x)
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = -3.0
+### END SOLUTION
+
+# %% tags=["check"]
 print("y =", y.numpy())
 print(tape)
-print("dy/dx =", tape.gradient(y, x), "  (the true 2x = 6, times -0.5)")
+check(my_prediction, tape.gradient(y, x),
+      hint="grad_fn scales the upstream 1 by -0.5; then Mul's rule for x * x multiplies by 2x")
 
 # %% [markdown]
 # The tape shows how this works: the whole call becomes **one record**, `IdentityN` (the
@@ -64,6 +69,17 @@ print("dy/dx =", tape.gradient(y, x), "  (the true 2x = 6, times -0.5)")
 # through them: the result `y` is the output of `IdentityN`, so the walk back from `y` meets
 # `IdentityN` and jumps straight to its input `v0`.
 #
+# ### Watch it skip
+#
+# The tape player (lesson 9 shows all it can do) plays the forward records, then the
+# backward pass one step at a time. Press **Play**, or step with the arrow keys: the
+# cotangent goes from `y` into `IdentityN`, then to `Mul`, and the `Identity` record inside
+# the function is never visited.
+
+# %%
+widgets.TapePlayer(tape, target=y, sources=x)
+
+# %% [markdown]
 # Step by step: the tape seeds $dy/dy = 1$ at `y`, `IdentityN` calls `grad_fn(1.0)` and
 # sends $-0.5$ to `x * x`, and `Mul` turns that into $-0.5 \cdot 2x = -3$.
 
@@ -94,9 +110,29 @@ del tape
 # %% [markdown]
 # ## 3. A value without its gradient: straight-through rounding
 #
-# `ad.round` has no gradient (lesson 2: the result is `None`). Quantized networks still need
-# to learn *through* rounding, so they pretend, for the backward pass only, that rounding is
-# the identity. This is the **straight-through estimator**:
+# Quantized networks round their weights, and still need to learn *through* the rounding.
+#
+# **Predict.** What is the gradient of `ad.round(level * 2) / 2` with respect to `level`?
+# A number (which?) or `None`? (Lesson 2 has the rule.)
+
+# %% tags=["solution"]
+level = ad.Variable(1.3, name="level")
+with ad.GradientTape() as tape:
+    rounded = ad.round(level * 2.0) / 2.0                    # to the nearest 0.5
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(rounded, level),
+      hint="does Round have a gradient at all? Lesson 2's table of None gradients lists it")
+
+# %% [markdown]
+# `Round` has no gradient, so nothing reaches `level`. The fix is to pretend, for the
+# backward pass only, that rounding is the identity. This is the **straight-through
+# estimator**:
 
 # %%
 @ad.custom_gradient
@@ -105,88 +141,36 @@ def round_straight_through(x):
         return dy                    # as if the op were y = x
     return ad.round(x), grad_fn
 
-level = ad.Variable(1.3, name="level")
-with ad.GradientTape(persistent=True) as tape:
-    rounded = ad.round(level * 2.0) / 2.0                    # to the nearest 0.5
+with ad.GradientTape() as tape:
     rounded_st = round_straight_through(level * 2.0) / 2.0
 
-print("values:               ", rounded.numpy(), rounded_st.numpy())
-print("gradient, ad.round:   ", tape.gradient(rounded, level))
-print("gradient, st-rounding:", tape.gradient(rounded_st, level))
-del tape
+print("value:   ", rounded_st.numpy())
+print("gradient:", tape.gradient(rounded_st, level))
 
 # %% [markdown]
-# ## 4. Numerical stability: `log(1 + exp(x))`
+# ### The same trick with `stop_gradient`
 #
-# The function $f(x) = \log(1 + e^x)$ (softplus) has the well-behaved derivative
-# $f'(x) = e^x / (1 + e^x) = \sigma(x)$, which is never above 1. Yet in `float32` the
-# tape's gradient at $x = 100$ is `nan`: $e^{100}$ overflows to `inf`, and the chain rule
-# multiplies $1 / (1 + \infty) = 0$ by $e^x = \infty$.
+# You can build the straight-through estimator without a decorator. `ad.stop_gradient`
+# (lesson 2) passes a value forward and blocks its gradient, so
 #
-# (NumPy would print overflow warnings; `np.errstate` silences them for this cell. Values are
-# rounded to 4 decimals when printed: the last digits of `exp` and `log` can differ between
-# processors.)
+# $$ x + \operatorname{stop\_gradient}(\operatorname{round}(x) - x) $$
+#
+# has the **value** $\operatorname{round}(x)$ (the $x$ cancels) and the **gradient** of $x$
+# alone, 1. Many quantization codes write it this way.
 
 # %%
-def softplus_naive(x):
-    return ad.math.log(1.0 + ad.exp(x))
-
-big = ad.constant([0.0, 10.0, 100.0])
-with np.errstate(over="ignore", invalid="ignore"):
-    with ad.GradientTape() as tape:
-        tape.watch(big)
-        y = softplus_naive(big)
-    print("value:   ", y.numpy().round(4))
-    print("gradient:", tape.gradient(y, big).numpy().round(4))
-
-# %% [markdown]
-# A custom gradient computes the derivative from a formula that cannot overflow into a
-# `nan`: $1 - 1/(1 + e^x)$ is 1 when $e^x$ is `inf`. It also *reuses* `e`, computed once in
-# the forward pass: the closure keeps it for `grad_fn`.
-
-# %%
-@ad.custom_gradient
-def softplus_custom(x):
-    e = ad.exp(x)
-    def grad_fn(dy):
-        return dy * (1.0 - 1.0 / (1.0 + e))
-    return ad.math.log(1.0 + e), grad_fn
-
-with np.errstate(over="ignore"):
-    with ad.GradientTape() as tape:
-        tape.watch(big)
-        y = softplus_custom(big)
-    print("value:   ", y.numpy().round(4))
-    print("gradient:", tape.gradient(y, big).numpy().round(4))
-
-# %% [markdown]
-# The gradient is now right everywhere. The **value** at 100 is still `inf`: a custom
-# gradient does not change the forward computation. A fully stable version rewrites the
-# forward too, as $\max(x, 0) + \log(1 + e^{-|x|})$, where the exponential can no longer
-# overflow; this is what `ad.nn.softplus` does internally.
-
-# %%
-@ad.custom_gradient
-def softplus_stable(x):
-    e = ad.exp(-ad.abs(x))                     # in (0, 1]: cannot overflow
-    value = ad.maximum(x, 0.0) + ad.math.log1p(e)
-    def grad_fn(dy):
-        # sigma(x), from the same e: 1 / (1 + e) for x >= 0, e / (1 + e) below
-        return dy * ad.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
-    return value, grad_fn
-
 with ad.GradientTape() as tape:
-    tape.watch(big)
-    y = softplus_stable(big)
-print("value:   ", y.numpy().round(4))
-print("gradient:", tape.gradient(y, big).numpy().round(4))
+    doubled = level * 2.0
+    rounded_sg = (doubled + ad.stop_gradient(ad.round(doubled) - doubled)) / 2.0
+
+print("value:   ", rounded_sg.numpy())
+print("gradient:", tape.gradient(rounded_sg, level))
 
 # %% [markdown]
-# ## 5. Caching forward values
+# ## 4. Caching forward values
 #
-# `softplus_custom` already reused `e` from the forward pass. The same idea pays off when
-# the forward computes something expensive that the derivative needs again. Scaling a
-# vector to unit length, $y = v / \lVert v \rVert$, has the vjp
+# The forward pass often computes something expensive that the derivative needs again.
+# Scaling a vector to unit length, $y = v / \lVert v \rVert$, has the vjp
 # $(dy - y\,(y \cdot dy)) / \lVert v \rVert$: it needs the norm and the output, both of
 # which the forward has just computed. The closure keeps them, so the backward pass does
 # not recompute the norm (and records nothing but a few multiplications).
@@ -211,7 +195,7 @@ print("automatic gradient:", tape.gradient(automatic, v).numpy().round(5))
 del tape
 
 # %% [markdown]
-# ## 6. Check a hand-written gradient
+# ## 5. Check a hand-written gradient
 #
 # A custom gradient is a promise the tape cannot verify: if `grad_fn` is wrong, every
 # gradient through it is silently wrong. `ad.testing.check_grads` compares the tape's
@@ -220,27 +204,24 @@ del tape
 # are accurate.) It raises an `AssertionError` on a mismatch and returns quietly otherwise.
 
 # %%
-points = np.array([-30.0, -1.0, 0.5, 4.0, 30.0])
-ad.testing.check_grads(softplus_stable, [points], order=1)
-print("softplus_stable: first derivatives agree with finite differences")
 ad.testing.check_grads(unit_vector, [np.array([3.0, -4.0, 1.0])], order=1)
-print("unit_vector:     first derivatives agree with finite differences")
+print("unit_vector: first derivatives agree with finite differences")
 
 @ad.custom_gradient
-def softplus_wrong(x):
+def unit_vector_wrong(v):
+    norm = ad.norm(v)
+    y = v / norm
     def grad_fn(dy):
-        return dy * ad.sigmoid(-x)           # a sign mistake
-    return ad.nn.softplus(x), grad_fn
+        return (dy + y * ad.reduce_sum(y * dy)) / norm      # a sign mistake
+    return y, grad_fn
 
 try:
-    ad.testing.check_grads(softplus_wrong, [points], order=1)
+    ad.testing.check_grads(unit_vector_wrong, [np.array([3.0, -4.0, 1.0])], order=1)
 except AssertionError as error:
-    lines = str(error).splitlines()
-    print(lines[0])
-    print(lines[3])
+    print(str(error).splitlines()[0])
 
 # %% [markdown]
-# ## 7. Variables inside a custom gradient
+# ## 6. Variables inside a custom gradient
 #
 # If the function reads a trainable Variable that is **not** one of its inputs, the tape
 # must learn the gradient for that variable too. `grad_fn` then has to accept a keyword
@@ -291,18 +272,43 @@ print("d out / d gain:  ", grad_gain.numpy(), " (1 - 2 + 0.5)")
 # returns a gradient for each.
 
 # %% [markdown]
-# ## 8. Second derivatives and nested custom gradients
+# ## 7. Inside the function, only the rule counts
 #
-# If `grad_fn` is written with library ops, an outer tape records them while the inner
-# tape's backward pass runs, so second derivatives work without any extra effort:
+# The ops in the body of a custom-gradient function are recorded, but the backward pass
+# never walks through them (section 1's player showed it). So what the body does to
+# *gradients* does not matter.
+#
+# **Predict.** This `square_blocked` computes $x^2$ and wraps it in `ad.stop_gradient`,
+# which would normally block every gradient. Its rule says $2x\,dy$. What is the gradient
+# at $x = 3$: `None`, `0.0` or another number?
 
-# %%
+# %% tags=["solution"]
 @ad.custom_gradient
-def square(x):
+def square_blocked(x):
     def grad_fn(dy):
         return dy * 2.0 * x
-    return x * x, grad_fn
+    return ad.stop_gradient(x * x), grad_fn
 
+x = ad.Variable(3.0, name="x")
+with ad.GradientTape() as tape:
+    y = square_blocked(x)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 6.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, x),
+      hint="the walk back from y meets the IdentityN record first: whose rule runs there?")
+
+# %% [markdown]
+# `stop_gradient` *does* matter inside `grad_fn`. An outer tape records the ops of
+# `grad_fn` while an inner tape's backward pass runs them (lesson 3), and differentiates
+# them for the second derivative. A `stop_gradient` there tells the outer tape "treat this
+# as a constant": the first derivative is unchanged, and the second loses that path.
+
+# %%
 def first_and_second(f, at):
     x = ad.constant(at)
     with ad.GradientTape() as outer:
@@ -313,16 +319,37 @@ def first_and_second(f, at):
         dy_dx = inner.gradient(y, x)
     return dy_dx, outer.gradient(dy_dx, x)
 
-print("square at 3: first %s, second %s" % first_and_second(square, 3.0))
+@ad.custom_gradient
+def square(x):
+    def grad_fn(dy):
+        return dy * 2.0 * x
+    return x * x, grad_fn
+
+@ad.custom_gradient
+def square_frozen_rule(x):
+    def grad_fn(dy):
+        return dy * 2.0 * ad.stop_gradient(x)     # x as a constant, for outer tapes
+    return x * x, grad_fn
+
+print("square:             first %s, second %s" % first_and_second(square, 3.0))
+print("square_frozen_rule: first %s, second %s" % first_and_second(square_frozen_rule, 3.0))
 
 # %% [markdown]
+# The second derivative of `square_frozen_rule` is `None`: the only path from `x` to the
+# first derivative went through `stop_gradient`. This is how "first-order approximations"
+# are written, for instance the cheap variant of the meta-learning method MAML, which
+# drops second derivatives on purpose.
+
+# %% [markdown]
+# ## 8. Nested custom gradients
+#
 # You can also control the *second* backward pass by making `grad_fn` itself a custom
 # gradient. The inner custom gradient defines the derivative of the backward function
 # **with respect to its own inputs**. So what happens when `x` is only *captured* from the
-# outer function instead of being an input? **Predict** before you run: is the second
-# derivative `None` (the rule `backward_grad` says nothing about `x`), or `2.0`?
+# outer function instead of being an input? **Predict**: is the second derivative `None`
+# (the rule `backward_grad` says nothing about `x`), or a number (which)?
 
-# %%
+# %% tags=["solution"]
 @ad.custom_gradient
 def square_nested_captured(x):
     def grad_fn(dy):
@@ -334,7 +361,18 @@ def square_nested_captured(x):
         return backward(dy)
     return x * x, grad_fn
 
-print("captured x:  first %s, second %s" % first_and_second(square_nested_captured, 3.0))
+first, second = first_and_second(square_nested_captured, 3.0)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 2.0
+### END SOLUTION
+
+# %% tags=["check"]
+print("captured x: first", first)
+check(my_prediction, second,
+      hint="a custom gradient becomes one IdentityN record only if a recording tape watches "
+           "one of its inputs: is the seed dy watched?")
 
 # %% [markdown]
 # It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
@@ -369,218 +407,18 @@ def square_nested(x):
 print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
 
 # %% [markdown]
-# ## 9. A new op with a registered gradient
-#
-# `ad.custom_gradient` wraps Python code that uses library ops. To add a genuinely new
-# **op**, one that computes directly on arrays, write its forward with `ad.primitive` and
-# register its gradient by the op's type name with `ad.RegisterGradient`, as TensorFlow does.
-#
-# Our op is `Hypot`, the length $\sqrt{x^2 + y^2}$. Its forward receives the array module
-# `xp` (NumPy here) and plain arrays. The tape records it like any built-in op:
-
-# %%
-@ad.primitive("Hypot")
-def hypot(xp, x, y):
-    return xp.sqrt(x * x + y * y)
-
-a = ad.constant(3.0)
-b = ad.constant(4.0)
-with ad.GradientTape() as tape:
-    tape.watch([a, b])
-    r = hypot(a, b)
-
-print("hypot(3, 4) =", r.numpy())
-print(tape)
-try:
-    tape.gradient(r, [a, b])
-except LookupError as error:
-    print("LookupError:", error)
-
-# %% [markdown]
-# The tape does not know the derivative of `Hypot` yet. A gradient function receives `op`,
-# a description of the recorded call (`op.inputs`, `op.outputs`, `op.get_attr(...)`), and
-# one upstream gradient per output; it returns one gradient per input. Since
-# $\partial r / \partial x = x / r$ and $\partial r / \partial y = y / r$:
-
-# %%
-@ad.RegisterGradient("Hypot")
-def _hypot_grad(op, grad):
-    x, y = op.inputs
-    r = op.outputs[0]
-    return grad * x / r, grad * y / r
-
-with ad.GradientTape() as tape:
-    tape.watch([a, b])
-    r = hypot(a, b)
-grad_a, grad_b = tape.gradient(r, [a, b])
-print("gradient:", grad_a.numpy(), grad_b.numpy(), " (3/5, 4/5)")
-
-ad.testing.check_grads(hypot, [np.array([3.0, -1.0, 0.5]), np.array([4.0, 2.0, -2.0])], order=2)
-print("check_grads: first and second derivatives of Hypot agree with finite differences")
-
-# %% [markdown]
-# Because `_hypot_grad` uses library ops (`*`, `/`), second derivatives come for free, which
-# `check_grads(..., order=2)` just confirmed.
-#
-# The gradient registry is **global**: an op type has exactly one gradient, and registering
-# a second one is an error. (So re-running the registration cell raises it too: restart the
-# kernel, or pick a new op name, when you change the gradient.)
-
-# %%
-try:
-    @ad.RegisterGradient("Hypot")
-    def _another_hypot_grad(op, grad):
-        return grad, grad
-except KeyError as error:
-    print("KeyError:", error)
-
-# %% [markdown]
-# An op that should have no gradient at all (a random draw, an argmax) is declared with
-# `ad.no_gradient("OpType")`: the gradient through it is then `None` instead of a
-# `LookupError`.
-
-# %% [markdown]
-# ## 10. Custom gradients in saved models
-#
-# A saved model stores the traced computation of each `ad.function` as data (op types and
-# their inputs), not Python code. A custom gradient is Python code, so it is saved only if
-# you ask: `ad.saved_model.SaveOptions(experimental_custom_gradients=True)` traces `grad_fn`
-# as well and stores its graph.
-#
-# The module below squares its input and clips the gradient's norm to 0.5 on the way back.
-# At $v = 2$ the true gradient of $v^2$ would be 4; with the clip, the upstream 1 becomes
-# 0.5 and the gradient is $0.5 \cdot 2v = 2$.
-
-# %%
-@ad.custom_gradient
-def clip_to_half(x):
-    def grad_fn(dy):
-        return ad.clip_by_norm(dy, 0.5)
-    return ad.identity(x), grad_fn
-
-class ClippedSquare(ad.Module):
-    @ad.function(input_signature=[ad.TensorSpec(None)])
-    def __call__(self, x):
-        return clip_to_half(x * x)
-
-workdir = tempfile.mkdtemp()
-with_grads = os.path.join(workdir, "with_custom_gradients")
-without_grads = os.path.join(workdir, "without_custom_gradients")
-ad.saved_model.save(ClippedSquare(), with_grads,
-                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=True))
-ad.saved_model.save(ClippedSquare(), without_grads,
-                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=False))
-version = ad.saved_model.current_version(with_grads)
-print(sorted(os.listdir(version)))
-
-# %% [markdown]
-# A save writes the model into a fresh version directory, then switches a small pointer
-# file (`saved_model.current`) to it in one atomic step, so a notebook loading the model
-# meanwhile gets the old model or the new one, never half of each.
-# `ad.saved_model.current_version(path)` is the directory the pointer names. It holds JSON
-# (the graphs) and an `.npz` file (the arrays). Let's look at how the `IdentityN` node was
-# saved each way:
-
-# %%
-def custom_gradient_entry(path):
-    with open(os.path.join(ad.saved_model.current_version(path), "saved_model.json")) as f:
-        document = json.load(f)
-    trace = document["functions"]["__call__"]["traces"][0]
-    node = next(n for n in trace["graph"]["nodes"] if n["op"] == "IdentityN")
-    return node["custom_gradient"]
-
-saved = custom_gradient_entry(with_grads)
-print("with:    the gradient graph's ops:", [n["op"] for n in saved["graph"]["nodes"]])
-print("without:", custom_gradient_entry(without_grads))
-
-# %% [markdown]
-# Saved *with* custom gradients, the gradient is a graph of ordinary ops (the inside of
-# `clip_by_norm`). Saved *without*, only a generated name remains: the gradient function
-# registered under that name lives in the memory of the process that saved the model.
-# That is why loading it **in this process** still differentiates correctly, which can
-# hide the problem:
-
-# %%
-v = ad.Variable(2.0, name="v")
-loaded = ad.saved_model.load(without_grads)
-with ad.GradientTape() as tape:
-    out = loaded(v)
-print("this process, saved without:", tape.gradient(out, v))
-
-# %% [markdown]
-# The real test is a **fresh** Python process, as when a colleague loads your model. We run
-# a small script in a new interpreter for each saved model:
-
-# %%
-child_script = textwrap.dedent("""
-    import sys
-    import autodiff as ad
-
-    loaded = ad.saved_model.load(sys.argv[1])
-    v = ad.Variable(2.0)
-    try:
-        with ad.GradientTape() as tape:
-            out = loaded(v)
-        print("value", out.numpy(), "gradient", tape.gradient(out, v).numpy())
-    except LookupError as error:
-        print("LookupError:", error)
-""")
-
-for label, path in [("with", with_grads), ("without", without_grads)]:
-    child = subprocess.run([sys.executable, "-c", child_script, path],
-                           capture_output=True, text=True, check=True)
-    print(f"fresh process, saved {label:<7}:", child.stdout.strip())
-
-shutil.rmtree(workdir)              # the saved models are not needed any more
-
-# %% [markdown]
-# Saved with its gradient graph, the loaded model gives the clipped gradient, 2.0. Saved
-# without, the fresh process has no gradient for the `IdentityN` op: `LookupError`, exactly
-# the error TensorFlow raises in the same situation.
-
-# %% [markdown]
-# ## 11. Teaching moment: constants in the `custom_gradient` documentation
-#
-# > TensorFlow's `tf.custom_gradient` documentation shows a two-input function applied to
-# > two `tf.constant`s under a persistent tape, and prints a number for the gradient with
-# > respect to each constant. In TensorFlow 2 those calls return `None`: the constants were
-# > never watched, so nothing was recorded (lesson 1). A custom gradient does not change
-# > what a tape watches.
-
-# %%
-@ad.custom_gradient
-def product(x, y):
-    def grad_fn(dz):
-        return dz * y, dz * x
-    return x * y, grad_fn
-
-p = ad.constant(2.0)
-q = ad.constant(3.0)
-with ad.GradientTape(persistent=True) as tape:
-    z = product(p, q)
-print("unwatched:", tape.gradient(z, p), tape.gradient(z, q))
-
-with ad.GradientTape(persistent=True) as tape:
-    tape.watch([p, q])
-    z = product(p, q)
-print("watched:  ", tape.gradient(z, p), tape.gradient(z, q))
-del tape
-
-# %% [markdown]
 # ## Summary
 #
 # * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one `IdentityN` op whose
-#   rule is `grad_fn(dy)`. Use it to clip, reverse or pass gradients straight through, to
-#   replace an unstable derivative, and to reuse forward values.
+#   rule is `grad_fn(dy)`, and the backward pass skips the ops inside. Use it to clip,
+#   reverse or pass gradients straight through, and to reuse forward values.
+# * `x + stop_gradient(f(x) - x)` is the decorator-free straight-through estimator.
 # * Check a hand-written gradient with `ad.testing.check_grads`.
 # * A function that reads Variables needs `grad_fn(dy, variables=None)` returning
 #   `(grad_inputs, grad_variables)`.
-# * Written with library ops, `grad_fn` is differentiated again by outer tapes. A nested
-#   custom gradient defines the derivative with respect to its *own inputs* only.
-# * A new op: `ad.primitive("Name")` for the forward, `ad.RegisterGradient("Name")` for the
-#   gradient, `ad.no_gradient("Name")` for none. One gradient per op type, globally.
-# * Saved models keep custom gradients only with
-#   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
+# * Written with library ops, `grad_fn` is differentiated again by outer tapes; a
+#   `stop_gradient` inside `grad_fn` removes that path from the second derivative. A
+#   nested custom gradient defines the derivative with respect to its *own inputs* only.
 #
 # ## Exercises: predict the gradient
 #
@@ -596,9 +434,6 @@ del tape
 # *Type your prediction in place of `...`, run the cell, then run the check below it.
 # The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
 # and the rest of the notebook still runs, so you can come back and try again.*
-
-# %%
-from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # **Exercise 1.** `reverse_gradient` (section 1) applied to `4 * t` at `t = 1`.
@@ -672,60 +507,5 @@ check(my_prediction, tape.gradient(y, m),
       hint="straight-through: the backward pass treats rounding as if it were the identity")
 
 # %% [markdown]
-# **Exercise 5.** `hypot(x, 0)` at `x = -2`: the distance from the origin on a line.
-
-# %% tags=["solution"]
-xh = ad.constant(-2.0)
-with ad.GradientTape() as tape:
-    tape.watch(xh)
-    y = hypot(xh, ad.constant(0.0))
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = -1.0
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(y, xh),
-      hint="a distance's derivative is a direction: which way does hypot grow as x = -2 moves?")
-
-# %% [markdown]
-# **Exercise 6.** `product` (section 11) of two constants, `k = 7` watched and `j = 2` not
-# watched. What is the gradient with respect to `k`?
-
-# %% tags=["solution"]
-k = ad.constant(7.0)
-j = ad.constant(2.0)
-with ad.GradientTape() as tape:
-    tape.watch(k)
-    z = product(k, j)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 2.0
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(z, k),
-      hint="k is watched; j not being watched does not change d(k * j)/dk")
-
-# %% [markdown]
-# **Exercise 7.** The same `product`, but neither constant is watched. The gradient with
-# respect to `k`?
-
-# %% tags=["solution"]
-with ad.GradientTape() as tape:
-    z = product(k, j)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = None
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(z, k),
-      hint="a tape records an op only when one of its inputs is watched (or a trainable "
-           "Variable)")
-
-# %% [markdown]
-# **Next:** lesson 5 asks for many gradients at once: Jacobians.
+# **Next:** lesson 5 meets gradients that come out as `nan`, repairs them (with custom
+# gradients and without), and gives a brand-new op its own gradient.

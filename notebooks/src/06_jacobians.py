@@ -1,7 +1,7 @@
-# Lesson 5 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 05
+# Lesson 6 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 06
 # %% [markdown]
-# # Lesson 5: Jacobians
+# # Lesson 6: Jacobians
 #
 # `tape.gradient` answers one question: how does the **sum** of the target change when a
 # source changes? When the target is a vector, that sum throws information away. The
@@ -480,5 +480,5 @@ check(my_prediction, ad.testing.check_batch_independence(
       hint="does example b's output use any other example's input? Think about the batch mean")
 
 # %% [markdown]
-# **Next:** lesson 6 differentiates a gradient with `jacobian`: Hessians, a Newton step, and
-# forward mode.
+# **Next:** lesson 7 differentiates a gradient with `jacobian`: Hessians and Newton steps;
+# lesson 8 adds Hessian-vector products and forward mode.

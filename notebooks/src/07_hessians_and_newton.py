@@ -1,32 +1,32 @@
-# Lesson 6 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 06
+# Lesson 7 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 07
 # %% [markdown]
-# # Lesson 6: Hessians and second-order optimization
+# # Lesson 7: Hessians and Newton's method
 #
 # A gradient says which way is downhill. It does not say how far to go: for that you need
 # to know how the slope itself changes, the **curvature**. The second derivatives of a
 # loss with respect to all pairs of parameters form a square matrix, the **Hessian**.
-# With it, one step can jump straight to the bottom of a bowl; without building it, its
-# products with vectors still tell you a lot, cheaply. And on the way we meet the other
-# half of automatic differentiation: **forward mode**.
+# With it, one step can jump straight to the bottom of a bowl.
 #
 # **You will learn**
 # 1. the Hessian of a layer's kernel with two nested tapes and `jacobian`, and two
 #    shortcuts TensorFlow does not have (`tape.hessian`, `ad.functional.hessian`);
 # 2. how to read a Hessian as an image;
-# 3. a Newton step: flatten, solve, update;
-# 4. Hessian-vector products, and why they cost about as much as a gradient;
-# 5. forward mode (`ForwardAccumulator`), and when it beats reverse mode (count the passes).
+# 3. a Newton step: flatten, solve, update; and a picture of Newton against gradient
+#    descent on a curved valley.
 #
-# The lesson ends with *predict the gradient* exercises.
+# Lesson 8 continues with what you can do *without* building the Hessian. Cells marked
+# **Predict** have a blank for your guess and a check below it.
 
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']
+import matplotlib.pyplot as plt
 import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 ad.random.set_seed(6)
 
@@ -61,11 +61,32 @@ print("Hessian :", hess.shape)
 # The Hessian's shape is the kernel's shape twice: `hess[i, j, k, l]` is
 # $\partial^2 \text{loss} / \partial W_{ij} \partial W_{kl}$.
 #
-# > **Teaching moment: the indentation matters.** `inner.gradient` runs *inside* the
-# > `with outer` block, so the outer tape records the backward pass itself: the gradient is
-# > an ordinary computation made of ordinary ops, and it can be differentiated again.
-# > Move that line one level out and `outer.jacobian` returns `None`: it recorded nothing
-# > between the kernel and `grad`.
+# **The indentation matters.** `inner.gradient` runs *inside* the `with outer` block, so
+# the outer tape records the backward pass itself: the gradient is an ordinary computation
+# made of ordinary ops, and it can be differentiated again.
+#
+# **Predict.** Move `inner.gradient` one level out, after the `with outer` block. What does
+# `outer.jacobian(grad, layer.kernel)` return: a `(4, 3, 4, 3)` tensor, zeros, or `None`?
+
+# %% tags=["solution"]
+with ad.GradientTape() as outer:
+    with ad.GradientTape() as inner:
+        loss = ad.reduce_mean(layer(inputs) ** 2)
+grad_outside = inner.gradient(loss, layer.kernel)   # outer has stopped recording
+hess_outside = outer.jacobian(grad_outside, layer.kernel)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, hess_outside,
+      hint="did the outer tape record any op between the kernel and grad_outside?")
+
+# %% [markdown]
+# `None`: the outer tape recorded the forward pass, but not the ops that computed the
+# gradient, so for it nothing connects the kernel to `grad_outside`.
 #
 # ### Two shortcuts
 #
@@ -184,168 +205,89 @@ for step in range(1, 21):
         print(f"gradient descent, loss before step {step:>2}: {float(loss):.5f}")
 
 # %% [markdown]
+# ### Newton and gradient descent on a curved valley
+#
+# The least-squares loss was a perfect bowl. Most losses are not. Here is a two-parameter
+# loss with a curved, narrow valley (a scaled Rosenbrock function),
+# $L(a, b) = (a - 1)^2 + 10\,(b - a^2)^2$, minimum at $(1, 1)$. Both methods start at
+# $(-1, 1.5)$: six Newton steps (no ridge) against a hundred steps of gradient descent.
+
+# %%
+def valley(p):
+    a, b = p[0], p[1]
+    return (a - 1.0) ** 2 + 10.0 * (b - a * a) ** 2
+
+def newton_path(start, steps):
+    p = ad.Variable(start)
+    path = [p.numpy().copy()]
+    for _ in range(steps):
+        with ad.GradientTape(persistent=True) as tape:
+            f = valley(p)
+        g, h = tape.gradient(f, p), tape.hessian(f, p)           # (2,) and (2, 2)
+        p.assign_sub(ad.reshape(ad.linalg.solve(h, ad.reshape(g, [2, 1])), [2]))
+        path.append(p.numpy().copy())
+    return np.array(path)
+
+def descent_path(start, steps, learning_rate):
+    p = ad.Variable(start)
+    path = [p.numpy().copy()]
+    for _ in range(steps):
+        with ad.GradientTape() as tape:
+            f = valley(p)
+        p.assign_sub(learning_rate * tape.gradient(f, p))
+        path.append(p.numpy().copy())
+    return np.array(path)
+
+newton = newton_path([-1.0, 1.5], 6)
+descent = descent_path([-1.0, 1.5], 100, 0.02)
+
+grid_a, grid_b = np.meshgrid(np.linspace(-1.6, 1.6, 200), np.linspace(-1.6, 2.0, 200))
+surface = (grid_a - 1.0) ** 2 + 10.0 * (grid_b - grid_a ** 2) ** 2
+fig, ax = plt.subplots(figsize=(6.5, 5))
+ax.contour(grid_a, grid_b, surface, levels=np.geomspace(0.05, 200, 14), cmap="Greys", linewidths=0.8)
+ax.plot(descent[:, 0], descent[:, 1], ".-", color="tab:blue", ms=3, label="gradient descent, 100 steps")
+ax.plot(newton[:, 0], newton[:, 1], "o-", color="tab:red", label="Newton, 6 steps")
+for i, (a, b) in enumerate(newton):
+    ax.annotate(str(i), (a, b), textcoords="offset points", xytext=(6, 4), color="tab:red")
+ax.plot([1.0], [1.0], "k*", ms=14, label="minimum (1, 1)")
+ax.set(xlabel="a", ylabel="b", title="Newton vs gradient descent on a curved valley")
+ax.legend(loc="lower right")
+plt.show()
+
+print("Newton, loss at each step:", [round(float(valley(ad.constant(p))), 4) for p in newton])
+print(f"gradient descent, loss after 100 steps: {float(valley(ad.constant(descent[-1]))):.4f}")
+
+# %% [markdown]
+# Gradient descent crawls: it follows the steepest direction, which points across the
+# narrow valley, not along it, and its learning rate must stay small enough for the
+# steepest direction. Newton's steps rescale every direction by its curvature, so it
+# arrives in six steps, but look at the path: steps 1 to 4 jump around and the loss goes
+# *up* twice (the numbers above). Far from the minimum the quadratic model is a poor guide.
+#
 # > **Teaching moment: Newton's method heads for *flat*, not for *low*.** The step solves
 # > "where is the gradient of the quadratic model zero?". In a bowl that is the minimum.
 # > Where the Hessian has negative eigenvalues, like the `tanh` layer's in section 2, that
 # > point is a maximum along those directions, and the step may go uphill. Practical
 # > second-order methods therefore change the Hessian (a larger ridge, or only its
-# > positive part), and most use it only through the products of the next section.
+# > positive part), and most use it only through its products with vectors (lesson 8).
 #
 # The price is the other problem. The Hessian of $n$ parameters has $n^2$ entries, and the
 # solve costs about $n^3$ operations. Our 8-number kernel is trivial; a model with a
 # million parameters has a Hessian of $10^{12}$ numbers: 4 terabytes in `float32`.
 
 # %% [markdown]
-# ## 4. Hessian-vector products
-#
-# Many second-order ideas need only $H v$ for a few vectors $v$, never $H$ itself. There is
-# a way to get $Hv$ at the cost of a couple of gradients, for any $n$: differentiate the
-# gradient *in the direction* $v$. `ad.functional.hvp(f, x, v)` does it:
-
-# %%
-def loss_of_linear_kernel(kernel):
-    return ad.reduce_mean((inputs @ kernel + linear.bias - targets) ** 2)
-
-v = ad.random.normal([4, 2])
-hv = ad.functional.hvp(loss_of_linear_kernel, linear.kernel, v)
-
-full = ad.functional.hessian(loss_of_linear_kernel)(linear.kernel)
-hv_full = ad.reshape(ad.reshape(full, [8, 8]) @ ad.reshape(v, [8, 1]), [4, 2])
-print("hvp shape:", hv.shape)
-print("equals H @ v:", np.allclose(hv.numpy(), hv_full.numpy(), atol=1e-5))
-
-# %% [markdown]
-# How does it work? **Forward-over-reverse.** A forward-mode accumulator (section 5) rides
-# along while the tape computes the gradient. The accumulator carries a *tangent*
-# $v$ through every op, including the ops of the backward pass, so at the end the
-# gradient's tangent is $\frac{d}{dt}\nabla L(w + t v) = H v$. Written out by hand:
-
-# %%
-with ad.autodiff.ForwardAccumulator(linear.kernel, v) as acc:   # outside
-    with ad.GradientTape() as tape:                              # inside
-        loss = mse()
-    g = tape.gradient(loss, linear.kernel)     # the accumulator sees these ops too
-hv_by_hand = acc.jvp(g)
-print("same as functional.hvp:", np.allclose(hv_by_hand.numpy(), hv.numpy(), atol=1e-6))
-
-# %% [markdown]
-# The order matters: the accumulator must be **outside** the tape, so that it is active
-# while `tape.gradient` runs.
-#
-# Why is it cheap? Count passes. The forward pass runs once (carrying one tangent), and the
-# backward pass runs once (also carrying one tangent): a small constant times the cost of
-# one gradient, whatever $n$ is. Building the whole Hessian instead takes one such product
-# per column, $n$ of them.
-#
-# One use: the **largest eigenvalue** of the Hessian, the sharpest curvature, which limits
-# the learning rate of gradient descent (steps larger than $2 / \lambda_{\max}$ diverge).
-# Power iteration finds it with products alone: multiply by $H$, normalise, repeat.
-# Here it is on the `tanh` layer of section 1:
-
-# %%
-u = ad.random.normal([4, 3])
-for _ in range(30):
-    hu = ad.functional.hvp(loss_of_kernel, layer.kernel, u)
-    u = hu / ad.norm(hu)
-top = float(ad.reduce_sum(u * ad.functional.hvp(loss_of_kernel, layer.kernel, u)))
-
-print("power iteration: %.3f" % top)
-print("eigvalsh       : %.3f" % eigenvalues[-1])
-
-# %% [markdown]
-# Thirty Hessian-vector products, and the $12 \times 12$ matrix was never formed.
-#
-# ## 5. Forward mode, and when it wins
-#
-# Reverse mode (every tape so far) starts from an output and sends a *cotangent* back: one
-# backward pass gives one **row** of the Jacobian, $u^\top J$. Forward mode starts from an
-# input and pushes a *tangent* forward alongside the computation: one pass gives one
-# **column**, $J v$. `ad.autodiff.ForwardAccumulator(primals, tangents)` does it; there is
-# no recording and no backward pass, and `acc.jvp(y)` reads off the tangent of `y`.
-
-# %%
-x = ad.constant([1.0, 2.0, 3.0])
-with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0, 0.0])) as acc:
-    y = x * x                    # dy_i/dx_j = 2 x_i when i == j
-print("J v with v = e0:", acc.jvp(y))
-
-# %% [markdown]
-# The tangent $e_0$ picked the first column of the Jacobian, $\partial y / \partial x_0$.
-#
-# ### Count the passes
-#
-# Take a **tall** Jacobian: 2 parameters (an amplitude and a frequency) and 50 outputs (a
-# sampled wave). The full Jacobian is $50 \times 2$.
-#
-# * Forward mode needs one pass per **input**: 2 passes, with tangents $e_0$ and $e_1$.
-# * Reverse mode needs one backward pass per **output**: 50 passes, with cotangents
-#   $e_0, \dots, e_{49}$.
-#
-# The cell below builds it both ways and counts.
-
-# %%
-times = ad.linspace(0.0, 1.0, 50)
-
-def wave(params):
-    return params[0] * ad.sin(params[1] * times)
-
-params = ad.constant([2.0, 3.0])
-
-forward_passes, columns = 0, []
-for j in range(2):
-    tangent = ad.constant(np.eye(2, dtype="float32")[j])      # e_j
-    with ad.autodiff.ForwardAccumulator(params, tangent) as acc:
-        out = wave(params)
-    columns.append(acc.jvp(out))
-    forward_passes += 1
-jac_forward = ad.stack(columns, axis=1)
-
-backward_passes, rows = 0, []
-with ad.GradientTape(persistent=True) as tape:
-    tape.watch(params)
-    out = wave(params)
-for i in range(50):
-    cotangent = ad.constant(np.eye(50, dtype="float32")[i])
-    rows.append(tape.gradient(out, params, output_gradients=cotangent))
-    backward_passes += 1
-jac_reverse = ad.stack(rows, axis=0)
-del tape
-
-print("Jacobian shape :", jac_forward.shape)
-print("forward passes :", forward_passes)
-print("backward passes:", backward_passes)
-print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), atol=1e-5))
-
-# %% [markdown]
-# Same matrix, 2 passes against 50. The rule of thumb: a Jacobian with $m$ outputs and
-# $n$ inputs costs $n$ forward passes or $m$ backward passes, so
-#
-# | shape of the Jacobian | example | cheaper mode |
-# |---|---|---|
-# | **tall** ($m \gg n$): few inputs, many outputs | a curve of a few parameters, sensitivities of a simulation | forward |
-# | **wide** ($m \ll n$): many inputs, few outputs | a loss of a million weights ($m = 1$) | reverse |
-#
-# Training is the wide case in the extreme: one loss, millions of weights. That is why
-# deep learning runs on reverse mode, and why a tape exists at all.
-#
-# (`tape.jacobian` from lesson 5 sends all 50 cotangents through **one** vectorized backward
-# pass; it saves Python overhead, but the arithmetic is still that of 50 rows.)
-
-# %% [markdown]
 # ## Summary
 #
 # * The Hessian is the Jacobian of the gradient: nested tapes, `inner.gradient` inside the
-#   outer block, then `outer.jacobian`. `tape.hessian(loss, sources)` and
-#   `ad.functional.hessian(f)` do it in one call. Its shape is the source's shape twice.
+#   outer block (outside it, the outer tape sees no path: `None`), then `outer.jacobian`.
+#   `tape.hessian(loss, sources)` and `ad.functional.hessian(f)` do it in one call. Its
+#   shape is the source's shape twice.
 # * `widgets.hessian_image` shows it: symmetric, often structured, and its eigenvalue signs
 #   tell a bowl from a saddle.
 # * A Newton step solves $(H + \varepsilon I) d = g$ on the flattened Hessian and subtracts
-#   $d$; on a quadratic loss it lands on the minimum in one step, but it costs $n^2$ memory
-#   and $n^3$ time.
-# * A Hessian-vector product (`ad.functional.hvp`, or a `ForwardAccumulator` around a tape)
-#   costs a few gradients and never forms $H$.
-# * Forward mode gives one Jacobian column per pass, reverse mode one row: forward for tall
-#   Jacobians, reverse for wide ones (and every loss).
+#   $d$; on a quadratic loss it lands on the minimum in one step, on a curved valley it
+#   takes a few (not always downhill), where gradient descent takes hundreds. It costs
+#   $n^2$ memory and $n^3$ time.
 #
 # ## Exercises: predict the gradient
 #
@@ -364,9 +306,6 @@ print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), 
 # and the rest of the notebook still runs, so you can come back and try again.*
 
 # %%
-from widgets.exercises import check  # None only matches None; numbers must be close
-
-
 def as_matrix(blocks):
     """A nest of scalar Hessian blocks H[i][j] as a NumPy matrix."""
     return np.array([[float(b) for b in row] for row in blocks])
@@ -447,63 +386,5 @@ check(my_prediction, x,
       hint="a Newton step is x - f'(x) / f''(x); on a parabola it lands exactly on the minimum")
 
 # %% [markdown]
-# **Exercise 5.** A Hessian-vector product: $f(x) = \sum_i x_i^3$ at $x = [1, 2]$, with
-# $v = [1, 1]$. What is $Hv$?
-
-# %% tags=["solution"]
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = [6.0, 12.0]
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
-                                       ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])),
-      hint="the Hessian of the sum of x_i**3 is diagonal, with 6 x_i on it; multiply it by v")
-
-# %% [markdown]
-# **Exercise 6.** Forward mode: $y = 3x_0 + x_1 x_2$ at $x = [1, 2, 5]$, with the tangent
-# $v = [0, 1, 0]$. What is `acc.jvp(y)`?
-
-# %% tags=["solution"]
-x = ad.constant([1.0, 2.0, 5.0])
-with ad.autodiff.ForwardAccumulator(x, ad.constant([0.0, 1.0, 0.0])) as acc:
-    y = 3.0 * x[0] + x[1] * x[2]
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 5.0
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, acc.jvp(y),
-      hint="a jvp is a directional derivative: v = [0, 1, 0] picks dy/dx_1")
-
-# %% [markdown]
-# **Exercise 7.** Counting passes: a function from 3 inputs to 40 outputs. How many
-# forward-mode passes does its full Jacobian take? (The cell counts them.)
-
-# %% tags=["solution"]
-def spread(x):
-    return ad.linspace(1.0, 40.0, 40) * ad.reduce_sum(x * x)     # 40 outputs
-
-x = ad.constant([0.5, -1.0, 2.0])
-passes = 0
-for tangent in np.eye(3, dtype="float32"):
-    with ad.autodiff.ForwardAccumulator(x, ad.constant(tangent)) as acc:
-        out = spread(x)
-    acc.jvp(out)
-    passes += 1
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 3
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, passes,
-      hint="forward mode gives one Jacobian column per pass: how many columns are there?")
-
-# %% [markdown]
-# **Next:** lesson 7 opens the tape player and the `None`-gradient explainer: the tools
-# for *seeing* what a tape did, and for finding the step where a gradient went missing.
+# **Next:** lesson 8 gets curvature without the Hessian: Hessian-vector products, and
+# forward mode.
