@@ -74,6 +74,14 @@ def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path,
     assert after["x"] == pytest.approx(before["x"] - 120 / before["scale"], rel=1e-2, abs=1)
     page.mouse.wheel(0, -300)
     assert _view(page)["scale"] > after["scale"]
+    root.focus()
+    before = _view(page)
+    page.keyboard.press("Shift+ArrowRight")              # shift+arrows pan by 80 pixels
+    assert _view(page)["x"] == pytest.approx(before["x"] + 80 / before["scale"], abs=0.2)
+    mini = page.locator(".tp-minimap").bounding_box()
+    page.mouse.click(mini["x"] + mini["width"] * 0.9, mini["y"] + mini["height"] / 2)
+    jumped = _view(page)
+    assert jumped["x"] + jumped["w"] / 2 == pytest.approx(0.9 * lay_w, rel=0.02)
     page.click(".tp-fit")
     assert _view(page)["scale"] == pytest.approx(fitted["scale"], rel=1e-3)
     root.focus()
