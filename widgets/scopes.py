@@ -21,7 +21,8 @@ import numpy as np
 
 from autodiff import backend
 
-__all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources", "lost_gradients"]
+__all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources",
+           "lost_gradients"]
 
 PAD = 10.0
 COLLAPSE_ABOVE_OPS = 30   # a tape with more ops opens with its groups collapsed (groups.js too)
@@ -141,8 +142,9 @@ def lost_gradients(answers, sources, gradients, nodes):
     """Why each source's gradient is None, and which node to jump to.
 
     ``answers`` come from ``explain_sources`` (one sweep over the records
-    per source, linear in the tape). The node to jump to is the tensor named where the path breaks (a
-    ``blocked``/``missing``/``gap`` step), else the source itself.
+    per source, linear in the tape). The node to jump to is the tensor named
+    where the path breaks (a ``blocked``/``missing``/``gap`` step), else the
+    source itself.
 
     Returns:
         ``[{"source", "reason", "message", "node"}]``, one per None gradient.

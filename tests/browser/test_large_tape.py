@@ -52,7 +52,8 @@ def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path,
     page.locator(".tp-root[data-frame]").wait_for()
     opened = time.perf_counter() - start
     fitted = _view(page)
-    lay_w = page.evaluate("() => Number(document.querySelector('.tp-minimap').viewBox.baseVal.width)")
+    lay_w = page.evaluate(
+        "() => Number(document.querySelector('.tp-minimap').viewBox.baseVal.width)")
     assert fitted["w"] >= lay_w - 1          # the whole drawing is in view
     assert fitted["x"] <= 0.5
     page.screenshot(path=str(artifacts_dir / "large_tape_fitted.png"))
@@ -107,8 +108,9 @@ def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, 
     assert root.get_attribute("data-collapsed") == "200"
     assert "tp-hidden" not in member.get_attribute("class")
     assert "tp-hidden" in cover.get_attribute("class")
-    page.evaluate("""() => document.querySelector('.tp-group-frame[data-group="g3"] .tp-group-label')
-                         .dispatchEvent(new MouseEvent('click', {bubbles: true}))""")
+    page.evaluate("""() => document
+        .querySelector('.tp-group-frame[data-group="g3"] .tp-group-label')
+        .dispatchEvent(new MouseEvent('click', {bubbles: true}))""")
     assert root.get_attribute("data-collapsed") == "201"
     assert "tp-hidden" in member.get_attribute("class")
 
