@@ -128,3 +128,31 @@ def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, 
     assert current.count() == 1 and "tp-hidden" not in current.get_attribute("class")
     page.screenshot(path=str(artifacts_dir / "large_tape_nan.png"))
     assert frame > 0 and errors == []
+
+
+def test_lost_gradient_button_and_value_tooltips(page, tmp_path):
+    import numpy as np
+
+    import autodiff as ad
+
+    page, errors = page
+    w = ad.Variable(np.array([[0.5, -1.0], [2.0, 0.0]]), name="w")
+    v = ad.Variable(np.float64(2.0), name="v")
+    with ad.GradientTape() as tape:
+        h = ad.tanh(w)
+        y = ad.reduce_sum(ad.stop_gradient(h * v) + h)
+    path = tmp_path / "lost.html"
+    export_html(tape, path, target=y, sources=[w, v])
+    page.goto(path.as_uri())
+    root = page.locator(".tp-root")
+    root.wait_for()
+    page.click(".tp-lost")
+    assert "stop_gradient" in page.locator(".tp-debug").inner_text()
+    found = root.get_attribute("data-found")
+    assert found and found != "" and "tp-found" in page.locator(
+        f'.tp-node[data-id="{found}"]').get_attribute("class")
+    tip = page.locator(f'.tp-node[data-id="t{w._id}"] > title').text_content()
+    assert "min -1  max 2  mean 0.375" in tip
+    page.click(".tp-nan")
+    assert page.locator(".tp-debug").inner_text() == "no NaN or Inf in this replay"
+    assert errors == []
