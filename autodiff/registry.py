@@ -298,6 +298,8 @@ def _conjugating(rule, saves):
     from .ops.matmul import conj
 
     def vjp_rule(g, ans, *inputs, **params):
+        if type(g) is Tensor and g._value.dtype.kind != "c":
+            return rule(g, ans, *inputs, **params)  # a real cotangent: a real (or to-real) op
         for x in inputs:
             if x._value.dtype.kind == "c":
                 break

@@ -179,17 +179,17 @@ def _abs_grad(g, ans, x):
     if not x.dtype.is_complex:
         return g * sign(x)
     # |z| is real and not holomorphic: TensorFlow's gradient is g z / |z| (0 at z = 0).
-    # x arrives conjugated (registry.conjugating_vjp), so z is conj(x).
+    # g is real, so registry.conjugating_vjp passes x unconjugated.
     r = cast(abs(x), x.dtype)
     nonzero = not_equal(r, zeros_like(r))
-    return cast(g, x.dtype) * where(nonzero, conj(x) / where(nonzero, r, ones_like(r)), zeros_like(r))
+    return cast(g, x.dtype) * where(nonzero, x / where(nonzero, r, ones_like(r)), zeros_like(r))
 
 
 ABS = _unary("Abs", lambda xp, x: xp.abs(x), _abs_grad, domain=AWAY_FROM_ZERO,
              doc="d/dx |x| = sign x (0 at x = 0)")
 # forward mode: d|z| = Re(conj(z) dz) / |z|, a real tangent for the real |z|
-ABS.jvp = lambda t, ans, x: cast(_abs_grad(t[0], ans, x), ans.dtype) if x.dtype.is_complex \
-    else t[0] * sign(x)
+ABS.jvp = lambda t, ans, x: cast(_abs_grad(conj(t[0]), ans, x), ans.dtype) \
+    if x.dtype.is_complex else t[0] * sign(x)
 SIGN = _unary("Sign", lambda xp, x: xp.sign(x), lambda g, ans, x: zeros_like(g), saves="shapes",
               domain=AWAY_FROM_ZERO, doc="d/dx sign x = 0 (a zero gradient, not None)")
 ROUND = _unary("Round", lambda xp, x: xp.round(x), NotDifferentiable, saves="shapes",
