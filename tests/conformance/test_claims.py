@@ -1433,3 +1433,18 @@ def test_claim_lesson5_kink_conventions(tf, name):
     tf_grad = run(tf)
     np.testing.assert_array_equal(tf_grad.numpy(), expected[name])
     _assert_same(tf_grad, run(ad))
+
+
+# 11_training_a_network.py section 4 "`ad.optimizers.Adam` follows Keras's update rule" and
+# "At Adam's very first step ... the step is lr * sign(g)" (exercise 4: w = 1.0, loss
+# (3w - 1)**2, learning_rate=0.1 -> 0.9): Keras's Adam, one step, the same numbers
+def test_claim_lesson11_adam_first_step_is_lr_times_sign(tf):
+    def run(m, optimizer):
+        w = m.Variable([1.0, -2.0, 0.5])
+        with m.GradientTape() as tape:
+            loss = m.reduce_sum((3.0 * w - 1.0) ** 2)
+        optimizer.apply_gradients([(tape.gradient(loss, w), w)])
+        return w.numpy()
+    tf_w = run(tf, tf.keras.optimizers.Adam(learning_rate=0.1))
+    np.testing.assert_allclose(tf_w, [0.9, -1.9, 0.4], rtol=1e-5)
+    np.testing.assert_allclose(run(ad, ad.optimizers.Adam(learning_rate=0.1)), tf_w, rtol=1e-6)
