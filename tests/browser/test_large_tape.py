@@ -114,6 +114,19 @@ def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, 
     assert root.get_attribute("data-collapsed") == "201"
     assert "tp-hidden" in member.get_attribute("class")
 
+    # playing, a collapsed group is one step: frames 0 -> 5 -> 10 (five records a step)
+    page.evaluate("""() => {
+      const root = document.querySelector('.tp-root');
+      window.__seen = [Number(root.dataset.frame)];
+      new MutationObserver(() => window.__seen.push(Number(root.dataset.frame)))
+        .observe(root, {attributes: true, attributeFilter: ['data-frame']});
+    }""")
+    page.select_option(".tp-speed", "4")
+    page.click(".tp-play")
+    page.wait_for_function("window.__seen.length >= 3")
+    page.click(".tp-play")
+    assert page.evaluate("window.__seen.slice(0, 3)") == [0, 5, 10]
+
     page.fill(".tp-search", "step_42")
     page.press(".tp-search", "Enter")
     assert root.get_attribute("data-found") == "g42"

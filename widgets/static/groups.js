@@ -5,7 +5,8 @@
 //
 // A collapsed group hides its members and the edges inside it, and draws one
 // box (`.tp-group-cover`) over them that lights up while the backward pass
-// runs through it: the pass animates group by group. Clicking the box expands
+// runs through it: playing, the pass moves group by group (the step buttons
+// and arrow keys still go record by record). Clicking the box expands
 // the group; clicking an expanded group's label collapses it again.
 
 const COLLAPSE_ABOVE_OPS = 30;   // bigger tapes open with every group collapsed
@@ -143,8 +144,14 @@ function createGroups(root, data, hooks) {
     if (gid && collapsed.has(gid)) setCollapsed(gid, false);
   }
 
+  // The collapsed group a frame's record belongs to (null when none or expanded).
+  function collapsedGroup(frame) {
+    const gid = frame && frame.op ? groupOfNode[frame.op] : null;
+    return gid && collapsed.has(gid) ? gid : null;
+  }
+
   return {
-    boxOf, show, find, firstNonfinite, expandFor, setCollapsed,
+    boxOf, show, collapsedGroup, find, firstNonfinite, expandFor, setCollapsed,
     collapseAll: (on) => groups.forEach((g) => setCollapsed(g.id, on)),
     count: () => groups.length,
   };

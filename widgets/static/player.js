@@ -226,7 +226,11 @@ function render({ model, el }) {
       model.save_changes();
       return;
     }
-    show(frame + 1, false);
+    // Playing, a collapsed group is one step: its other records are skipped.
+    let k = frame + 1;
+    const inGroup = groups.collapsedGroup(data.frames[frame]);
+    while (inGroup && k < count() - 1 && groups.collapsedGroup(data.frames[k]) === inGroup) k++;
+    show(k, false);
     if (Date.now() - lastSync >= 1000) sync();
     schedule();
   }
