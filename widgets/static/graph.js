@@ -35,10 +35,14 @@ function shapeText(shape) {
 function frameState(data, k) {
   const frame = data.frames[k];
   const done = frame.done_ops;
-  const order = {};
-  for (const n of data.nodes) if (n.type === "op") order[n.id] = n.order;
-  const producer = {};
-  for (const e of data.edges) if (e.kind === "out") producer[e.to] = order[e.op];
+  if (!data.__steps) {     // which op runs each node and edge: the same in every frame
+    const order = {};
+    for (const n of data.nodes) if (n.type === "op") order[n.id] = n.order;
+    const producer = {};
+    for (const e of data.edges) if (e.kind === "out") producer[e.to] = order[e.op];
+    Object.defineProperty(data, "__steps", { value: { order, producer }, enumerable: false });
+  }
+  const { order, producer } = data.__steps;
   const receiving = new Set(frame.contributions.filter((c) => c.value !== null).map((c) => c.node));
   const highlighted = new Set(frame.nodes);
   const nodes = {};

@@ -36,6 +36,7 @@ function render({ model, el }) {
   let viewport = null;
   let groups = null;
   let gradsAt = null;
+  let shown = null;      // the classes and texts each element has now
 
   const count = () => (data && data.frames ? data.frames.length : 0);
   const scale = () => (model.get("classroom") ? 1.8 : 1.1);
@@ -79,6 +80,7 @@ function render({ model, el }) {
       else nodeEls[g.dataset.id] = g;
     });
     gradsAt = gradTracker(data);
+    shown = { nodes: {}, edges: {}, grads: {} };
     root.querySelectorAll(".tp-edge").forEach((p) => { edgeEls[p.dataset.id] = p; });
     const q = (sel) => root.querySelector(sel);
     // After a click the focus goes back to the root, so space means Play again.
@@ -162,15 +164,28 @@ function render({ model, el }) {
     const f = data.frames[frame];
     const state = frameState(data, frame);
     const grads = gradsAt(frame);
+    // Only elements whose classes or gradient text changed are touched (a long
+    // tape has thousands of nodes; a frame changes a handful).
     for (const [id, g] of Object.entries(nodeEls)) {
-      for (const el of [g].concat(copyEls[id] || [])) {
-        el.classList.remove("tp-pending", "tp-done", "tp-current", "tp-hl", "tp-receiving");
-        el.classList.add(...state.nodes[id]);
+      const cls = state.nodes[id].join(" ");
+      if (shown.nodes[id] !== cls) {
+        shown.nodes[id] = cls;
+        for (const el of [g].concat(copyEls[id] || [])) {
+          el.classList.remove("tp-pending", "tp-done", "tp-current", "tp-hl", "tp-receiving");
+          el.classList.add(...state.nodes[id]);
+        }
       }
-      const grad = g.querySelector(".tp-grad");
-      if (grad) grad.textContent = grads[id] ? clip("g = " + grads[id], 20) : "";
+      const text = grads[id] ? clip("g = " + grads[id], 20) : "";
+      if (shown.grads[id] !== text) {
+        shown.grads[id] = text;
+        const grad = g.querySelector(".tp-grad");
+        if (grad) grad.textContent = text;
+      }
     }
     for (const [id, p] of Object.entries(edgeEls)) {
+      const cls = state.edges[id].join(" ");
+      if (shown.edges[id] === cls) continue;
+      shown.edges[id] = cls;
       p.classList.remove("tp-pending", "tp-done", "tp-active", "tp-flow");
       p.classList.add(...state.edges[id]);
     }
