@@ -196,6 +196,8 @@ def tape_hessian(tape, target, sources, unconnected_gradients=UnconnectedGradien
     >>> tape_hessian(tape, y, x)             # diag(6 x)
     """
     unconnected = _normalize_unconnected(unconnected_gradients)
+    if not isinstance(tape, GradientTape):
+        raise TypeError(f"tape_hessian: tape must be an ad.GradientTape, got {type(tape).__name__}")
     if tape._records is None:
         raise RuntimeError("GradientTape: this non-persistent tape was already used for "
                            "one gradient (or jacobian) call and has freed its records; "

@@ -164,9 +164,9 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
-        if int(units) <= 0:
-            raise ValueError(f"Received an invalid value for `units`, expected a positive "
-                             f"integer. Received: units={units}")
+        if isinstance(units, bool) or not hasattr(units, "__index__") or int(units) <= 0:
+            raise ValueError(f"Dense: received an invalid value for `units`, expected a positive "
+                             f"integer. Received: units={units!r}")
         self.units = int(units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)

@@ -23,11 +23,19 @@ import itertools
 import numpy as np
 
 from . import backend, dtypes
+from .errors import InvalidArgumentError
 
 __all__ = ["Tensor", "Variable", "TensorShape", "ArraySpec", "constant", "convert_to_tensor"]
 # Variable lives in variable.py and is re-exported here (imported at the bottom).
 
 _next_id = itertools.count(1).__next__
+
+
+def _dimension(d):
+    """One size of a TensorShape: an int (a float such as 1.5 or a str is a TypeError)."""
+    if isinstance(d, (str, bytes, float, bool)) or not hasattr(d, "__index__"):
+        raise TypeError(d)
+    return int(d)
 
 
 class TensorShape(tuple):
@@ -36,7 +44,11 @@ class TensorShape(tuple):
     __slots__ = ()
 
     def __new__(cls, dims=()):
-        return tuple.__new__(cls, (None if d is None else int(d) for d in dims))
+        try:
+            return tuple.__new__(cls, (None if d is None else _dimension(d) for d in dims))
+        except TypeError:
+            raise TypeError(f"TensorShape: cannot read {dims!r} as a shape: it must be a list "
+                            f"of ints and None") from None
 
     def __eq__(self, other):
         if isinstance(other, list):
@@ -304,6 +316,21 @@ def _on_active_backend(array, what):
 
 def _convert_python(value, dtype):
     """Array for a Python or NumPy value, following TensorFlow's conversion rules."""
+    try:
+        return _convert_python_unchecked(value, dtype)
+    except OverflowError:
+        raise InvalidArgumentError(  # TensorFlow: a ValueError, "out-of-range integer"
+            f"convert_to_tensor: {value!r} is out of range for "
+            f"{'any integer dtype' if dtype is None else dtypes.as_dtype(dtype).name}") from None
+    except ValueError as err:
+        if isinstance(err, InvalidArgumentError):
+            raise
+        raise InvalidArgumentError(  # NumPy's words for a ragged list ("inhomogeneous shape")
+            f"convert_to_tensor: cannot make a tensor of {value!r:.80}: nested lists must be "
+            f"rectangular, with one element type ({err})") from None
+
+
+def _convert_python_unchecked(value, dtype):
     if dtype is None:
         dtype = dtypes.infer_dtype(value)
     else:
@@ -365,7 +392,9 @@ def constant(value, dtype=None, shape=None, name=None):
     else:
         array = _convert_python(value, dtype)
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
+        shape = tuple(TensorShape(shape))
+        if any(d is None or d < 0 for d in shape):
+            raise InvalidArgumentError(f"Const: shape {list(shape)} must be a list of sizes >= 0")
         size = int(np.prod(shape, dtype=np.int64))
         if array.size == 1:
             array = backend.xp.full(shape, array.reshape(()), dtype=array.dtype)

@@ -8,8 +8,12 @@ through them: ``ZerosLike`` and ``OnesLike`` are not differentiable.
 ``LinSpace``), as in TensorFlow.
 """
 
+import numbers as _numbers
+
 from .. import backend, dtypes
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
+from ..validate import check_shape
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
 
@@ -20,30 +24,44 @@ __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace"
 _builtin_range = range
 
 
-def static_shape(shape, op_type="shape"):
+def static_shape(shape, op_type="shape", min_size=0):
     """A shape argument (int, list, tuple or int Tensor) as a tuple of ints.
 
+    ``min_size`` is the smallest size allowed (-1 for reshape's inferred size,
+    None for no bound, as for a permutation).
+
     Raises:
-        InvalidArgumentError: naming ``op_type`` when ``shape`` is not a list of ints.
+        TypeError: naming ``op_type`` when a size is not an int (``[1.5]``, ``'a'``).
+        InvalidArgumentError: when a size is below ``min_size``.
     """
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
-    if isinstance(shape, int):
-        return (shape,)
-    try:
-        return tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{op_type}: shape must be a list of ints, not {shape!r}") from None
+    elif isinstance(shape, (list, tuple)):  # sizes may be scalar int tensors (TF packs them)
+        shape = [d.numpy().item() if isinstance(d, Tensor) and d.dtype.is_integer and d.ndim == 0
+                 else d for d in shape]
+    if isinstance(shape, _numbers.Integral) and not isinstance(shape, bool):
+        dims = (int(shape),)
+    elif isinstance(shape, (list, tuple)) and all(
+            isinstance(d, _numbers.Integral) and not isinstance(d, bool) for d in shape):
+        dims = tuple(int(d) for d in shape)
+    elif hasattr(shape, "tolist") and getattr(shape, "dtype", None) is not None \
+            and str(shape.dtype).startswith(("int", "uint")):
+        dims = tuple(int(d) for d in shape.reshape(-1).tolist())
+    else:
+        raise TypeError(f"{op_type}: shape must be an int or a list of ints, got {shape!r}")
+    if min_size is not None:
+        check_shape(op_type, dims, allow_minus_one=min_size == -1)
+    return dims
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of zeros. ``ad.zeros([2, 3])`` is float32 of shape (2, 3)."""
-    return Tensor(backend.xp.zeros(static_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+    return Tensor(backend.xp.zeros(static_shape(shape, "zeros"), dtype=dtypes.as_dtype(dtype)._np))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of ones. ``ad.ones([2])`` -> ``[1., 1.]``."""
-    return Tensor(backend.xp.ones(static_shape(shape), dtype=dtypes.as_dtype(dtype)._np))
+    return Tensor(backend.xp.ones(static_shape(shape, "ones"), dtype=dtypes.as_dtype(dtype)._np))
 
 
 def _filled_like(fill_value):
@@ -115,7 +133,12 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
            [0., 1.]], dtype=float32)
     """
     xp = backend.xp
-    matrix = xp.eye(int(num_rows), None if num_columns is None else int(num_columns),
+    num_rows = _validate.as_int("eye", "num_rows", num_rows)
+    if num_columns is not None:
+        num_columns = _validate.as_int("eye", "num_columns", num_columns)
+    check_shape("eye", (num_rows, num_rows if num_columns is None else num_columns),
+                "[num_rows, num_columns]")
+    matrix = xp.eye(num_rows, num_columns,
                     dtype=dtypes.as_dtype(dtype)._np)
     if batch_shape is not None:
         shape = static_shape(batch_shape) + matrix.shape
@@ -133,7 +156,10 @@ def linspace(start, stop, num, name=None, axis=0):
     stop = convert_to_tensor(stop, dtype_hint=start.dtype)
     if start.dtype != stop.dtype:
         raise ValueError(f"linspace: start is {start.dtype.name} but stop is {stop.dtype.name}")
-    return LINSPACE(start, stop, num=int(num), axis=int(axis))
+    num = _validate.as_int("LinSpace", "num", num)
+    if num < 0:
+        raise InvalidArgumentError(f"LinSpace: num must be >= 0, got num={num}")
+    return LINSPACE(start, stop, num=num, axis=_validate.as_int("LinSpace", "axis", axis))
 
 
 def _linspace_weights(xp, num, axis, ndim, dtype):
@@ -183,6 +209,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     if limit is None:
         start, limit = 0, start
     args = [a.numpy().item() if isinstance(a, Tensor) else a for a in (start, limit, delta)]
+    for arg, a in zip(("start", "limit", "delta"), args):
+        if isinstance(a, bool) or not isinstance(a, (_numbers.Real)):
+            raise TypeError(f"Range: {arg} must be a number, got {a!r} ({type(a).__name__})")
+    if args[2] == 0:
+        raise InvalidArgumentError(f"Range: delta must not be 0 (start={args[0]}, limit={args[1]})")
     inferred = dtypes.infer_dtype(args) if dtype is None else dtypes.as_dtype(dtype)
     return Tensor(backend.xp.arange(*args, dtype=inferred._np))
 

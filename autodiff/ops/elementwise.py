@@ -12,7 +12,9 @@ import math as _math
 import numpy as _np
 
 from .. import backend, dtypes
+from .. import validate as _validate
 from ..broadcast import unbroadcast
+from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
 
@@ -105,10 +107,23 @@ MAXIMUM = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y),
                   _max_min_grads(lambda x, y: x >= y), doc="g flows to the larger input; ties to x")
 MINIMUM = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y),
                   _max_min_grads(lambda x, y: x <= y), doc="g flows to the smaller input; ties to x")
-FLOORDIV = _binary("FloorDiv", lambda xp, x, y: xp.floor_divide(x, y), NotDifferentiable,
+def _integer_divisor_checked(op, forward):
+    """``forward`` that refuses an integer divisor with a zero (NumPy would answer 0)."""
+    def checked(xp, x, y):
+        if x.dtype.kind in "iu" and y.dtype.kind in "iu" and xp.sum(y == 0).item() > 0:
+            raise InvalidArgumentError(
+                f"{op}: integer division by zero (y, {y.dtype} of shape {tuple(y.shape)}, "
+                f"has a zero element; x is {x.dtype} of shape {tuple(x.shape)})")
+        return forward(xp, x, y)
+    return checked
+
+
+FLOORDIV = _binary("FloorDiv",
+                   _integer_divisor_checked("FloorDiv", lambda xp, x, y: xp.floor_divide(x, y)),
+                   NotDifferentiable,
                    domain=(REALS, AWAY_FROM_ZERO), label="{0} // {1}",
                    doc="not differentiable (gradient None), as in TensorFlow")
-FLOORMOD = _binary("FloorMod", lambda xp, x, y: xp.mod(x, y),
+FLOORMOD = _binary("FloorMod", _integer_divisor_checked("FloorMod", lambda xp, x, y: xp.mod(x, y)),
                    (lambda g, ans, x, y: unbroadcast(g, x, ans),
                     lambda g, ans, x, y: unbroadcast(-g * floor(x / y), y, ans)),
                    domain=(REALS, AWAY_FROM_ZERO), label="{0} % {1}",
@@ -222,17 +237,26 @@ CAST = Primitive("Cast", _cast_forward, (_cast_grad,), saves="shapes",
 # ---- the public functions ---------------------------------------------------------
 def add(x, y, name=None):
     """x + y elementwise, with broadcasting. ``ad.add(1.0, 2.0)`` -> 3.0."""
-    return ADD(x, y)
+    try:
+        return ADD(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(ADD, x, y, err)
 
 
 def subtract(x, y, name=None):
     """x - y elementwise, with broadcasting."""
-    return SUB(x, y)
+    try:
+        return SUB(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(SUB, x, y, err)
 
 
 def multiply(x, y, name=None):
     """x * y elementwise. ``ad.multiply(1, 3.0)`` is an error: int32 and float32 never mix."""
-    return MUL(x, y)
+    try:
+        return MUL(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(MUL, x, y, err)
 
 
 def divide(x, y, name=None):
@@ -250,49 +274,98 @@ def _as_pair(x, y):
     return convert_to_tensor(x, dtype_hint=y.dtype), y
 
 
+def _python_mix(primitive, x, y, err):
+    """The error for a failed binary op: TypeError when both operands were Python values.
+
+    TensorFlow converts ``1`` to int32 first and then cannot convert ``3.0`` to
+    int32, a TypeError; with a tensor operand it is an InvalidArgumentError.
+    """
+    if isinstance(x, Tensor) or isinstance(y, Tensor) or hasattr(x, "dtype") or hasattr(y, "dtype"):
+        return err
+    new = TypeError(f"{primitive.name}: cannot convert y={y!r} ({dtypes.infer_dtype(y).name}) to "
+                    f"{dtypes.infer_dtype(x).name}, the dtype of x={x!r}; autodiff never casts "
+                    f"implicitly: convert one with ad.constant(..., dtype=...)")
+    new.__cause__ = None
+    new.__suppress_context__ = True
+    return new
+
+
+def _floating(primitive, x):
+    """``x`` as a tensor, refused (as TensorFlow does) unless floating or complex."""
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(x)
+    if x.dtype._np.kind in "fc":  # the valid call's whole cost: one isinstance, one lookup
+        return x
+    return _validate.check_dtype(primitive.name, x, lambda d: False, "floating-point or complex")
+
+
+def _numeric(primitive, x):
+    """``x`` as a tensor, refused unless a number (bool is not, as in TensorFlow)."""
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(x)
+    if x.dtype._np.kind != "b":
+        return x
+    return _validate.check_dtype(primitive.name, x, lambda d: False, "numeric (not bool)")
+
+
 def floordiv(x, y, name=None):
     """x // y: the floor of the quotient (not differentiable)."""
-    return FLOORDIV(x, y)
+    try:
+        return FLOORDIV(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(FLOORDIV, x, y, err)
 
 
 def floormod(x, y, name=None):
     """x % y, with the sign of y (Python's convention)."""
-    return FLOORMOD(x, y)
+    try:
+        return FLOORMOD(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(FLOORMOD, x, y, err)
 
 
 def negative(x, name=None):
     """-x elementwise."""
-    return NEG(x)
+    return NEG(_numeric(NEG, x))
 
 
 def pow(x, y, name=None):  # noqa: A001 - TensorFlow's name
     """x ** y elementwise. ``ad.pow(2.0, 3.0)`` -> 8.0."""
-    return POW(x, y)
+    try:
+        return POW(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(POW, x, y, err)
 
 
 def maximum(x, y, name=None):
     """Elementwise max; the gradient at a tie goes to ``x``."""
-    return MAXIMUM(x, y)
+    try:
+        return MAXIMUM(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(MAXIMUM, x, y, err)
 
 
 def minimum(x, y, name=None):
     """Elementwise min; the gradient at a tie goes to ``x``."""
-    return MINIMUM(x, y)
+    try:
+        return MINIMUM(x, y)
+    except InvalidArgumentError as err:
+        raise _python_mix(MINIMUM, x, y, err)
 
 
 def square(x, name=None):
     """x * x elementwise."""
-    return SQUARE(x)
+    return SQUARE(_numeric(SQUARE, x))
 
 
 def sqrt(x, name=None):
     """Square root elementwise."""
-    return SQRT(x)
+    return SQRT(_floating(SQRT, x))
 
 
 def rsqrt(x, name=None):
     """1 / sqrt(x) elementwise."""
-    return RSQRT(x)
+    return RSQRT(_floating(RSQRT, x))
 
 
 def reciprocal(x, name=None):
@@ -302,47 +375,47 @@ def reciprocal(x, name=None):
 
 def exp(x, name=None):
     """e ** x elementwise."""
-    return EXP(x)
+    return EXP(_floating(EXP, x))
 
 
 def expm1(x, name=None):
     """e ** x - 1, accurate for small x."""
-    return EXPM1(x)
+    return EXPM1(_floating(EXPM1, x))
 
 
 def log(x, name=None):
     """Natural logarithm elementwise."""
-    return LOG(x)
+    return LOG(_floating(LOG, x))
 
 
 def log1p(x, name=None):
     """log(1 + x), accurate for small x."""
-    return LOG1P(x)
+    return LOG1P(_floating(LOG1P, x))
 
 
 def sin(x, name=None):
     """Sine elementwise. ``ad.sin(0.0)`` -> 0.0."""
-    return SIN(x)
+    return SIN(_floating(SIN, x))
 
 
 def cos(x, name=None):
     """Cosine elementwise."""
-    return COS(x)
+    return COS(_floating(COS, x))
 
 
 def tan(x, name=None):
     """Tangent elementwise."""
-    return TAN(x)
+    return TAN(_floating(TAN, x))
 
 
 def tanh(x, name=None):
     """Hyperbolic tangent elementwise."""
-    return TANH(x)
+    return TANH(_floating(TANH, x))
 
 
 def sigmoid(x, name=None):
     """1 / (1 + e^-x) elementwise, computed without overflow."""
-    return SIGMOID(x)
+    return SIGMOID(_floating(SIGMOID, x))
 
 
 def softplus(features, name=None):
@@ -352,7 +425,7 @@ def softplus(features, name=None):
 
 def erf(x, name=None):
     """The Gauss error function elementwise."""
-    return ERF(x)
+    return ERF(_floating(ERF, x))
 
 
 def abs(x, name=None):  # noqa: A001

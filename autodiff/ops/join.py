@@ -135,7 +135,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
                 f"got split_dim {axis} (size = {dim}) and num_split {n}")
         sizes = [dim // n] * n
     else:
-        sizes = list(static_shape(num_or_size_splits, "SplitV"))
+        sizes = list(static_shape(num_or_size_splits, "SplitV", min_size=-1))
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
         if sum(sizes) != dim or any(s < 0 for s in sizes):

@@ -27,6 +27,7 @@ TensorFlow's GPU kernel, it gives NaN for those rows instead.
 import numpy as np
 
 from .. import dtypes
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import convert_to_tensor
@@ -217,8 +218,11 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         raise InvalidArgumentError(f"OneHot: only axis=-1 is supported, got axis={axis}")
     if not indices.dtype.is_integer:
         raise InvalidArgumentError(f"OneHot: indices must be integers, not {indices.dtype.name}")
+    depth = _validate.as_int("OneHot", "depth", depth)
+    if depth < 0:
+        raise InvalidArgumentError(f"OneHot: depth must be >= 0, got depth={depth}")
     dtype = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
-    return ONE_HOT(indices, depth=int(depth), dtype=dtype.name,
+    return ONE_HOT(indices, depth=depth, dtype=dtype.name,
                    on_value=1 if on_value is None else on_value,
                    off_value=0 if off_value is None else off_value)
 

@@ -15,6 +15,7 @@ other ops (as in TensorFlow): their gradients come from those ops.
 
 import math
 
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import convert_to_tensor
@@ -240,7 +241,7 @@ LOG_SOFTMAX = Primitive(
 
 def _negative_axis(x, axis, op_type):
     ndim = x._value.ndim
-    axis = -1 if axis is None else int(axis)
+    axis = -1 if axis is None else _validate.as_int(op_type, "axis", axis)
     if ndim == 0 or not -ndim <= axis < ndim:
         raise InvalidArgumentError(f"{op_type}: axis {axis} is out of range for logits of shape "
                                    f"{tuple(x._value.shape)} (logits need rank >= 1)")

@@ -159,7 +159,8 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
     TensorShape([2, 3])
     """
     dtype = _float_dtype(dtype, "RandomStandardNormal")
-    z = RANDOM_STANDARD_NORMAL(shape=static_shape(shape), dtype=dtype.name, seed=_seed(seed))
+    z = RANDOM_STANDARD_NORMAL(shape=static_shape(shape, "RandomStandardNormal"), dtype=dtype.name,
+                              seed=_seed(seed))
     return _scale_and_shift(z, stddev, mean)
 
 
@@ -170,7 +171,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     True
     """
     dtype = _float_dtype(dtype, "TruncatedNormal")
-    z = TRUNCATED_NORMAL(shape=static_shape(shape), dtype=dtype.name, seed=_seed(seed))
+    z = TRUNCATED_NORMAL(shape=static_shape(shape, "TruncatedNormal"), dtype=dtype.name,
+                        seed=_seed(seed))
     return _scale_and_shift(z, stddev, mean)
 
 
@@ -188,7 +190,7 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     True
     """
     dtype = dtypes.as_dtype(dtype)
-    shape = static_shape(shape)
+    shape = static_shape(shape, "RandomUniform")
     if dtype.is_integer:
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")

@@ -15,6 +15,7 @@ the ops it is built of. The running sums and products (``cumsum``,
 import numpy as _np
 
 from .. import dtypes
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import convert_to_tensor
@@ -32,21 +33,13 @@ def normalize_axes(axis, ndim, op_type):
     """``axis`` (None, int or list, negatives allowed) as a sorted tuple of axes."""
     if axis is None:
         return tuple(range(ndim))
-    if hasattr(axis, "numpy"):
-        axis = axis.numpy().tolist()
-    axes = (axis,) if isinstance(axis, int) else tuple(int(a) for a in axis)
-    for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise InvalidArgumentError(
-                f"{op_type}: axis {a} is out of range for a tensor of rank {ndim}")
+    axes = _validate.normalize_axes(op_type, axis, ndim)
     return tuple(sorted({a % ndim if ndim else 0 for a in axes}))
 
 
 def normalize_axis(axis, ndim, op_type):
     """One axis in ``[-ndim, ndim)`` as a non-negative int."""
-    if hasattr(axis, "numpy"):
-        axis = axis.numpy()
-    axis = int(axis)
+    axis = _validate.as_int(op_type, "axis", axis)
     if not -ndim <= axis < ndim:
         raise InvalidArgumentError(f"{op_type}: axis {axis} is out of range [{-ndim}, {ndim}) "
                                    f"for a tensor of rank {ndim}")
@@ -73,14 +66,32 @@ def _size(x, axis):
     return n
 
 
-SUM = Primitive("Sum", lambda xp, x, axis, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims,
-                                                                 dtype=x.dtype),
+def _accumulated(reduce, xp, x, axis, keepdims):
+    """A sum-like reduction; float16 accumulates in float32 (PyTorch does; TF doesn't).
+
+    TensorFlow sums float16 in float16, so a mean of 65,505 ones is inf there
+    (and its gradient 0); here it is 1.0. A deliberate difference.
+    """
+    if x.dtype.kind == "f" and x.dtype.itemsize == 2:
+        return reduce(x, axis=axis, keepdims=keepdims, dtype="float32").astype(x.dtype)
+    return reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+SUM = Primitive("Sum", lambda xp, x, axis, keepdims=False: _accumulated(xp.sum, xp, x, axis,
+                                                                         keepdims),
                 (lambda g, ans, x, axis, keepdims=False: _spread(g, x, ans, axis),),
                 saves="shapes", domain=REALS, cases=REDUCE_CASES,
                 doc="d/dx_i sum(x) = 1: g is copied to every summed element")
-MEAN = Primitive("Mean", lambda xp, x, axis, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims,
-                                                                    dtype=x.dtype),
-                 (lambda g, ans, x, axis, keepdims=False: _spread(g, x, ans, axis) / _size(x, axis),),
+def _mean_grad(g, x, ans, axis):
+    n = _size(x, axis)
+    if n > 65504 and g.dtype.name == "float16":  # n itself is inf in float16: scale by 1/n
+        return _spread(g, x, ans, axis) * (1.0 / n)
+    return _spread(g, x, ans, axis) / n
+
+
+MEAN = Primitive("Mean", lambda xp, x, axis, keepdims=False: _accumulated(xp.mean, xp, x, axis,
+                                                                           keepdims),
+                 (lambda g, ans, x, axis, keepdims=False: _mean_grad(g, x, ans, axis),),
                  saves="shapes", domain=REALS, cases=REDUCE_CASES,
                  doc="d/dx_i mean(x) = 1/n")
 

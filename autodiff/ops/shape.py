@@ -14,6 +14,7 @@ re-exported here until ``ops/__init__`` imports that module itself.
 
 from .. import backend, dtypes
 from ..broadcast import unbroadcast
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -44,7 +45,7 @@ def reshape(tensor, shape, name=None):
     TensorShape([2, 3])
     """
     x = convert_to_tensor(tensor)
-    shape = static_shape(shape, "Reshape")
+    shape = static_shape(shape, "Reshape", min_size=-1)
     return RESHAPE(x, shape=shape)
 
 
@@ -66,8 +67,9 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
     """Permutes axes; by default reverses them (the matrix transpose for rank 2)."""
     x = convert_to_tensor(a)
     ndim = x._value.ndim
-    perm = tuple(reversed(range(ndim))) if perm is None else static_shape(perm, "Transpose")
-    if sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)):
+    perm = tuple(reversed(range(ndim))) if perm is None else \
+        static_shape(perm, "Transpose", min_size=None)
+    if sorted(p % ndim if ndim and -ndim <= p < ndim else p for p in perm) != list(range(ndim)):
         raise InvalidArgumentError(
             f"Transpose: perm {list(perm)} is not a permutation of the {ndim} axes of shape "
             f"{tuple(x._value.shape)}")
@@ -112,7 +114,7 @@ def expand_dims(input, axis, name=None):  # noqa: A002
     """Inserts a size-1 axis at ``axis`` (a reshape)."""
     x = convert_to_tensor(input)
     ndim = x._value.ndim
-    axis = int(axis)
+    axis = _validate.as_int("ExpandDims", "axis", axis)
     if not -ndim - 1 <= axis <= ndim:
         raise InvalidArgumentError(f"ExpandDims: axis {axis} out of range for rank {ndim}")
     axis = axis % (ndim + 1)
@@ -135,8 +137,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     shape = x._value.shape
     if axis is None:
         return reshape(x, tuple(d for d in shape if d != 1))
-    axes = {normalize_axis(a, len(shape), "Squeeze")
-            for a in ((axis,) if isinstance(axis, int) else axis)}
+    axes = {a % len(shape) for a in _validate.normalize_axes("Squeeze", axis, len(shape))}
     for a in sorted(axes):
         if shape[a] != 1:
             raise InvalidArgumentError(f"Squeeze: Can not squeeze dim[{a}], expected a dimension "

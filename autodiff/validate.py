@@ -1,0 +1,78 @@
+"""Argument checks shared by the public op wrappers, with messages in one voice.
+
+Every check names the op (TensorFlow's op type, e.g. ``Sum``), the argument
+and what was wrong with it. The wrappers call these before an op runs, or
+only after it fails, so a valid call pays little or nothing: the primitive
+call path in ``registry.py`` stays free of checks.
+
+Which error family: TensorFlow raises ``TypeError`` when a Python value cannot
+be converted to the integer tensor an argument needs (``axis=1.5``, a shape of
+``[1.5]``), and ``InvalidArgumentError`` (here also a ValueError) when the
+value converts but is out of range (``axis=5`` on a matrix, a negative size).
+
+>>> normalize_axes("Sum", 1.5, 2)
+Traceback (most recent call last):
+TypeError: Sum: axis must be an int or a list of ints, got 1.5 (float)
+"""
+
+import numbers
+
+from .errors import InvalidArgumentError
+
+__all__ = ["as_int", "normalize_axes", "check_shape", "check_dtype"]
+
+
+def as_int(op, arg, value):
+    """``value`` as a Python int, or TypeError naming ``op`` and ``arg`` (bools and floats refused)."""
+    if hasattr(value, "numpy") and hasattr(value, "dtype"):
+        if getattr(value.dtype, "is_integer", False) and value.shape == ():
+            return int(value.numpy())
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"{op}: {arg} must be an int, got {value!r} ({type(value).__name__})")
+
+
+def normalize_axes(op, axis, ndim):
+    """``axis`` (int, list of ints or int tensor; negatives count from the end) as a tuple.
+
+    Raises:
+        TypeError: an axis is not an integer (``1.5``, ``'a'``, ``None`` in a list).
+        InvalidArgumentError: an axis is outside ``[-ndim, ndim)``.
+    """
+    if hasattr(axis, "numpy"):
+        axis = axis.numpy().tolist()
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    axes = []
+    for a in items:
+        if isinstance(a, (list, tuple)) and len(a) == 1:
+            a = a[0]  # TensorFlow accepts [[0]]
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a list of ints, got {axis!r} "
+                            f"({type(axis).__name__})")
+        if not -ndim <= a < max(ndim, 1):
+            raise InvalidArgumentError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+        axes.append(int(a))
+    return tuple(axes)
+
+
+def check_shape(op, shape, arg="shape", allow_minus_one=False):
+    """Raises when a tuple of ints ``shape`` has a negative size (or -1 used twice)."""
+    for d in shape:
+        if d < 0 and not (allow_minus_one and d == -1):
+            raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has a negative size {d}; "
+                                       f"sizes must be >= 0")
+    if allow_minus_one and sum(d == -1 for d in shape) > 1:
+        raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has more than one -1; "
+                                   f"only one size can be inferred")
+    return shape
+
+
+def check_dtype(op, x, allowed, what):
+    """Raises InvalidArgumentError when tensor ``x``'s dtype fails ``allowed(dtype)``.
+
+    ``what`` names the accepted kinds for the message, e.g. ``"floating or complex"``.
+    """
+    if not allowed(x.dtype):
+        raise InvalidArgumentError(f"{op}: x has dtype {x.dtype.name}, but {op} takes only "
+                                   f"{what} tensors (cast it first, e.g. ad.cast(x, ad.float32))")
+    return x
