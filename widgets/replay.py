@@ -116,14 +116,22 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     if snapshots[0]["records"] is None:
         raise RuntimeError("replay needs the tape's records, but this non-persistent tape "
                            "already computed its gradient (use persistent=True to replay it)")
-    answers = explain_sources(tapes[0], target, nest.flatten(sources)) \
-        if output_gradients is None else {}
+    flat_sources = nest.flatten(sources)
+    # "Why is this gradient None?" reads the records: ask a persistent tape
+    # afterwards, only about the None gradients (each answer is one backward
+    # sweep); a non-persistent tape frees its records, so ask it first.
+    keeps = bool(getattr(tapes[0], "_persistent", False))
+    answers = explain_sources(tapes[0], target, flat_sources) \
+        if output_gradients is None and not keeps else {}
     trace = tapes[0].backward_trace(target, sources, output_gradients)
+    if output_gradients is None and keeps:
+        lost = [s for s, g in zip(flat_sources, nest.flatten(trace.gradients)) if g is None]
+        answers = explain_sources(tapes[0], target, lost)
     tape_names = list(tape_names) if tape_names else \
         [f"tape {i}" for i in range(len(tapes))]
     builder = _Builder(snapshots, tape_names, names or {})
     data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
-    data["debug"]["lost"] = lost_gradients(answers, nest.flatten(sources),
+    data["debug"]["lost"] = lost_gradients(answers, flat_sources,
                                            nest.flatten(trace.gradients), data["nodes"])
     return Replay(data, trace)
 

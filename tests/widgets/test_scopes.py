@@ -1,6 +1,7 @@
 """Scope groups and the debugging marks of a replay (widgets/scopes.py)."""
 
 import numpy as np
+import pytest
 
 import autodiff as ad
 from benchmarks.player import rnn_tape
@@ -73,10 +74,11 @@ def test_group_gradient_norms_grow_over_the_backward_pass():
         assert all(r.frames[k]["phase"] == "backward" for k in frames)
 
 
-def test_a_lost_gradient_points_at_the_stop_gradient():
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_lost_gradient_points_at_the_stop_gradient(persistent):
     w = ad.Variable(np.ones((2, 2)), name="w")
     v = ad.Variable(np.float64(2.0), name="v")
-    with ad.GradientTape() as tape:
+    with ad.GradientTape(persistent=persistent) as tape:
         h = ad.tanh(w)
         y = ad.reduce_sum(ad.stop_gradient(h * v) + h)
     r = replay(tape, y, [w, v])
