@@ -130,6 +130,23 @@ def test_check_never_raises_outside_nbgrader_and_raises_under_it(monkeypatch, ca
         check(5.0, 6.0)
 
 
+def test_check_compares_gradient_lists_with_none_entry_by_entry_and_nan_with_nan(capsys):
+    import numpy as np
+
+    import autodiff as ad
+    from widgets.exercises import check
+
+    check([0.0, None], [ad.constant(0.0), None])     # relu's 0 beside an unconnected None
+    check([1.0, None], [ad.constant(0.0), None])
+    check([0.0], [ad.constant(0.0), None])
+    check(float("nan"), ad.constant(np.nan))
+    check(float("nan"), ad.constant(1.0))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("Correct!")
+    assert printed[1].startswith("Not yet: ") and printed[2].startswith("Not yet: ")
+    assert printed[3].startswith("Correct!") and printed[4].startswith("Not yet: ")
+
+
 @pytest.mark.slow
 def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(tmp_path):
     pytest.importorskip("nbgrader")

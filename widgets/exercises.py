@@ -126,6 +126,13 @@ def _matches(prediction, answer, rtol, atol):
     """``(correct, shape_note)``: the note says the shapes differ, and nothing more."""
     if prediction is None or answer is None:
         return prediction is None and answer is None, None
+    if (isinstance(answer, list) and isinstance(prediction, (list, tuple))
+            and any(x is None for x in list(answer) + list(prediction))):
+        # a list of gradients with some None (unconnected): compare entry by entry
+        if len(prediction) != len(answer):
+            return False, (f"your prediction has {len(prediction)} entries, and that is not "
+                           "the number of answers")
+        return all(_matches(p, a, rtol, atol)[0] for p, a in zip(prediction, answer)), None
     if isinstance(answer, (str, bool, tuple)) or isinstance(prediction, str):
         if isinstance(answer, tuple):
             prediction = tuple(prediction)

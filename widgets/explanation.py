@@ -6,6 +6,7 @@ Plain data and its rendering (text and HTML); the rules that decide live in
 
 import collections
 import html
+import re
 
 __all__ = ["Explanation", "PathStep", "REASONS"]
 
@@ -112,4 +113,9 @@ class Explanation:
         return (f"<div style='border-left:4px solid {colour};padding:.4em .8em'>"
                 f"<b>{html.escape(self.target_name)} ← {html.escape(self.source_name)}: "
                 f"{html.escape(self.title)}</b> <code>{self.reason}</code>"
-                f"<p style='margin:.3em 0'>{html.escape(self.message)}</p>{path}</div>")
+                f"<p style='margin:.3em 0'>{_code_spans(html.escape(self.message))}</p>{path}</div>")
+
+
+def _code_spans(text):
+    """The messages quote code Markdown-style, `like this`: in HTML, as <code> (not backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)

@@ -20,6 +20,7 @@ import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 from widgets.explain_history import record_history
 
 # %% [markdown]
@@ -128,16 +129,27 @@ del tape
 #
 # When the target does not depend on a source at all, `gradient` returns `None`. This is a
 # deliberate choice: `None` says "there is no path", and a zero would hide a bug. Compare
-# a source that *is* connected but has slope zero:
+# a source that *is* connected but has slope zero.
+#
+# **Predict.** `relu` is flat for negative inputs. What does `tape.gradient(out, [p, q])`
+# return below, with `p = -2` fed through `relu` and `q` never used? Two entries, each a
+# number or `None`.
 
-# %%
+# %% tags=["solution"]
 p = ad.Variable(-2.0, name="p")
 q = ad.Variable(5.0, name="q")     # never used below
 
 with ad.GradientTape() as tape:
     out = ad.nn.relu(p)            # relu is flat for negative inputs
 
-print(tape.gradient(out, [p, q]))
+my_prediction = ...  # your prediction, e.g. [1.0, None]
+### BEGIN SOLUTION
+my_prediction = [0.0, None]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(out, [p, q]),
+      hint="one source has a path through a flat op, the other has no path at all")
 
 # %% [markdown]
 # `p` gets a real `0.0` (the path exists, the slope is zero); `q` gets `None`.
@@ -192,19 +204,28 @@ widgets.explain_none_gradient(tape, y, data)
 # > **Teaching moment: feeding a recorded op is not being watched.** Below, `w` is
 # > watched (a trainable Variable read inside the tape), `data` is not. `direct = data * w`
 # > is recorded, because one of its inputs is watched, and `data` is right there as the
-# > other input. **Predict** before you run the cell: does `tape.gradient(direct, data)`
-# > give `2.0` (that is, $w$), or `None`?
+# > other input.
+#
+# **Predict.** Does `tape.gradient(direct, data)` give `2.0` (that is, $w$), or `None`?
 
-# %%
+# %% tags=["solution"]
 w = ad.Variable(2.0, name="w")
 data = ad.constant(3.0)
 with ad.GradientTape(persistent=True) as tape:
     direct = data * w           # recorded, because w is watched; data is only an input
     scaled = data * 10.0        # not recorded: nothing here is watched
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 print(tape)
 print("d direct / d [w, data]:", tape.gradient(direct, [w, data]))
 print("d scaled / d data:     ", tape.gradient(scaled, data))
+check(my_prediction, tape.gradient(direct, data),
+      hint="which tensors does this tape watch? Is being an input of a recorded op enough?")
 del tape
 
 # %% [markdown]
@@ -428,7 +449,26 @@ print("round:", stepped.numpy(), "->", tape.gradient(stepped, level))
 # | depends on the input | the branch taken ignores the source | `unconnected_gradients`, or a formula that keeps the source |
 # | fine on step 1, `None` on step 2 | Variable replaced by a Tensor | `assign_sub` |
 # | `round`, `floor`, `shuffle` | op is non-differentiable | custom gradient (lesson 4) |
+# | `LookupError`, not `None` | an op nobody gave a gradient rule | register one, or declare it non-differentiable (lesson 5) |
 #
+# The last row is not a `None` at all. Marking an op non-differentiable is a decision; an
+# op that simply has no rule (a new op written on arrays, for instance) makes the backward
+# pass **stop with an error** as soon as the path crosses it, because a silent `None` there
+# could hide a real bug:
+
+# %%
+@ad.primitive("CubeOnArrays")            # a new op, computed on arrays; no gradient yet
+def cube_on_arrays(xp, x):
+    return x * x * x
+
+with ad.GradientTape() as tape:
+    cubed = cube_on_arrays(level)
+try:
+    tape.gradient(cubed, level)
+except LookupError as error:
+    print("LookupError:", error)
+
+# %% [markdown]
 # ### The explainer on all seven
 #
 # Some of these breaks leave no trace on the tape: a tape records only ops that touch what

@@ -25,6 +25,7 @@ import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # ## 1. A tape inside a tape
@@ -77,9 +78,12 @@ print("first, second, third:", float(d1), float(d2), float(d3))
 # ## 2. Teaching moment: a constant watched only by the inner tape
 #
 # Replace the Variable with a constant. A constant must be watched, so the inner tape
-# watches it. The outer tape does not:
+# watches it. The outer tape does not.
+#
+# **Predict.** The first derivative is $4c^3 = 13.5$ as before. What does the outer tape
+# give for the second derivative: 27.0, 0.0, or `None`?
 
-# %%
+# %% tags=["solution"]
 c = ad.constant(1.5)
 
 with ad.GradientTape() as outer:
@@ -89,8 +93,15 @@ with ad.GradientTape() as outer:
     dy_dc = inner.gradient(y, c)
     print("records on the outer tape:", len(outer.records))
 
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
 print("dy/dc   =", dy_dc)
-print("d2y/dc2 =", outer.gradient(dy_dc, c))
+check(my_prediction, outer.gradient(dy_dc, c),
+      hint="which tape watches c? Did the outer tape record anything?")
 
 # %% [markdown]
 # > **Teaching moment: the second derivative is `None`.** An older TensorFlow tutorial runs
@@ -237,6 +248,33 @@ print("f'''(1.5) =", grad(grad(grad(quartic)))(1.5))
 
 # %% [markdown]
 # Each level watches its own argument, so the trap of section 2 cannot happen here.
+#
+# ### The old form: `gradients_function`
+#
+# Older eager-mode tutorials write `gradients_function(f)`. It is the same idea with two
+# differences: the new function differentiates with respect to **every** argument (or the
+# ones listed in `params`) and always returns a **list**, one derivative per argument.
+# `ad.gradients_function` keeps it, so those tutorials run; beside it, the same
+# derivatives with a tape and with `ad.functional.grad`:
+
+# %%
+f2 = lambda x, y: x * x * y
+
+print("gradients_function:", ad.gradients_function(f2)(3.0, 2.0))
+x3, y2 = ad.constant(3.0), ad.constant(2.0)
+with ad.GradientTape() as tape:
+    tape.watch([x3, y2])
+    out = f2(x3, y2)
+print("a tape:            ", tape.gradient(out, [x3, y2]))
+print("functional.grad:   ", ad.functional.grad(f2, argnums=(0, 1))(x3, y2))
+
+# %% [markdown]
+# Nesting works as with `grad`, with one catch: each level returns a list, so take element
+# `[0]` before differentiating again.
+
+# %%
+d1 = lambda x: ad.gradients_function(quartic)(x)[0]
+print("f''(1.5) with gradients_function:", ad.gradients_function(d1)(1.5)[0])
 #
 # ## 6. A gradient of a gradient at work: input-gradient regularization
 #

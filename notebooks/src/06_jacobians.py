@@ -26,6 +26,7 @@ import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # ## 1. What the gradient loses
@@ -121,6 +122,29 @@ print("equal:", np.allclose(g.numpy(), j_sum.numpy(), atol=1e-6))
 
 different_columns = [j[:, u, :, v] for u in range(5) for v in range(5) if u != v]
 print("j[b, u, i, v] == 0 whenever u != v:", all(np.all(block.numpy() == 0) for block in different_columns))
+del tape
+
+# %% [markdown]
+# ### One target per call
+#
+# `gradient` accepts a list of targets (it differentiates their sum). `jacobian` does not:
+# a Jacobian of two targets would be two matrices of different shapes, not one sum. Its
+# **sources** can be a list (one Jacobian per source comes back), but its **target** must
+# be one tensor. Pass a list and it refuses; TensorFlow refuses too, with an
+# `AttributeError` that says less.
+
+# %%
+with ad.GradientTape(persistent=True) as tape:
+    y = layer(x)
+    y_total = ad.reduce_sum(y)
+
+per_source = tape.jacobian(y, [layer.kernel, layer.bias])
+print("one target, two sources:", [tuple(j_s.shape) for j_s in per_source])
+try:
+    tape.jacobian([y, y_total], layer.kernel)
+except TypeError as error:
+    print("TypeError:", error)
+print("one call per target:", tuple(tape.jacobian(y_total, layer.kernel).shape))
 del tape
 
 # %% [markdown]
@@ -265,16 +289,34 @@ full = tape.jacobian(y, x)
 widgets.batch_jacobian_patches(full)
 
 # %% [markdown]
+# **Predict.** Now call `tape.batch_jacobian(y, x)` on this tape. Does it raise an error,
+# or return a `(5, 2, 3)` tensor? And if it returns one, is it equal to the diagonal patches
+# of the picture (the true per-example Jacobians)? Predict `"error"`, `True` or `False`.
+
+# %% tags=["solution"]
+try:
+    batch = tape.batch_jacobian(y, x)
+    per_example = ad.einsum("bxby->bxy", full)
+    outcome = bool(np.allclose(per_example.numpy(), batch.numpy(), atol=1e-6))
+except Exception:
+    outcome = "error"
+
+my_prediction = ...  # your prediction: "error", True or False
+### BEGIN SOLUTION
+my_prediction = False
+### END SOLUTION
+
+# %% tags=["check"]
+print("batch_jacobian shape:", batch.shape)
+check(my_prediction, outcome,
+      hint="batch_jacobian seeds one cotangent per output position, in every example at once: "
+           "what does it add up when the off-diagonal patches are not zero?")
+
+# %% [markdown]
 # > **Teaching moment: `batch_jacobian` does not check.** It still runs and returns the
 # > expected shape, `(5, 2, 3)`, but its numbers are the column sums described above, not the
 # > per-example Jacobians. TensorFlow behaves the same way, and so does `autodiff`: checking
 # > would cost as much as the full Jacobian.
-
-# %%
-batch = tape.batch_jacobian(y, x)
-per_example = ad.einsum("bxby->bxy", full)
-print("batch_jacobian:", batch.shape, "  equal to the diagonal patches:",
-      np.allclose(per_example.numpy(), batch.numpy(), atol=1e-6))
 
 # %% [markdown]
 # When in doubt, ask `ad.testing.check_batch_independence`. It computes the full Jacobian

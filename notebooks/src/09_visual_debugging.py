@@ -15,7 +15,7 @@
 # 1. to replay a tape with `widgets.TapePlayer`: one tape, two tapes side by side, and a
 #    second derivative with nested tapes;
 # 2. to read the backward pass from `tape.backward_trace`: the cotangent that arrives at
-#    each op and what it sends on;
+#    each op and what it sends on; and as straight-line code, compiled by `ad.function`;
 # 3. to find a broken gradient with `widgets.explain_none_gradient`, and with
 #    `record_history` for the causes a tape cannot see;
 # 4. to save a player as a standalone HTML page.
@@ -160,6 +160,50 @@ print("\ngradients:", [round(float(g), 4) for g in trace.gradients],
 # rule should do, and find the first one that disagrees.
 
 # %% [markdown]
+# ### The backward pass as code
+#
+# A tape is data that `gradient` walks at run time. `ad.function(f, jit_compile=True)`
+# goes one step further: it traces `f` once, tapes and `gradient` calls included, and
+# writes the whole computation out as **one straight-line Python function** on plain
+# arrays. `f.experimental_get_compiler_ir(x)(stage="python")` prints it, so you can read
+# reverse mode as a program: the forward ops, then the backward ops the rules produced.
+#
+# Here is the tape of a small loss, and then the same loss and its gradient, compiled:
+
+# %%
+w = ad.Variable([[0.5], [-0.25]], name="w")
+inputs = ad.constant([[1.0, 1.0]])
+
+with ad.GradientTape() as tape:
+    loss = ad.reduce_sum(ad.tanh(inputs @ w) ** 2)
+print(tape)
+
+@ad.function(jit_compile=True)
+def loss_and_grad(x):
+    with ad.GradientTape() as tape:
+        loss = ad.reduce_sum(ad.tanh(x @ w) ** 2)
+    return loss, tape.gradient(loss, w)
+
+compiled_loss, compiled_grad = loss_and_grad(inputs)
+eager_grad = tape.gradient(loss, w)
+print("same gradient as the tape:", np.allclose(compiled_grad.numpy(), eager_grad.numpy()))
+
+# %% tags=["nbval-ignore-output"]
+print(loss_and_grad.experimental_get_compiler_ir(inputs)(stage="python"))
+
+# %% [markdown]
+# (The printout follows the compiler as it changes, so the tests do not compare it.) Read
+# it against the tape. The first four lines are the tape's four records. After the
+# "backward pass" comment comes what the rules of those records compute, in reverse:
+# the seed $1$ times `Pow`'s rule $2 \tanh$ (the compiler folded the constants into one
+# number, computed once), then `TanhGrad` (the rule of `Tanh`, $1 - \tanh^2$ times the
+# incoming cotangent), then `MatMul`'s rule for `w`, $x^\top g$. `Sum`'s rule (spread the
+# cotangent back to the shape of its input) became the constant `k4`: the seed reshaped
+# to `(1, 1)`.
+# The `del` lines free each intermediate after its last use, which a tape cannot do:
+# it keeps everything until `gradient` runs.
+
+# %% [markdown]
 # ## 3. Finding a broken gradient
 #
 # `widgets.explain_none_gradient(tape, target, source)` reads a tape **without using it
@@ -280,7 +324,8 @@ print("the same frames inside:", '"result: dy/dx = 6.0"' in page)
 #   seed, backward steps, result. A list of tapes colours each op by the tapes that
 #   recorded it; nested tapes show a second derivative as the outer tape sees it.
 # * `tape.backward_trace` gives the same steps as data: cotangents arriving, contributions
-#   sent, running totals.
+#   sent, running totals. `ad.function(f, jit_compile=True)` and
+#   `f.experimental_get_compiler_ir(x)(stage="python")` print them as one Python function.
 # * `widgets.explain_none_gradient(tape, target, source)` names the break: not watched, an
 #   integer, `stop_gradient`, a non-differentiable op... For breaks the tape cannot see
 #   (NumPy, `assign`, a replaced Variable), record the code inside `record_history()`.

@@ -1448,3 +1448,25 @@ def test_claim_lesson11_adam_first_step_is_lr_times_sign(tf):
     tf_w = run(tf, tf.keras.optimizers.Adam(learning_rate=0.1))
     np.testing.assert_allclose(tf_w, [0.9, -1.9, 0.4], rtol=1e-5)
     np.testing.assert_allclose(run(ad, ad.optimizers.Adam(learning_rate=0.1)), tf_w, rtol=1e-6)
+
+
+# 06_jacobians.py section 3 "One target per call": "its **sources** can be a list (one
+# Jacobian per source comes back), but its **target** must be one tensor. Pass a list and it
+# refuses; TensorFlow refuses too, with an `AttributeError` that says less."
+def test_claim_lesson6_jacobian_target_is_one_tensor(tf):
+    def run(m):
+        x = m.constant([1.0, 2.0])
+        with m.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            a = x * x
+            b = m.reduce_sum(x)
+        shapes = [tuple(j.shape) for j in tape.jacobian(a, [x, x])]
+        return tape, a, b, x, shapes
+    tape, a, b, x, shapes = run(tf)
+    assert shapes == [(2, 2), (2, 2)]
+    with pytest.raises(AttributeError):
+        tape.jacobian([a, b], x)
+    tape, a, b, x, shapes = run(ad)
+    assert shapes == [(2, 2), (2, 2)]
+    with pytest.raises(TypeError, match="single tensor"):
+        tape.jacobian([a, b], x)

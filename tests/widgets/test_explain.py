@@ -314,6 +314,16 @@ def test_explanation_renders_as_text_and_html_with_the_callers_names():
     assert str(renamed).startswith("Gradient of L with respect to w")
 
 
+def test_explanation_html_shows_quoted_code_as_code_not_backticks():
+    data = ad.constant(1.0)
+    with ad.GradientTape(persistent=True) as tape:
+        y = data * 2.0
+    why = explain_none_gradient(tape, y, data)
+    assert "`with`" in str(why)                    # the text form keeps the Markdown quotes
+    html = why._repr_html_()
+    assert "`" not in html and "<code>with</code>" in html
+
+
 def test_record_history_nests_and_leaves_no_recorder_or_observer():
     from autodiff import tape as tape_module
     with record_history() as outer:
