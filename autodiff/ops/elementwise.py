@@ -420,7 +420,7 @@ def sigmoid(x, name=None):
 
 def softplus(features, name=None):
     """log(1 + e^x) elementwise, computed without overflow."""
-    return SOFTPLUS(features)
+    return SOFTPLUS(_floating(SOFTPLUS, features))
 
 
 def erf(x, name=None):

@@ -65,7 +65,10 @@ def relu_grad(g, ans):
 
 def relu(features, name=None):
     """max(x, 0) elementwise. ``ad.nn.relu(ad.constant([-1.0, 2.0]))`` -> ``[0., 2.]``."""
-    return RELU(convert_to_tensor(features))
+    x = convert_to_tensor(features)
+    if x.dtype._np.kind == "b":
+        _validate.check_dtype("Relu", x, lambda d: False, "numeric (not bool)")
+    return RELU(x)
 
 
 def _masked_grad(name, scale):
@@ -241,6 +244,8 @@ LOG_SOFTMAX = Primitive(
 
 def _negative_axis(x, axis, op_type):
     ndim = x._value.ndim
+    if x.dtype._np.kind != "f":
+        _validate.check_dtype(op_type, x, lambda d: False, "floating-point")
     axis = -1 if axis is None else _validate.as_int(op_type, "axis", axis)
     if ndim == 0 or not -ndim <= axis < ndim:
         raise InvalidArgumentError(f"{op_type}: axis {axis} is out of range for logits of shape "

@@ -147,6 +147,8 @@ MIN = Primitive("Min", _extreme(lambda xp, x, **kw: xp.min(x, **kw), _highest),
 
 def _reduce(primitive, input_tensor, axis, keepdims):
     x = convert_to_tensor(input_tensor)
+    if x.dtype._np.kind == "b":  # as TensorFlow: reduce_any / reduce_all are for bools
+        _validate.check_dtype(primitive.name, x, lambda d: False, "numeric (not bool)")
     return primitive(x, axis=normalize_axes(axis, x._value.ndim, primitive.name),
                      keepdims=bool(keepdims))
 

@@ -82,6 +82,11 @@ KNOWN_CASES = [
      ["LogSoftmax", "axis"]),
     ("constant ragged list", lambda: ad.constant([[1], [1, 2]]), InvalidArgumentError,
      ["convert_to_tensor", "rectangular"]),
+    ("reduce_sum bool", lambda: ad.reduce_sum(ad.constant([True])), InvalidArgumentError,
+     ["Sum", "bool"]),
+    ("relu bool", lambda: ad.nn.relu(ad.constant([True])), InvalidArgumentError, ["Relu", "bool"]),
+    ("softmax int", lambda: ad.nn.softmax(I), InvalidArgumentError, ["Softmax", "int32"]),
+    ("softplus int", lambda: ad.nn.softplus(I), InvalidArgumentError, ["Softplus", "int32"]),
     ("tape_hessian not a tape", lambda: ad.functional.tape_hessian([1], X, X), TypeError,
      ["tape_hessian", "tape", "list"]),
 ]
