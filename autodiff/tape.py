@@ -313,10 +313,14 @@ class GradientTape:
         names = {}
         for vid, var in self._variables.items():
             names[vid] = var._name
+        # The next number is how many names so far start with "v" (a Variable
+        # named "velocity" counts too), kept as a running count: linear time.
+        count = sum(1 for n in names.values() if n.startswith("v"))
         for rec in self._records or ():
             for t in rec.inputs + rec.outputs:
                 if t._id not in names:
-                    names[t._id] = f"v{sum(1 for n in names.values() if n.startswith('v'))}"
+                    names[t._id] = f"v{count}"
+                    count += 1
         return names
 
     def __str__(self):
