@@ -39,7 +39,11 @@ class TensorSpec:
     """
 
     def __init__(self, shape, dtype=dtypes.float32, name=None):
-        self.shape = None if shape is None else TensorShape(shape)
+        try:
+            self.shape = None if shape is None else TensorShape(shape)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"TensorSpec: shape must be a list of ints and None (or None for "
+                            f"an unknown rank), got {shape!r} ({err})") from None
         self.dtype = dtypes.as_dtype(dtype)
         self.name = name
 

@@ -258,3 +258,9 @@ def test_gradients_function_and_custom_gradient_need_a_callable():
         ad.gradients_function(3)
     with pytest.raises(TypeError, match="custom_gradient decorates a function"):
         ad.custom_gradient(3)
+
+
+@pytest.mark.parametrize("shape", ["bad", [1.5], ["a", 2]])
+def test_tensor_spec_names_itself_and_the_bad_shape(shape):
+    with pytest.raises(TypeError, match=r"TensorSpec: shape must be a list of ints"):
+        ad.TensorSpec(shape)
