@@ -23,6 +23,7 @@ elements (a cumulative sum, a softmax) the curves would be something else;
 use ``tape.jacobian`` there.
 """
 
+import base64
 import contextlib
 import io
 import math
@@ -298,6 +299,19 @@ class DerivativeExplorer(ipywidgets.VBox):
         # A fixed place: matplotlib's "best" search costs more than the rest of a redraw.
         ax.legend(handles=lines[:n] + [tangent], loc="upper left", frameon=True, framealpha=0.85,
                   fontsize="small")
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The picture now shown travels with the saved output (image/png), so an
+        # untrusted notebook or a code host shows it; a live kernel shows the widget.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data or {})
+        if self.image.value:
+            data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
+        data["text/plain"] = (f"Derivative explorer: {self.name} and {self.order} derivative"
+                              f"{'' if self.order == 1 else 's'}, x0 = {self.x0:.4g}, "
+                              f"slope {self.slope:.4g}")
+        return data, metadata
 
     @property
     def figure(self):

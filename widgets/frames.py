@@ -4,7 +4,8 @@
 engine's BackwardTrace) and writes one JSON-able dict per frame:
 
 - ``phase``: ``"forward"``, ``"seed"``, ``"backward"`` or ``"result"``;
-- ``title`` (``'record 1: v3 = Mul(v1, v2)'``) and ``sentence`` (classroom mode);
+- ``title`` (``'record 1: v3 = Mul(v1, v2)'``, numbered from 1; with
+  several tapes ``'tape 2, record 3: ...'``) and ``sentence`` (classroom mode);
 - ``op``/``record``/``tape``: the record shown; ``done_ops``: how many ops
   have run by then (the view dims the rest);
 - ``nodes``/``edges``: what to highlight (the edges carrying the cotangent
@@ -26,8 +27,8 @@ from autodiff import backend
 from autodiff.tensor import ArraySpec, Tensor
 
 from .scopes import nonfinite
-from .sentences import (backward_sentence, derivative, forward_sentence, result_sentence,
-                        seed_sentence)
+from .sentences import (backward_sentence, derivative, forward_sentence, record_name,
+                        result_sentence, rule_text, seed_sentence)
 
 __all__ = ["Frames", "preview", "value_of", "grads_at"]
 
@@ -146,14 +147,14 @@ class Frames:
         tape, index = op["records"][0]
         outs = ", ".join(names[i] for i in rec.output_ids)
         ins = ", ".join(names[i] for i in rec.input_ids)
-        title = f"record {index}: {outs} = {rec.op_type}({ins})"
+        title = f"{record_name(self.b.tape_names, tape, index)}: {outs} = {rec.op_type}({ins})"
         if len(self.b.snapshots) > 1:
             title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
         if any(nonfinite(t) for t in rec.inputs + rec.outputs):   # a NaN read or made here
             self.forward_bad.append(k)
         sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
-                                    len(self.b.snapshots))
+                                    len(self.b.snapshots), self.b.tape_names)
         return self.frame("forward", title, sentence, k + 1, op=op["id"], record=index, tape=tape,
                           nodes=[op["id"]] + [self.node_id(i) for i in rec.output_ids],
                           edges=self.edges_of(op["id"], "in") + self.edges_of(op["id"], "out"),
@@ -197,10 +198,11 @@ class Frames:
         arriving = [e for slot, oid in enumerate(rec.output_ids)
                     if step.cotangents[slot] is not None for e in self.edges_of(op["id"], "out", slot)]
         sending = [c["edge"] for c in contributions if c["value"] is not None]
-        vjp = {"op_type": rec.op_type, "doc": rec.primitive.doc or "",
+        vjp = {"op_type": rec.op_type, "doc": rec.primitive.doc or "", "rule": op["rule"],
                "differentiable": op["differentiable"]}
         sentence = backward_sentence(op, cotangents, contributions, totals, self.b.tensors)
-        return self.frame("backward", f"backward {i}: {rec.op_type}", sentence, n_ops,
+        return self.frame("backward", f"backward {i + 1}: {rec.op_type} "
+                          f"({record_name(self.b.tape_names, 0, rec.index)})", sentence, n_ops,
                           op=op["id"], record=rec.index, tape=0,
                           nodes=[op["id"]] + [c["node"] for c in contributions if c["value"]],
                           edges=arriving + sending, arriving=arriving, cotangents=cotangents,

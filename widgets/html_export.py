@@ -22,6 +22,7 @@ function, and a tiny stand-in for anywidget's model (``get``, ``set``,
     >>> html = export_html(tape, "tape.html", target=y, sources=x)
 """
 
+import base64
 import itertools
 import json
 from html import escape
@@ -30,7 +31,7 @@ from pathlib import Path
 from .replay import Replay, replay as _replay
 from .svg import replay_svg
 
-__all__ = ["export_html", "html_snippet", "player_js", "player_css"]
+__all__ = ["export_html", "html_snippet", "describe", "player_js", "player_css"]
 
 STATIC = Path(__file__).with_name("static")
 _EXPORT_LINE = "export default { render };"
@@ -95,7 +96,7 @@ def _module_body():
 
 
 def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroom=False,
-                 speed=1.0, autoplay=False, **replay_kwargs):
+                 speed=1.0, autoplay=False, picture=None, **replay_kwargs):
     """The player as an HTML fragment (styles, data, script and a static SVG).
 
     Args:
@@ -104,6 +105,10 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
         classroom: start in classroom mode (large type, high contrast).
         speed: frames per second.
         autoplay: start playing at once.
+        picture: ``(png_bytes, (width, height))`` from ``png.replay_png``: the
+            fallback is then that picture (an ``<img>``, which survives an
+            HTML sanitizer) instead of the inline SVG (whose text a sanitizer
+            leaves behind as run-on words).
 
     Returns:
         An HTML string with no external references.
@@ -114,7 +119,7 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
              "speed": float(speed), "classroom": bool(classroom)}
     return f"""<div class="tp-static" id="{uid}">
 <style>{player_css()}</style>
-<div class="tp-fallback">{replay_svg(rep, -1, standalone=False)}</div>
+<div class="tp-fallback">{_fallback(rep, picture)}</div>
 <script type="application/json" class="tp-data">{_json_for_script(rep.data)}</script>
 <script type="application/json" class="tp-state">{_json_for_script(state)}</script>
 <script>
@@ -145,6 +150,31 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
 }})();
 </script>
 </div>"""
+
+
+def _fallback(rep, picture):
+    if picture is None:
+        return replay_svg(rep, -1, standalone=False)
+    png, (width, height) = picture
+    alt = escape(describe(rep), quote=True)
+    return (f'<img class="tp-picture" alt="{alt}" width="{width}" height="{height}" '
+            f'style="max-width:100%;height:auto" '
+            f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">')
+
+
+def describe(rep):
+    """A short plain-text description of a replay (``text/plain``, the picture's alt text).
+
+    >>> describe(r)
+    'Tape player: y = x ** 2 (1 record, 4 frames). result: dy/dx = 6.0'
+    """
+    n = sum(t["records"] for t in rep.data.get("tapes", ())) or \
+        sum(1 for f in rep.frames if f["phase"] == "forward")
+    tapes = len(rep.data.get("tapes", ()))
+    where = f"{tapes} tapes, " if tapes > 1 else ""
+    last = rep.frames[-1]["title"] if rep.frames else ""
+    return (f"Tape player ({where}{n} record{'' if n == 1 else 's'}, {len(rep.frames)} frames). "
+            f"{last}")
 
 
 def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=None,

@@ -8,7 +8,7 @@ turns what the engine reports into a model the tape player draws:
   ``unconnected``, ``stopped``) and every op (op type, label, its rule's doc
   line, which tape(s) recorded it);
 - **edges**: tensor -> op (an input, with its slot) and op -> tensor;
-- **frames**: one per forward record (``record 1: v3 = Mul(v1, v2)``), a
+- **frames**: one per forward record (``record 1: v3 = Mul(v1, v2)``, from 1), a
   seed frame, one per backward step (the cotangent that arrived, the VJP
   applied, each contribution and the running totals) and a result frame
   with the gradients on the sources (None marked). Every frame carries a
@@ -24,7 +24,7 @@ through ``autodiff.backend.to_numpy`` (a CuPy tape works too).
     ...     y = x ** 2
     >>> r = replay(tape, y, x, names={"y": y})
     >>> [f["title"] for f in r.frames]
-    ['record 0: y = Pow(x, v0)', 'seed: dy/dy = 1.0', 'backward 0: Pow', 'result: dy/dx = 6.0']
+    ['record 1: y = Pow(x, v0)', 'seed: dy/dy = 1.0', 'backward 1: Pow (record 1)', 'result: dy/dx = 6.0']
 """
 
 import json
@@ -36,6 +36,7 @@ from autodiff.tensor import Tensor, Variable
 
 from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
+from .sentences import rule_text
 from .tape_names import TEXT_LIMIT, tape_names
 from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
 
@@ -102,7 +103,7 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
         target, sources, output_gradients: as for ``tape.gradient``.
         names: optional ``{display name: tensor}`` (e.g. ``{"y": y}``);
             other tensors keep the tape's names (variables by name, v0, v1...).
-        tape_names: optional display names, one per tape ("tape 0", ...).
+        tape_names: optional display names, one per tape ("tape 1", ...).
 
     Returns:
         A Replay.
@@ -128,7 +129,7 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
         lost = [s for s, g in zip(flat_sources, nest.flatten(trace.gradients)) if g is None]
         answers = explain_sources(tapes[0], target, lost)
     tape_names = list(tape_names) if tape_names else \
-        [f"tape {i}" for i in range(len(tapes))]
+        [f"tape {i + 1}" for i in range(len(tapes))]
     builder = _Builder(snapshots, tape_names, names or {})
     data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
     data["debug"]["lost"] = lost_gradients(answers, flat_sources,
@@ -231,6 +232,7 @@ class _Builder:
                 for x in rec.inputs + rec.outputs:
                     self.tensor(x, t)
             op["label"] = rec.label(self.names)
+            op["rule"] = rule_text(op["doc"], [self.names[i] for i in rec.input_ids])
             if not op["differentiable"]:
                 op["flags"].append("stopped")
             for slot, x in enumerate(rec.inputs):

@@ -4,14 +4,68 @@ Each function gets the numbers a frame already holds (previews of values
 from the engine's trace) and says what happened in words a student can
 read aloud:
 
-    The cotangent 1.0 arrives at Mul (v1 = x * x); its VJP, d(x y) = y dx + x dy,
+    The cotangent 1.0 arrives at Mul (v1 = x * x); its VJP, d(x·x) = x·dx + x·dx,
     sends 3.0 to x twice (x is used twice, so the two add up to 6.0).
+
+A rule is written in the tape's own names (``rule_text``): the primitive's
+doc line says ``d(x y) = y dx + x dy`` with generic x and y, which collide
+with a lesson's own x and y; the caption says ``d(v2·x) = x·dv2 + v2·dx``.
+Records are numbered from 1, as the frame counter is.
 
 Nothing here computes a number; it only words what ``replay`` recorded.
 """
 
+import re
+
 __all__ = ["forward_sentence", "seed_sentence", "backward_sentence", "result_sentence",
-           "derivative"]
+           "derivative", "rule_text", "record_name"]
+
+# The generic operands of the primitives' doc lines, by number of inputs.
+_GENERIC = {1: ("x",), 2: ("x", "y")}
+_MATRIX = ("A", "B")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(d?)([A-Za-z][A-Za-z0-9_]*)(?![A-Za-z0-9_(])")
+_MARK = "\x00"
+
+
+def rule_text(doc, inputs):
+    """A rule's doc line in the record's own names (products as ``·``).
+
+    Only formula lines (``d(...)``, ``d/dx ...``, ``d ...``) are rewritten,
+    and only their generic operands (``x``, ``y``; ``A``, ``B``), all at once,
+    so names that swap places (inputs ``(y, x)``) stay right.
+
+    >>> rule_text("d(x y) = y dx + x dy", ["v2", "x"])
+    'd(v2·x) = x·dv2 + v2·dx'
+    >>> rule_text("d/dx sin x = cos x", ["v0"])
+    'd/dv0 sin v0 = cos v0'
+    """
+    if not doc or not inputs or not re.match(r"d[(/ ]", doc):
+        return doc or ""
+    generic = _MATRIX if re.search(r"\bdA\b", doc) else _GENERIC.get(len(inputs), ())
+    mapping = dict(zip(generic, inputs))
+    if not mapping or not any(re.search(rf"\b{g}\b", doc) for g in mapping):
+        return doc
+
+    def swap(m):
+        d, word = m.group(1), m.group(2)
+        return f"{_MARK}{d}{mapping[word]}{_MARK}" if word in mapping else m.group(0)
+
+    text = _TOKEN.sub(swap, doc)
+    # Two operands side by side are a product: "x dy" -> "x·dy" (not "sin x").
+    text = re.sub(rf"([^\s]*{_MARK}|\))\s+(?=\(|[^\s]*?{_MARK})",
+                  lambda m: m.group(1) + "·" if _operand_end(m.group(1)) else m.group(0), text)
+    return text.replace(_MARK, "")
+
+
+def _operand_end(token):
+    return token.endswith(_MARK) or token.endswith(")")
+
+
+def record_name(tape_names, tape, index):
+    """'record 3', or 'tape 2, record 3' when several tapes are shown (numbered from 1)."""
+    if len(tape_names) > 1:
+        return f"{tape_names[tape]}, record {index + 1}"
+    return f"record {index + 1}"
 
 _TIMES = {2: "twice", 3: "three times"}
 
@@ -49,8 +103,8 @@ def _preview(value):
     return value["preview"]
 
 
-def forward_sentence(op, outputs, tape_names, n_tapes):
-    """'Record 0: Pow computes y = x ** v0 = 9.0.'"""
+def forward_sentence(op, outputs, tape_names, n_tapes, all_tapes=("tape 1",)):
+    """'Record 1: Pow computes y = x ** v0 = 9.0.'"""
     shown = []
     for out in outputs:
         value = out["value"]
@@ -61,8 +115,9 @@ def forward_sentence(op, outputs, tape_names, n_tapes):
         what = f"{first} = {label}" + (f" = {outputs[0]['value']}" if outputs[0]["value"] else "")
     else:
         what = _list(shown)
-    _, index = op["records"][0]
-    sentence = f"Record {index}: {op['op_type']} computes {what}"
+    tape, index = op["records"][0]
+    name = record_name(list(all_tapes), tape, index)
+    sentence = f"{name[0].upper()}{name[1:]}: {op['op_type']} computes {what}"
     if n_tapes > 1:
         unique = list(dict.fromkeys(tape_names))
         sentence += f" (recorded by {_list(unique)}" + (" only)" if len(unique) < n_tapes else ")")
@@ -125,7 +180,8 @@ def backward_sentence(op, cotangents, contributions, totals, tensors):
             if raw_total.get(node_id) not in (None, raw[0]):
                 text += f" (added to what {name} already had: {total_of[node_id]} in total)"
             sent.append(text)
-    vjp = f"its VJP, {op['doc']}," if op["doc"] else "its VJP"
+    rule = op.get("rule", op["doc"])
+    vjp = f"its VJP, {rule}," if rule else "its VJP"
     return f"{start}; {vjp} sends {_list(sent + nothing) or 'nothing'}."
 
 

@@ -9,8 +9,11 @@ for the kernel. The methods here only change state.
 Without a kernel or widget manager (a static render of a notebook, an
 nbconvert HTML page) the player still works: ``_repr_mimebundle_`` adds a
 ``text/html`` form next to the widget view, the self-contained player from
-``html_export`` (no network needed). ``to_html`` and ``save_html`` give the
-same page directly.
+``html_export`` (no network needed), whose fallback before its script runs
+is a PNG of the last frame (``png.replay_png``), also given as ``image/png``:
+an untrusted notebook, a code host or nbviewer shows that picture, and
+``text/plain`` is a one-line description. ``to_html`` and ``save_html`` give
+the page directly.
 
     >>> x = ad.Variable(3.0, name="x")
     >>> with ad.GradientTape() as tape:
@@ -21,10 +24,13 @@ same page directly.
     >>> display(player)          # in a notebook; press Play or the space bar
 """
 
+import base64
+
 import anywidget
 import traitlets
 
-from .html_export import as_replay, export_html, html_snippet, player_css, player_js
+from .html_export import as_replay, describe, export_html, html_snippet, player_css, player_js
+from .png import replay_png
 from .replay import Replay
 
 __all__ = ["TapePlayer"]
@@ -143,11 +149,22 @@ class TapePlayer(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        # Shown only where no widget manager renders the view (static notebooks).
-        data["text/html"] = html_snippet(self._replay, frame=self.frame,
-                                         classroom=self.classroom, speed=self.speed)
+        data, metadata = dict(data), dict(metadata or {})
+        # Shown only where no widget manager renders the view: a static page runs
+        # the HTML player; a sanitizer (untrusted notebook, code host) keeps only
+        # its picture, which is also there as image/png on its own.
+        picture = self.picture()
+        png, (width, height) = picture
+        data["text/html"] = html_snippet(self._replay, frame=self.frame, classroom=self.classroom,
+                                         speed=self.speed, picture=picture)
+        data["image/png"] = base64.b64encode(png).decode("ascii")
+        metadata["image/png"] = {"width": width, "height": height}
+        data["text/plain"] = describe(self._replay)
         return data, metadata
+
+    def picture(self, frame=-1):
+        """``(png_bytes, (width, height))``: a frame drawn by matplotlib (``png.replay_png``)."""
+        return replay_png(self._replay, frame, classroom=self.classroom)
 
     def __repr__(self):
         return (f"<TapePlayer frame {self.frame}/{max(self.n_frames - 1, 0)}"

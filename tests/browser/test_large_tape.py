@@ -134,7 +134,7 @@ def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, 
     page.click(".tp-nan")
     frame = int(root.get_attribute("data-frame"))
     title = page.locator(".tp-title").inner_text()
-    assert title.startswith("record 751: ")       # step 150: its x_t @ U (150 * 5 + 1)
+    assert title.startswith("record 752: ")       # step 150: its x_t @ U (150 * 5 + 1, from 1)
     assert "first NaN/Inf" in page.locator(".tp-debug").inner_text()
     assert root.get_attribute("data-collapsed") == "200"        # its group opened
     current = page.locator(".tp-node.tp-current")

@@ -120,7 +120,7 @@ def test_x_squared_frames_follow_the_tape_and_the_trace():
     assert [f["phase"] for f in r.frames] == ["forward", "seed", "backward", "result"]
     # forward titles are the tape printout's lines, numbered
     assert [f["title"] for f in _frames(r, "forward")] == \
-        [f"record {k}: {line.strip()}" for k, line in enumerate(printed)]
+        [f"record {k}: {line.strip()}" for k, line in enumerate(printed, 1)]
     assert r.frames[-1]["gradients"][0]["value"]["data"] == 6.0
     assert r.frames[-1]["sentence"] == "Done: dv1/dx = 6.0."
     back = _frames(r, "backward")[0]

@@ -55,7 +55,7 @@ def test_the_first_nan_is_found_in_the_forward_values_and_the_cotangents():
     tape, loss, sources = rnn_tape(51, nan_at=4)       # 10 steps, NaN read at step 4
     r = replay(tape, loss, sources)
     first = r.data["debug"]["first_nonfinite"]
-    assert r.frames[first["forward"]]["title"].startswith("record 21: ")   # 4 * 5 + 1
+    assert r.frames[first["forward"]]["title"].startswith("record 22: ")   # 4 * 5 + 1, counted from 1
     assert r.frames[first["backward"]]["phase"] == "backward"
     tape, loss, sources = rnn_tape(51)
     clean = replay(tape, loss, sources).data["debug"]["first_nonfinite"]

@@ -32,7 +32,7 @@ def test_synced_state_is_declared_as_traitlets():
     assert player.model["frames"] == player.replay.frames
     assert (player.frame, player.playing, player.speed, player.classroom) == (0, False, 1.0, False)
     assert player.n_frames == 4
-    assert player.current["title"] == "record 0: y = Pow(x, v0)"
+    assert player.current["title"] == "record 1: y = Pow(x, v0)"
 
 
 def test_step_and_seek_move_the_frame_and_stop_at_the_ends():

@@ -103,7 +103,7 @@ function opMarkup(n, box, group) {
   if (group !== null) classes.push("tp-group-" + (group % 7));
   const tapes = Array.from(new Set(n.tapes)).sort().join(", ");
   return `<g class="${classes.join(" ")}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
-    `<title>${esc(n.op_type)}: ${esc(n.label)} (tape ${tapes})${n.doc ? " — " + esc(n.doc) : ""}</title>` +
+    `<title>${esc(n.op_type)}: ${esc(n.label)} (tape ${tapes})${(n.rule || n.doc) ? " — " + esc(n.rule || n.doc) : ""}</title>` +
     `<circle class="tp-circle" r="${OP_RADIUS}"/>` +
     `<text class="tp-optype" y="4">${esc(clip(n.op_type, 11))}</text>` +
     `<text class="tp-label" y="${OP_RADIUS + 14}">${esc(clip(n.label, 16))}</text>` +
@@ -167,7 +167,7 @@ function detailsMarkup(frame) {
     rows.push([frame.phase === "seed" ? "seed" : "cotangent in",
       frame.cotangents.map((c) => `${c.name}: ${valueText(c.value)}`).join(", ")]);
   }
-  if (frame.vjp) rows.push(["VJP of " + frame.vjp.op_type, frame.vjp.doc || "(no doc line)"]);
+  if (frame.vjp) rows.push(["VJP of " + frame.vjp.op_type, frame.vjp.rule || frame.vjp.doc || "(no doc line)"]);
   if (frame.contributions.length) {
     rows.push(["contributions", frame.contributions.map((c) =>
       `${c.name} += ${c.value === null ? "nothing" : valueText(c.value)}`).join(", ")]);

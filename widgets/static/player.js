@@ -53,7 +53,7 @@ function render({ model, el }) {
       `<div class="tp-toolbar">` +
       `<button type="button" class="tp-btn tp-first" title="First frame (Home)">|◀</button>` +
       `<button type="button" class="tp-btn tp-back" title="Step back (←)">◀</button>` +
-      `<button type="button" class="tp-btn tp-play" title="Play or pause (space)">▶ Play</button>` +
+      `<button type="button" class="tp-btn tp-play" title="Play or pause (space)"><span class="tp-icon tp-icon-play" aria-hidden="true"></span> Play</button>` +
       `<button type="button" class="tp-btn tp-fwd" title="Step forward (→)">▶</button>` +
       `<button type="button" class="tp-btn tp-last" title="Last frame (End)">▶|</button>` +
       `<input type="range" class="tp-scrub" min="0" max="${count() - 1}" step="1" aria-label="frame">` +
@@ -222,7 +222,9 @@ function render({ model, el }) {
     root.classList.toggle("tp-playing", playing);
     root.querySelector(".tp-classroom-box").checked = !!model.get("classroom");
     const play = root.querySelector(".tp-play");
-    play.textContent = playing ? "⏸ Pause" : "▶ Play";
+    // The icons are drawn in CSS: U+23F8 (pause) is missing from common fonts.
+    play.innerHTML = playing ? `<span class="tp-icon tp-icon-pause" aria-hidden="true"></span> Pause`
+      : `<span class="tp-icon tp-icon-play" aria-hidden="true"></span> Play`;
     play.setAttribute("aria-pressed", playing ? "true" : "false");
     const speed = Number(model.get("speed")) || 1;
     const select = root.querySelector(".tp-speed");

@@ -1,0 +1,189 @@
+"""A PNG picture of one frame of a replay, drawn with matplotlib (Python side).
+
+Where no JavaScript runs and HTML is sanitized (an untrusted notebook in
+JupyterLab, a code host's notebook preview, nbviewer without scripts) the
+live player and its inline SVG are stripped, and only plain text and images
+survive. ``replay_png`` draws what the player would show there: the same
+layout (``data["layout"]``, the positions ``svg.replay_svg`` uses), the
+same node kinds, flags and gradients, the frame's title above and its
+sentence below, at twice the pixel density so it stays crisp on a high-DPI
+screen and on a projector. ``TapePlayer`` puts it into every saved output
+(``image/png`` in the mime bundle, and as an ``<img>`` inside the HTML
+fallback); where the widget runs, the live view replaces it.
+
+This module only draws: it reads the replay dict and ``svg.frame_state``,
+never a tape. matplotlib is imported lazily (``widgets`` itself needs none).
+
+    >>> png, (w, h) = replay_png(r, frame=-1)       # bytes, logical size in px
+    >>> open("tape.png", "wb").write(png)
+"""
+
+import io
+import textwrap
+
+from .frames import grads_at
+from .graph_layout import OP_RADIUS
+from .svg import BOX_HEIGHT, FLAG_TEXT, frame_state
+
+__all__ = ["replay_png", "MAX_WIDTH"]
+
+MAX_WIDTH = 1200.0    # logical pixels: a wider graph is drawn smaller
+DENSITY = 2           # device pixels per logical pixel (crisp at 2x)
+TEXT_ABOVE = 400      # more nodes than this: boxes and edges only, no labels
+_TOP, _LINE = 34.0, 19.0
+_PALETTE = {False: {"fg": "#1f2328", "muted": "#6e7781", "line": "#8c959f", "box": "#f6f8fa",
+                    "op": "#fff4dc", "op_line": "#b07a00", "flow": "#d55e00", "stroke": 1.5},
+            True: {"fg": "#000000", "muted": "#000000", "line": "#000000", "box": "#ffffff",
+                   "op": "#ffe7b3", "op_line": "#000000", "flow": "#d55e00", "stroke": 2.5}}
+_FLAG_LINE = {"variable": ("#0072b2", 3.5, "-"), "target": ("#e69f00", 3.5, "-"),
+              "unconnected": ("#cc79a7", 3.5, "--"), "constant": ("#8c959f", 1.5, "--"),
+              "integer": ("#6e7781", 1.5, ":"), "stopped": ("#6e7781", 1.5, "--"),
+              "watched": ("#0072b2", 2.5, "-")}
+
+
+def replay_png(replay, frame=-1, *, classroom=False, max_width=MAX_WIDTH):
+    """Frame ``frame`` of ``replay`` as PNG bytes, with its size in logical pixels.
+
+    Args:
+        replay: a Replay (or its ``data`` dict).
+        frame: the frame index (negative counts from the end; -1: the result).
+        classroom: high-contrast colours, as the player's classroom mode.
+        max_width: the widest the picture is shown, in logical pixels.
+
+    Returns:
+        ``(png_bytes, (width, height))``; the bitmap has ``DENSITY`` times as
+        many pixels each way, so give ``width`` and ``height`` to the display.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    data = getattr(replay, "data", replay)
+    k = frame % len(data["frames"])
+    f = data["frames"][k]
+    lay = data["layout"]
+    W, H = max(float(lay["width"]), 200.0), float(lay["height"])
+    scale = min(1.0, max_width / W)
+    chars = int(W * scale / 7.5)
+    lines = textwrap.wrap(f["sentence"] or "", max(chars, 40))[:4]
+    bottom = 14.0 + _LINE * len(lines)
+    width_px, height_px = W * scale, (H + _TOP / scale + bottom / scale) * scale
+    fig = Figure(figsize=(width_px / 100, height_px / 100), dpi=100 * DENSITY)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, W)
+    ax.set_ylim(H + (_TOP + bottom) / scale, 0)
+    ax.axis("off")
+    pal = _PALETTE[bool(classroom)]
+    pt = 0.72 * scale           # points per layout unit (1 unit = 1 logical px at scale 1)
+    top = _TOP / scale
+    ax.text(10 / scale, 22 / scale, f["title"], fontsize=14 * 0.72, family="monospace",
+            weight="bold", color=pal["fg"], va="baseline", clip_on=False)
+    for i, line in enumerate(lines):
+        ax.text(10 / scale, top + H + (_LINE * (i + 1)) / scale, line, fontsize=14 * 0.72,
+                color=pal["fg"], va="baseline", weight="bold" if classroom else "normal")
+    _draw_graph(ax, data, k, pal, pt, top)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100 * DENSITY, facecolor="white")
+    return buffer.getvalue(), (round(width_px), round(height_px))
+
+
+def _path(d, dy):
+    """An SVG path of M and C commands (graph_layout._curve) as a matplotlib Path."""
+    from matplotlib.path import Path
+    verts, codes = [], []
+    for token in d.replace("M", " M ").replace("C", " C ").split():
+        if token in ("M", "C"):
+            code = Path.MOVETO if token == "M" else Path.CURVE4
+            continue
+        x, y = token.split(",")
+        verts.append((float(x), float(y) + dy))
+        codes.append(code)
+    return Path(verts, codes)
+
+
+def _draw_graph(ax, data, k, pal, pt, dy):
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Circle, FancyBboxPatch
+
+    lay = data["layout"]
+    state = frame_state(data, k)
+    grads = grads_at(data, k)
+    done = {"edges": [], "pending": [], "lit": []}
+    for e in data["edges"]:
+        classes = state["edges"][e["id"]]
+        key = "lit" if ("tp-flow" in classes or "tp-active" in classes) else \
+            "pending" if "tp-pending" in classes else "edges"
+        done[key].append(_path(lay["edges"][e["id"]], dy))
+    for key, colour, width, alpha in (("pending", pal["line"], pal["stroke"], 0.25),
+                                      ("edges", pal["line"], pal["stroke"], 1.0),
+                                      ("lit", pal["flow"], 4.0, 1.0)):
+        if done[key]:
+            ax.add_collection(PathCollection(done[key], facecolor="none", edgecolor=colour,
+                                             linewidth=width * pt, alpha=alpha))
+    labels = len(data["nodes"]) <= TEXT_ABOVE
+    by_id = {n["id"]: n for n in data["nodes"]}
+    for c in lay.get("copies", ()):
+        n = by_id[c["node"]]
+        ax.add_patch(FancyBboxPatch((c["x"] - c["w"] / 2, c["y"] - c["h"] / 2 + dy), c["w"], c["h"],
+                                    boxstyle="round,pad=0,rounding_size=6", facecolor=pal["box"],
+                                    edgecolor=pal["line"], linestyle="--", linewidth=pal["stroke"] * pt))
+        if labels:
+            _text(ax, c["x"], c["y"] + dy + 4, _clip(n["name"], 10), 10 * pt, pal["fg"])
+    for n in data["nodes"]:
+        b = lay["nodes"][n["id"]]
+        x, y = b["x"], b["y"] + dy
+        classes = state["nodes"][n["id"]]
+        alpha = 0.3 if "tp-pending" in classes else 1.0
+        current = "tp-current" in classes
+        if n["type"] == "tensor":
+            colour, width, style = pal["line"], pal["stroke"], "-"
+            for flag in ("variable", "target", "unconnected", "watched", "constant", "integer",
+                         "stopped"):
+                if flag in n["flags"]:
+                    colour, width, style = _FLAG_LINE[flag]
+                    break
+            if "tp-receiving" in classes:
+                colour, width = pal["flow"], 4.0
+            if current:
+                colour, width, style = pal["fg"], 5.0, "-"
+            fill = "#dcefff" if "variable" in n["flags"] else pal["box"]
+            ax.add_patch(FancyBboxPatch((x - b["w"] / 2, y - BOX_HEIGHT / 2), b["w"], BOX_HEIGHT,
+                                        boxstyle="round,pad=0,rounding_size=8", facecolor=fill,
+                                        edgecolor=colour, linestyle=style, linewidth=width * pt,
+                                        alpha=alpha))
+            if labels:
+                _tensor_text(ax, n, x, y, pt, pal, alpha, grads.get(n["id"]))
+        else:
+            edge = pal["fg"] if current else pal["op_line"]
+            ax.add_patch(Circle((x, y), OP_RADIUS, facecolor=pal["op"], edgecolor=edge,
+                                linewidth=(5.0 if current else pal["stroke"]) * pt, alpha=alpha,
+                                linestyle="--" if "stopped" in n["flags"] else "-"))
+            if labels:
+                _text(ax, x, y + 4, _clip(n["op_type"], 11), 11 * pt, pal["fg"], alpha, "bold")
+                _text(ax, x, y + OP_RADIUS + 14, _clip(n["label"], 16), 10 * pt, pal["muted"],
+                      alpha, family="monospace")
+
+
+def _tensor_text(ax, n, x, y, pt, pal, alpha, grad):
+    tags = " · ".join(FLAG_TEXT[flag] for flag in FLAG_TEXT if flag in n["flags"])
+    shape = "(" + ", ".join(str(d) for d in n["shape"]) + ("," if len(n["shape"]) == 1 else "") + ")"
+    name_colour = "#009e73" if "source" in n["flags"] else pal["fg"]
+    _text(ax, x, y - BOX_HEIGHT / 2 - 5, tags, 9.5 * pt, pal["muted"], alpha)
+    _text(ax, x, y - 9, _clip(n["name"], 16), 14 * pt, name_colour, alpha, "bold")
+    _text(ax, x, y + 6, _clip(f"{shape} {n['dtype']}", 22), 10 * pt, pal["muted"], alpha)
+    _text(ax, x, y + 21, _clip(n.get("preview") or "", 20), 11 * pt, pal["fg"], alpha,
+          family="monospace")
+    if grad:
+        _text(ax, x, y + BOX_HEIGHT / 2 + 15, _clip("g = " + grad, 20), 12 * pt, pal["flow"],
+              alpha, "bold", "monospace")
+
+
+def _text(ax, x, y, text, size, colour, alpha=1.0, weight="normal", family="sans-serif"):
+    if text:
+        ax.text(x, y, text, fontsize=size, color=colour, alpha=alpha, weight=weight,
+                family=family, ha="center", va="baseline")
+
+
+def _clip(text, limit):
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[:max(limit - 1, 1)] + "…"
