@@ -153,4 +153,6 @@ def infer_dtype(value):
             if wanted in kinds:
                 return wanted
         return kinds[0]
-    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a tensor")
+    # ValueError, as TensorFlow raises for a value of a type it cannot convert.
+    raise ValueError(f"cannot convert {type(value).__name__} {value!r} to a tensor (tensors hold "
+                     f"numbers, booleans, nested lists of them, or arrays)")

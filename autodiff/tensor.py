@@ -360,8 +360,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
             value = _tape.read_variable(value)
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
             raise ValueError(
-                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} "
-                f"for Tensor with dtype {value.dtype.name}: {value!r}")
+                f"convert_to_tensor: dtype {dtypes.as_dtype(dtype).name} was asked for, but "
+                f"the tensor has dtype {value.dtype.name} (use ad.cast to convert): {value!r}")
         return value
     if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
         try:

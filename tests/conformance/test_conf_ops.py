@@ -259,3 +259,14 @@ def test_relu6_vjp_multiplies_by_its_mask(m):
         t.watch(x)
         y = m.math.log(m.nn.relu6(x) - m.constant([0.0, 0.0, 6.0, 0.0]))
     return t.gradient(y, x)
+
+
+# A value of a type no tensor can hold: ValueError on both (autodiff/dtypes.py's comment).
+@same_on_both
+def test_sin_of_none_raises(m):
+    return m.sin(None)
+
+
+@same_on_both
+def test_constant_of_an_object_raises(m):
+    return m.constant(object())
