@@ -1,0 +1,110 @@
+"""The debugging examples (examples/debug_cnn.py, rnn_vanishing_gradients.py,
+broken_model.py): each runs, writes its offline player page, and finds what it says.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autodiff import tape as tape_module
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _offline_page(path):
+    page = Path(path).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script src=" not in page and "https://" not in page.split("<script", 1)[0]
+    return page
+
+
+def test_cnn_step_reads_as_layers_and_every_layer_gets_a_gradient(tmp_path, capsys):
+    result = _example("debug_cnn").main(tmp_path / "cnn.html")
+    assert result["scopes"] == ["cnn/conv", "cnn/pool", "cnn/flatten", "cnn/dense", "loss"]
+    assert result["op_types"] == ["Conv2D", "AddV2", "Relu", "MaxPool", "Reshape", "MatMul",
+                                  "AddV2", "SparseSoftmaxCrossEntropyWithLogits", "Mean"]
+    norms = result["variable_norms"]
+    assert set(norms) == {"conv/kernel:0", "conv/bias:0", "dense/kernel:0", "dense/bias:0"}
+    assert all(0.01 < n < 10 for n in norms.values())
+    assert all(result["bars"][s] > 0 for s in result["scopes"])
+    # pooling and flattening send back the same cotangent, only rearranged
+    assert result["bars"]["cnn/pool"] == pytest.approx(result["bars"]["cnn/flatten"], rel=1e-3)
+    assert result["first_nonfinite"] == {"forward": None, "backward": None}
+    assert abs(np.log(2) - result["loss"]) < 0.2 and result["loss_after"] < result["loss"]
+    page = _offline_page(result["path"])
+    assert len(page.encode("utf-8")) == result["bytes"] < 1_000_000
+    assert "conv/kernel:0" in capsys.readouterr().out
+
+
+def test_rnn_gradients_vanish_with_a_small_matrix_and_explode_with_a_large_one(tmp_path):
+    result = _example("rnn_vanishing_gradients").main(tmp_path / "rnn.html")
+    vanishing, exploding = result["vanishing"]["norms"], result["exploding"]["norms"]
+    assert len(vanishing) == len(exploding) == 200
+    assert result["vanishing"]["records"] == result["player"]["records"] == 1001
+    assert 0.3 < result["vanishing"]["factor"] < 0.6        # about x0.45 a step
+    assert vanishing[150] < 1e-12 * vanishing[199]
+    zero = result["vanishing"]["last_zero_step"]
+    assert 50 < zero < 150 and all(n == 0.0 for n in vanishing[:zero + 1])
+    assert result["exploding"]["factor"] > 1.05
+    assert exploding[0] > 1e6 * exploding[199]
+    # the player's per-step norm bars tell the same story
+    bars = result["player"]["bars"]
+    assert result["player"]["groups"] == 201 and "rnn/step_199" in bars
+    assert bars["rnn/step_180"] < 1e-4 * bars["rnn/step_199"]
+    assert bars.get("rnn/step_000", 0.0) == 0.0
+    page = _offline_page(result["player"]["path"])
+    assert 1_000_000 < len(page.encode("utf-8")) == result["player"]["bytes"] < 8_000_000
+
+
+def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_trip(
+        tmp_path, monkeypatch):
+    # as outside the tests: tapes keep small values (here log(p), 64x2 float32) whole
+    monkeypatch.setattr(tape_module, "KEEP_VALUES_UP_TO_BYTES", 512)
+    result = _example("broken_model").main(tmp_path / "broken.html")
+    assert np.isnan(result["broken_loss"])
+    nan = result["nan_forward"]
+    assert nan["title"].endswith("= Log(v10)") and nan["op_type"] == "Log"
+    assert nan["made_by"] == "Log" and nan["tensor"] == "v11"
+    assert nan["scope"] == "loss" and "-inf" in nan["preview"]
+    assert result["nan_backward"]["op_type"] == "Log"
+    assert result["nan_backward"]["frame"] > nan["frame"]
+    lost = result["lost"]
+    assert [x["source"] for x in lost] == ["hidden1/kernel:0", "hidden1/bias:0"]
+    for x in lost:
+        assert x["reason_from_tape"] == "not_recorded" and x["reason"] == "left_library"
+        assert x["jump_to"] == "v3" and ".numpy()" in x["message"]
+        assert x["source"] in x["message"]
+    assert result["fixed_finite"] is True and result["fixed_lost"] == []
+    assert result["fixed_first_nonfinite"] == {"forward": None, "backward": None}
+    assert result["fixed_loss"] == pytest.approx(0.6674, abs=1e-3)
+    _offline_page(result["path"])
+
+
+def test_broken_model_names_the_log_even_when_its_output_was_not_kept(tmp_path):
+    # the tests' tapes keep no value a VJP did not ask for: Log's output is a
+    # placeholder, so the first frame that shows the -inf is the Mul reading it
+    result = _example("broken_model").main(tmp_path / "broken.html")
+    nan = result["nan_forward"]
+    assert nan["op_type"] == "Mul" and nan["made_by"] == "Log" and nan["tensor"] == "v11"
+
+
+@pytest.mark.parametrize("name", ["debug_cnn", "broken_model"])
+def test_examples_run_as_scripts_and_write_the_page_they_are_given(tmp_path, name):
+    out = tmp_path / f"{name}.html"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py"), str(out)],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert f"wrote {out}" in run.stdout and out.stat().st_size > 10_000
