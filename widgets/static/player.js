@@ -17,6 +17,24 @@
 // html_export.JS_PARTS). Keys: space, arrows, Home/End step; + - 0 zoom and
 // fit; shift+arrows pan.
 
+const READABLE = 16 / 11;   // pixels per unit at which the graph's smallest text is 16px
+
+// The height of what can be seen of `el`: its nearest scrolling ancestor (a
+// notebook panel), within the window.
+function visibleHeight(el) {
+  let top = 0, bottom = window.innerHeight;
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowY;
+    if ((o === "auto" || o === "scroll") && p.clientHeight > 0) {
+      const r = p.getBoundingClientRect();
+      top = Math.max(top, r.top);
+      bottom = Math.min(bottom, r.top + p.clientHeight);
+      break;
+    }
+  }
+  return Math.max(bottom - top, 0);
+}
+
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
   const root = document.createElement("div");
@@ -39,7 +57,11 @@ function render({ model, el }) {
   let shown = null;      // the classes and texts each element has now
 
   const count = () => (data && data.frames ? data.frames.length : 0);
-  const scale = () => (model.get("classroom") ? 1.8 : 1.1);
+  // Normal mode draws the graph at READABLE (its smallest SVG text, 11 units, is
+  // then 16px) and pans to follow the record; classroom mode fits the whole graph
+  // into a stage sized so the toolbar, title and sentence stay on screen too.
+  const scale = () => (model.get("classroom") ? 1.8 : READABLE);
+  const home = () => (model.get("classroom") ? viewport.fit() : viewport.fit(READABLE));
   const clamp = (k) => Math.max(0, Math.min(count() - 1, Number(k) || 0));
 
   function build() {
@@ -110,8 +132,8 @@ function render({ model, el }) {
     });
     frame = clamp(model.get("frame"));
     applyOptions();
-    viewport.fit();
     show(frame, false);
+    relayout();          // again, now that the title and gradients have their text
   }
 
   // Search, collapse/expand, and the debugging jumps (groups.js does the work).
@@ -213,12 +235,7 @@ function render({ model, el }) {
     const playing = !!model.get("playing");
     const classroom = !!model.get("classroom");
     root.classList.toggle("tp-classroom", classroom);
-    // The stage is as tall as the graph at the readable scale (classroom draws
-    // larger), within the window; the viewport fits, zooms and pans inside it.
-    const stage = root.querySelector(".tp-stage");
-    const fitScale = Math.min(scale(), (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
-    const tall = Math.max(200, Math.min(data.layout.height * fitScale + 8, window.innerHeight * 0.7));
-    stage.style.height = `${Math.round(tall)}px`;
+    sizeStage(classroom);
     root.classList.toggle("tp-playing", playing);
     root.querySelector(".tp-classroom-box").checked = !!model.get("classroom");
     const play = root.querySelector(".tp-play");
@@ -232,6 +249,34 @@ function render({ model, el }) {
       select.insertAdjacentHTML("beforeend", `<option value="${speed}">${speed}×</option>`);
     }
     select.value = String(speed);
+  }
+
+  // The stage's height: in normal mode the graph's height at the readable scale,
+  // up to 70% of the window; in classroom mode what the visible area (the window,
+  // or the notebook's scrolling panel) leaves once the toolbar, tools, title,
+  // sentence and gradients are counted, so a fitted graph and its caption show
+  // together on a 1280x720 projector.
+  function sizeStage(classroom) {
+    const stage = root.querySelector(".tp-stage");
+    const fitScale = Math.min(scale(), (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
+    const wanted = data.layout.height * fitScale + 8;
+    let tall = Math.max(200, Math.min(wanted, window.innerHeight * 0.7));
+    if (classroom) {
+      // Everything from the player's top to the gradients' bottom, but the stage.
+      const cs = getComputedStyle(stage);
+      const below = root.querySelector(".tp-gradients");
+      const others = below.getBoundingClientRect().bottom + parseFloat(getComputedStyle(below).marginBottom)
+        - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
+        + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
+      tall = Math.max(160, Math.min(wanted, visibleHeight(root) - others - 32));
+    }
+    stage.style.height = `${Math.round(tall)}px`;
+  }
+
+  function relayout() {
+    sizeStage(!!model.get("classroom"));
+    home();
+    follow(data.frames[frame].op || data.frames[frame].nodes[0]);
   }
 
   function tick() {
@@ -288,18 +333,23 @@ function render({ model, el }) {
     if (model.get("playing")) schedule();
     else { stopTimer(); sync(); }
   };
-  const onOptions = () => {
-    const before = root.querySelector(".tp-stage") && root.querySelector(".tp-stage").style.height;
+  const onOptions = (change) => {
+    if (!count()) return;
+    const before = root.querySelector(".tp-stage").style.height;
     applyOptions();
-    if (viewport && root.querySelector(".tp-stage").style.height !== before) viewport.fit();
-    follow(data.frames[frame].op || data.frames[frame].nodes[0]);
+    const resized = root.querySelector(".tp-stage").style.height !== before;
+    if (viewport && (resized || (change && change.classroom))) relayout();
+    else follow(data.frames[frame].op || data.frames[frame].nodes[0]);
     if (timer !== null) { stopTimer(); schedule(); }
   };
+  const onClassroom = () => onOptions({ classroom: true });
+  const onResize = () => { if (model.get("classroom")) onOptions({ classroom: true }); };
+  window.addEventListener("resize", onResize);
   model.on("change:model", onModel);
   model.on("change:frame", onFrame);
   model.on("change:playing", onPlaying);
   model.on("change:speed", onOptions);
-  model.on("change:classroom", onOptions);
+  model.on("change:classroom", onClassroom);
 
   root.addEventListener("keydown", (ev) => {
     const tag = ev.target && ev.target.tagName;
@@ -330,7 +380,8 @@ function render({ model, el }) {
     model.off("change:frame", onFrame);
     model.off("change:playing", onPlaying);
     model.off("change:speed", onOptions);
-    model.off("change:classroom", onOptions);
+    model.off("change:classroom", onClassroom);
+    window.removeEventListener("resize", onResize);
   };
 }
 

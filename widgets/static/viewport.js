@@ -31,11 +31,15 @@ function createViewport(stage, svg, layout, options) {
   }
 
   // The whole drawing in view, centred; never larger than the readable scale.
-  function fit() {
+  // fit(scale): that scale instead; a drawing larger than the stage then shows
+  // from its left (top) edge, and the view pans to follow the record.
+  function fit(scale) {
     const [cw, ch] = size();
-    view.scale = Math.max(MIN_SCALE, Math.min(cw / W, ch / H, options.maxScale()));
-    view.x = (W - cw / view.scale) / 2;
-    view.y = (H - ch / view.scale) / 2;
+    view.scale = scale ? Math.max(MIN_SCALE, Math.min(MAX_SCALE, scale))
+      : Math.max(MIN_SCALE, Math.min(cw / W, ch / H, options.maxScale()));
+    const w = cw / view.scale, h = ch / view.scale;
+    view.x = w >= W ? (W - w) / 2 : 0;
+    view.y = h >= H ? (H - h) / 2 : 0;
     apply();
   }
 
