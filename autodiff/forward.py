@@ -18,12 +18,13 @@ read carries the variable's id, so a Variable primal's tangent reaches
 every read). How an op's output tangent is found:
 
 1. the op's ``jvp`` rule, ``jvp(tangents, ans, *inputs, **params)``, with
-   None in ``tangents`` for inputs without one. The rules live in the table
+   zeros in ``tangents`` for floating inputs without one (None for the rest,
+   and for a one-input op there is always one). The rules live in the table
    at the bottom of this file and are attached to the primitives at import;
 2. otherwise the **double-VJP** construction: an op's VJP is linear in its
    cotangent ``u``, ``vjp(u) = J^T u``, so ``<vjp(u), v> = <u, J v>`` and
    ``J v`` is the gradient of ``<vjp(u), v>`` with respect to ``u``. A
-   private tape watches a zero ``u``, the VJP rules run, and one
+   private tape watches ``u`` (ones, as TensorFlow), the VJP rules run, and one
    ``gradient`` call gives ``J v``. Every op with a VJP thus has a JVP.
 
 Nesting follows TensorFlow: recorders are ordered by when they were
@@ -210,6 +211,12 @@ def _pairs(primals, tangents):
 def _output_tangents(primitive, inputs, outputs, params, tangents):
     """One tangent (or None) per output: the JVP rule if there is one, else double VJP."""
     ans = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    if len(tangents) > 1:
+        # TensorFlow transposes the VJP with a zero tangent for each floating input that
+        # has none, so a zero tangent meets an infinite partial derivative (0 * inf =
+        # NaN), as in ``stop_gradient(x) * x`` at x = inf. The rules see the zeros too.
+        tangents = [ops.zeros_like(x) if t is None and x._value.dtype.kind in "fc" else t
+                    for t, x in zip(tangents, inputs)]
     if primitive.jvp is not None:
         result = primitive.jvp(tangents, ans, *inputs, **params)
         # A multi-output op returns a sequence even when it made one output
@@ -228,14 +235,18 @@ def _fit(t, out):
 
 
 def _tangents_from_vjp(primitive, inputs, outputs, params, tangents):
-    """J v from the VJP rules: the gradient of <vjp(u), v> with respect to u, at u = 0."""
+    """J v from the VJP rules: the gradient of <vjp(u), v> with respect to u.
+
+    The VJP is linear in u, so any u gives J v; TensorFlow takes u = 1 (a u of 0
+    would make rules that divide by g, such as EuclideanNorm's, NaN).
+    """
     rules = primitive.vjp
     if rules is NotDifferentiable:
         return [None] * len(outputs)
     if rules is None:
         raise LookupError(f"No gradient defined for operation '{primitive.name}' (op type: "
                           f"{primitive.name}); forward mode needs a VJP or a JVP rule")
-    us = [ops.zeros(o._value.shape, dtype=o.dtype) for o in outputs]
+    us = [ops.ones(o._value.shape, dtype=o.dtype) for o in outputs]
     wrt = [u for u in us if u.dtype.is_differentiable]
     ans = outputs[0] if len(outputs) == 1 else tuple(outputs)
     g = us[0] if len(us) == 1 else tuple(us)
@@ -331,12 +342,18 @@ _JVP_RULES = {
     "LeakyReluGrad": lambda t, ans, g, x, alpha=0.2: ops.nn.LEAKY_RELU_GRAD(
         ops.zeros_like(g) if t[0] is None else t[0], x, alpha=alpha),
     "Pow": _pow_jvp,
+    # TensorFlow transposes SqrtGrad's VJP (0.5 * t / y, no zero test: a zero tangent
+    # at y = 0 is NaN); RsqrtGrad's and ReciprocalGrad's transposes are those kernels.
+    "Sqrt": lambda t, ans, x: 0.5 * (t[0] / ans),
+    "Rsqrt": lambda t, ans, x: ops.grad_kernels.rsqrt_grad(ans, t[0]),
+    "Reciprocal": lambda t, ans, x: ops.grad_kernels.reciprocal_grad(ans, t[0]),
 }
 _LINEAR = ["Identity", "Sum", "Mean", "Reshape", "Transpose", "BroadcastTo", "Tile", "Cumsum",
            "StridedSlice", "StridedSliceGrad", "GatherV2", "GatherV2Grad", "MirrorPad",
-           "MatrixDiagPart", "MatrixDiag", "ConcatV2", "Pack", "Unpack", "Cast", "Conj"]
+           "MatrixDiagPart", "MatrixDiag", "ConcatV2", "Pack", "Unpack", "Cast", "Conj", "ReverseV2",
+           "AddN"]
 _MULTILINEAR = ["Mul", "MatMul", "Einsum"]
-_SELF_ADJOINT = ["Square", "Sqrt", "Rsqrt", "Reciprocal", "Expm1", "Log1p", "Tan", "Softplus",
+_SELF_ADJOINT = ["Square", "Expm1", "Log1p", "Tan", "Softplus",
                  "Erf", "Abs", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax"]
 
 

@@ -4,3 +4,4 @@ from .ops.elementwise import *  # noqa: F401,F403
 from .ops.predicates import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .ops.clip import *  # noqa: F401,F403
+from .ops.math_extra import *  # noqa: F401,F403

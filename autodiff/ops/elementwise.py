@@ -91,7 +91,16 @@ def _pow_grad_x(g, ans, x, y):
     return unbroadcast(g * y * pow(x, y - 1), x, ans)
 
 
-POW = _binary("Pow", lambda xp, x, y: xp.power(x, y),
+def _pow_forward(xp, x, y):
+    # NumPy computes x ** 0.5 as sqrt(x): NaN at -inf and -0.0 at -0.0, where C's
+    # pow (TensorFlow's kernel) gives +inf and +0.0; |x| is C's answer at both.
+    out = xp.power(x, y)
+    if out.dtype.kind == "f":
+        out = xp.where((y == 0.5) & ((x == 0) | (x == -xp.inf)), xp.abs(x), out)
+    return out
+
+
+POW = _binary("Pow", _pow_forward,
               (_pow_grad_x, _pow_grad_y),
               saves="both", domain=(POSITIVE, REALS), label="{0} ** {1}",
               doc="d(x^y) = y x^(y-1) dx + x^y log(x) dy")
@@ -133,11 +142,13 @@ NEG = _unary("Neg", lambda xp, x: -x, lambda g, ans, x: -g, saves="shapes", labe
              doc="d(-x) = -dx")
 SQUARE = _unary("Square", lambda xp, x: x * x, lambda g, ans, x: g * (2 * x),
                 doc="d/dx x^2 = 2x")
-SQRT = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: g * 0.5 / ans,
+# SqrtGrad, RsqrtGrad, ReciprocalGrad are kernels of their own (grad_kernels.py):
+# like TensorFlow's, they give 0 where g is 0, even where the derivative is inf.
+SQRT = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: sqrt_grad(ans, g),
               saves="ans", domain=POSITIVE, doc="d/dx sqrt x = 1 / (2 sqrt x)")
-RSQRT = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, ans, x: g * -0.5 * ans * ans * ans,
+RSQRT = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, ans, x: rsqrt_grad(ans, g),
                saves="ans", domain=POSITIVE, doc="d/dx x^(-1/2) = -x^(-3/2) / 2")
-RECIPROCAL = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, ans, x: -g * ans * ans,
+RECIPROCAL = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, ans, x: reciprocal_grad(ans, g),
                     saves="ans", domain=AWAY_FROM_ZERO, doc="d/dx 1/x = -1/x^2")
 EXP = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, ans, x: g * ans, saves="ans",
              doc="d/dx e^x = e^x")
@@ -468,5 +479,6 @@ def cast(x, dtype, name=None):
 
 from .. import tape as _tape  # noqa: E402
 from .creation import ones_like, zeros_like  # noqa: E402
+from .grad_kernels import reciprocal_grad, rsqrt_grad, sqrt_grad  # noqa: E402
 from .matmul import conj  # noqa: E402
 from .predicates import not_equal, where  # noqa: E402  (Pow's and Maximum's rules use them)

@@ -187,19 +187,6 @@ def test_pow_of_minus_inf_to_a_half(m):
 
 
 @same_on_both
-def test_reduce_prod_second_derivative_at_zeros(m):
-    # FINDINGS F11: the Hessian of a * b is [[0, 1], [1, 0]], so H @ 1 = [1, 1]
-    x = m.constant([[0.0, 0.0]])
-    with m.GradientTape() as outer:
-        outer.watch(x)
-        with m.GradientTape() as inner:
-            inner.watch(x)
-            y = m.reduce_prod(x)
-        g = inner.gradient(y, x)
-    return [g, outer.gradient(g, x)]
-
-
-@same_on_both
 def test_signed_zero_through_elu_selu_relu(m):
     # FINDINGS F12: 1 / f(-0.0) tells the sign of the zero f returns
     x = m.constant([-0.0], dtype=m.float64)

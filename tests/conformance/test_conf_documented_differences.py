@@ -32,8 +32,8 @@ def test_tape_hessian_exists_in_ad_and_not_in_tf(tf):
 
 
 def test_float16_reduce_mean_accumulates_in_float32(tf):
-    # A deliberate improvement named in the conformance brief; the README has no
-    # line for it yet (see FINDINGS.md, "undocumented: float16 accumulation").
+    # README, "Where this project differs from TensorFlow on purpose": "float16
+    # `reduce_sum` and `reduce_mean` accumulate in float32" (FINDINGS F3)
     values = np.full(4096, 0.1, dtype=np.float16)
     got = ad.reduce_mean(ad.constant(values))
     want = tf.reduce_mean(tf.constant(values))
@@ -41,6 +41,46 @@ def test_float16_reduce_mean_accumulates_in_float32(tf):
     assert got.dtype.name == want.dtype.name == "float16"
     assert abs(float(got.numpy()) - exact) < abs(float(want.numpy()) - exact)
     assert abs(float(got.numpy()) - exact) <= 1e-4
+    # the sum: exact 409.6; float32 accumulation 409.5, TensorFlow's float16 408.5
+    got_sum = ad.reduce_sum(ad.constant(values))
+    want_sum = tf.reduce_sum(tf.constant(values))
+    assert abs(float(got_sum.numpy()) - 409.6) < abs(float(want_sum.numpy()) - 409.6)
+
+
+def _second_derivative(m, f, x):
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    return g, outer.gradient(g, x)
+
+
+def test_reduce_prod_second_derivative_at_zeros_is_exact(tf):
+    # README, "Where this project differs from TensorFlow on purpose": "`cumprod` and
+    # `reduce_prod` ... are differentiated exactly at zeros" (FINDINGS F11).
+    # The Hessian of a * b is [[0, 1], [1, 0]], so H @ [1, 1] = [1, 1].
+    g, h = _second_derivative(ad, ad.reduce_prod, ad.constant([[0.0, 0.0]]))
+    tg, th = _second_derivative(tf, tf.reduce_prod, tf.constant([[0.0, 0.0]]))
+    np.testing.assert_array_equal(g.numpy(), tg.numpy())        # first order: both [0, 0]
+    np.testing.assert_array_equal(h.numpy(), [[1.0, 1.0]])
+    np.testing.assert_array_equal(th.numpy(), [[0.0, 0.0]])     # TensorFlow divides by x
+
+
+def test_cumprod_gradient_and_jvp_at_zero_are_exact(tf):
+    # README, same line: d/dx0 of sum(cumprod([x0, 2, 3])) = 1 + 2 + 6 = 9
+    x, tx = ad.constant([0.0, 2.0, 3.0]), tf.constant([0.0, 2.0, 3.0])
+    g, _ = _second_derivative(ad, ad.math.cumprod, x)
+    tg, _ = _second_derivative(tf, tf.math.cumprod, tx)
+    np.testing.assert_array_equal(g.numpy(), [9.0, 0.0, 0.0])
+    np.testing.assert_array_equal(tg.numpy(), [0.0, 0.0, 0.0])
+    with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 1.0, 1.0])) as acc:
+        y = ad.math.cumprod(x)
+    with tf.autodiff.ForwardAccumulator(tx, tf.constant([1.0, 1.0, 1.0])) as tacc:
+        ty = tf.math.cumprod(tx)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [1.0, 2.0, 6.0])
+    np.testing.assert_array_equal(tacc.jvp(ty).numpy(), [0.0, 0.0, 0.0])
 
 
 def test_gradients_function_is_ad_only(tf):
