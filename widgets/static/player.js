@@ -25,7 +25,9 @@ function visibleHeight(el) {
   let top = 0, bottom = window.innerHeight;
   for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
     const o = getComputedStyle(p).overflowY;
-    if ((o === "auto" || o === "scroll") && p.clientHeight > 0) {
+    // Only a box that really scrolls (an output area's overflow-x: auto makes
+    // overflow-y compute to auto too, but it grows with the player).
+    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) {
       const r = p.getBoundingClientRect();
       top = Math.max(top, r.top);
       bottom = Math.min(bottom, r.top + p.clientHeight);
@@ -261,7 +263,14 @@ function render({ model, el }) {
     const fitScale = Math.min(scale(), (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
     const wanted = data.layout.height * fitScale + 8;
     let tall = Math.max(200, Math.min(wanted, window.innerHeight * 0.7));
+    const sentence = root.querySelector(".tp-sentence");
+    sentence.style.minHeight = "";
     if (classroom) {
+      // Room for the longest sentence, so the stage keeps its size while playing.
+      const shown = sentence.textContent;
+      sentence.textContent = data.frames.reduce((a, f) => (f.sentence.length > a.length ? f.sentence : a), "");
+      sentence.style.minHeight = `${Math.ceil(sentence.getBoundingClientRect().height)}px`;
+      sentence.textContent = shown;
       // Everything from the player's top to the gradients' bottom, but the stage.
       const cs = getComputedStyle(stage);
       const below = root.querySelector(".tp-gradients");
@@ -345,6 +354,14 @@ function render({ model, el }) {
   const onClassroom = () => onOptions({ classroom: true });
   const onResize = () => { if (model.get("classroom")) onOptions({ classroom: true }); };
   window.addEventListener("resize", onResize);
+  // A notebook renders the view before it is attached (no size yet): lay it out
+  // again once it has a width, and whenever that width changes.
+  let lastWidth = 0;
+  const sizes = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+    const w = root.clientWidth;
+    if (w && w !== lastWidth && count()) { lastWidth = w; applyOptions(); relayout(); }
+  });
+  if (sizes) sizes.observe(root);
   model.on("change:model", onModel);
   model.on("change:frame", onFrame);
   model.on("change:playing", onPlaying);
@@ -382,6 +399,7 @@ function render({ model, el }) {
     model.off("change:speed", onOptions);
     model.off("change:classroom", onClassroom);
     window.removeEventListener("resize", onResize);
+    if (sizes) sizes.disconnect();
   };
 }
 
