@@ -18,6 +18,14 @@ step, ``diag(1 - h_t**2) @ W.T``:
 The small-matrix tape is exported as a tape player page (default: a temp
 dir): collapsed, each step is one box, and its gradient-norm bar shows the
 same decay step by step during the backward pass.
+
+Then two bugs are planted in the same 1,001-record tape, and the player's
+marks find them: a NaN in the input of step 150 (a missing reading), which
+"first NaN/Inf" jumps to, inside box ``rnn/step_150``; and a learned initial
+state ``h0`` cut off by a ``.numpy()`` round trip of the state at step 99,
+which "lost gradient" jumps to (``explain_none_gradient`` with a
+``record_history`` names it: ``left_library``). That page is written next to
+the first, ``<name>_planted.html``.
 """
 
 import sys
@@ -28,6 +36,7 @@ import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.explain_history import record_history
 
 STEPS = 200
 HIDDEN = 16
@@ -57,6 +66,54 @@ def unrolled_rnn(gain, steps=STEPS, hidden=HIDDEN, seed=0):
         with ad.name_scope("loss"):
             loss = ad.reduce_sum(h)
     return tape, loss, states, [W, U, b]
+
+
+def planted_bugs_rnn(steps=STEPS, hidden=HIDDEN, seed=0, nan_at=150, detach_at=99):
+    """The small-matrix RNN with a learned initial state ``h0``, a NaN in the
+    input of step ``nan_at`` and a ``.numpy()`` round trip of the state at step
+    ``detach_at``. Returns the tape, loss, [W, U, b, h0] and the history."""
+    rng = np.random.default_rng(seed)
+    W = ad.Variable((rng.normal(size=(hidden, hidden)) * VANISHING_GAIN / np.sqrt(hidden))
+                    .astype(np.float32), name="W")
+    U = ad.Variable((rng.normal(size=(2, hidden)) * 0.5).astype(np.float32), name="U")
+    b = ad.Variable(np.zeros((1, hidden), np.float32), name="b")
+    h0 = ad.Variable(np.zeros((1, hidden), np.float32), name="h0")
+    xs = rng.normal(size=(steps, 1, 2)).astype(np.float32)
+    xs[nan_at, 0, 0] = np.nan
+    with record_history() as history, np.errstate(invalid="ignore"):
+        with ad.GradientTape(persistent=True) as tape:
+            h = h0
+            for t in range(steps):
+                with ad.name_scope(f"rnn/step_{t:03d}"):
+                    h = ad.tanh(ad.matmul(h, W) + ad.matmul(ad.constant(xs[t]), U) + b)
+                    if t == detach_at:   # the bug: a round trip through NumPy
+                        h = ad.constant(h.numpy())
+            with ad.name_scope("loss"):
+                loss = ad.reduce_sum(h)
+    return tape, loss, [W, U, b, h0], history
+
+
+def find_planted_bugs(out):
+    """Replays the planted-bugs tape, writes its page; what the two buttons find."""
+    tape, loss, sources, history = planted_bugs_rnn()
+    with np.errstate(invalid="ignore"):
+        rep = widgets.replay(tape, loss, sources)
+    page = widgets.export_html(rep, out, title="A 200-step RNN with a planted NaN and None")
+    nodes = {n["id"]: n for n in rep.nodes}
+    producer = {e["to"]: e["op"] for e in rep.edges if e["kind"] == "out"}
+    first = rep.data["debug"]["first_nonfinite"]
+    frame = rep.frames[first["forward"]]
+    (lost,) = rep.data["debug"]["lost"]
+    h0 = sources[3]
+    why = widgets.explain_none_gradient(tape, loss, h0, history=history,
+                                        source_name="h0", target_name="loss")
+    return {"records": len(tape.records), "nan_frame": first["forward"],
+            "nan_op": nodes[frame["op"]]["op_type"], "nan_scope": nodes[frame["op"]]["scope"],
+            "nan_backward_frame": first["backward"],
+            "lost_source": nodes[lost["source"]]["name"], "lost_node": nodes[lost["node"]]["name"],
+            "lost_scope": nodes[producer[lost["node"]]]["scope"],
+            "reason_from_tape": lost["reason"], "reason": why.reason,
+            "bytes": len(page.encode("utf-8")), "path": str(out)}
 
 
 def state_gradient_norms(gain, steps=STEPS):
@@ -106,6 +163,15 @@ def main(out=None):
     for t in shown:
         print(f"   rnn/step_{t:03d}: {bars.get(f'rnn/step_{t:03d}', 0.0):.2g}")
     print(f"wrote {out}")
+
+    planted = out.with_name(out.stem + "_planted.html")
+    found = results["planted"] = find_planted_bugs(planted)
+    print(f"\nplanted bugs, {found['records']} records: 'first NaN/Inf' jumps to frame "
+          f"{found['nan_frame']}, a {found['nan_op']} in {found['nan_scope']}")
+    print(f"'lost gradient': {found['lost_source']} is None; the player jumps to "
+          f"{found['lost_node']} in {found['lost_scope']} (the tape alone: "
+          f"{found['reason_from_tape']}; with the history: {found['reason']})")
+    print(f"wrote {planted} ({found['bytes'] / 1e6:.1f} MB)")
     return results
 
 

@@ -68,6 +68,18 @@ def test_rnn_gradients_vanish_with_a_small_matrix_and_explode_with_a_large_one(t
     assert 1_000_000 < len(page.encode("utf-8")) == result["player"]["bytes"] < 8_000_000
 
 
+def test_rnn_planted_nan_and_none_are_found_on_the_1001_record_tape(tmp_path):
+    found = _example("rnn_vanishing_gradients").find_planted_bugs(tmp_path / "planted.html")
+    assert found["records"] == 1001
+    # the NaN is read by step 150's input MatMul: record 5 * 150 + 1 (record 0 is step 0's)
+    assert found["nan_op"] == "MatMul" and found["nan_scope"] == "rnn/step_150"
+    assert found["nan_frame"] == 751 and found["nan_backward_frame"] > 1001
+    assert found["lost_source"] == "h0" and found["lost_scope"] == "rnn/step_099"
+    assert found["reason_from_tape"] == "not_recorded" and found["reason"] == "left_library"
+    page = _offline_page(found["path"])
+    assert 1_000_000 < len(page.encode("utf-8")) == found["bytes"] < 8_000_000
+
+
 def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_trip(
         tmp_path, monkeypatch):
     # as outside the tests: tapes keep small values (here log(p), 64x2 float32) whole
