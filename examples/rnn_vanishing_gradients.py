@@ -111,6 +111,7 @@ def find_planted_bugs(out):
             "nan_op": nodes[frame["op"]]["op_type"], "nan_scope": nodes[frame["op"]]["scope"],
             "nan_backward_frame": first["backward"],
             "lost_source": nodes[lost["source"]]["name"], "lost_node": nodes[lost["node"]]["name"],
+            "lost_node_id": lost["node"],
             "lost_scope": nodes[producer[lost["node"]]]["scope"],
             "reason_from_tape": lost["reason"], "reason": why.reason,
             "bytes": len(page.encode("utf-8")), "path": str(out)}

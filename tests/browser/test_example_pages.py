@@ -1,0 +1,92 @@
+"""The debugging examples' exported pages in a real browser (issue 12's "done when").
+
+examples/rnn_vanishing_gradients.py plants a NaN (step 150's input) and a None
+(the initial state h0, cut off by a ``.numpy()`` round trip at step 99) in a
+1,001-record RNN tape; examples/broken_model.py has a NaN from ``log(0)`` and a
+None from a NumPy line. Offline, each page opens fitted within seconds, reads as
+scope groups, and each button leads to its bug in one click.
+"""
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+
+from autodiff import tape as tape_module
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def page(chromium):
+    context = chromium.new_context(offline=True, viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(15_000)
+    try:
+        yield page, errors
+    finally:
+        context.close()
+
+
+def test_planted_nan_and_none_in_the_1001_record_rnn_page(page, tmp_path, artifacts_dir):
+    page, errors = page
+    found = _example("rnn_vanishing_gradients").find_planted_bugs(tmp_path / "planted.html")
+    assert 1_000_000 < found["bytes"] < 8_000_000                  # a few MB
+    start = time.perf_counter()
+    page.goto(Path(found["path"]).as_uri())
+    root = page.locator(".tp-root[data-frame]")
+    root.wait_for()
+    assert time.perf_counter() - start < 10.0                      # within seconds
+    assert root.get_attribute("data-groups") == "201"
+    assert root.get_attribute("data-collapsed") == "201"           # reads as 200 steps + loss
+    fitted = page.evaluate("""() => {
+      const [x, y, w, h] = document.querySelector('.tp-stage > .tp-svg')
+        .getAttribute('viewBox').split(' ').map(Number);
+      return {x, w, lay: document.querySelector('.tp-minimap').viewBox.baseVal.width};
+    }""")
+    assert fitted["w"] >= fitted["lay"] - 1 and fitted["x"] <= 0.5  # the whole tape in view
+
+    page.click(".tp-nan")                                          # one click to the NaN
+    assert int(root.get_attribute("data-frame")) == found["nan_frame"]
+    assert "MatMul" in page.locator(".tp-title").inner_text()
+    assert "first NaN/Inf" in page.locator(".tp-debug").inner_text()
+    assert root.get_attribute("data-collapsed") == "200"           # step 150's box opened
+    page.screenshot(path=str(artifacts_dir / "example_rnn_planted_nan.png"))
+
+    page.click(".tp-lost")                                         # one click to the None
+    assert "ending at v599" in page.locator(".tp-debug").inner_text()
+    assert root.get_attribute("data-found") == found["lost_node_id"]
+    assert "tp-found" in page.locator(
+        f'.tp-node[data-id="{found["lost_node_id"]}"]').get_attribute("class")
+    page.screenshot(path=str(artifacts_dir / "example_rnn_planted_none.png"))
+    assert errors == []
+
+
+def test_broken_model_page_leads_to_the_log_and_the_numpy_line(page, tmp_path, monkeypatch):
+    page, errors = page
+    # as outside the tests: tapes keep small values (here log(p), 64x2 float32) whole
+    monkeypatch.setattr(tape_module, "KEEP_VALUES_UP_TO_BYTES", 512)
+    result = _example("broken_model").main(tmp_path / "broken.html")
+    page.goto(Path(result["path"]).as_uri())
+    root = page.locator(".tp-root[data-frame]")
+    root.wait_for()
+    assert root.get_attribute("data-groups") == "4"   # hidden1, hidden2, logits, loss
+    page.click(".tp-nan")
+    assert int(root.get_attribute("data-frame")) == result["nan_forward"]["frame"]
+    assert "Log(" in page.locator(".tp-title").inner_text()
+    page.click(".tp-lost")
+    assert "ending at v3" in page.locator(".tp-debug").inner_text()   # hidden1's relu
+    assert root.get_attribute("data-found")
+    assert errors == []
