@@ -59,11 +59,14 @@ function render({ model, el }) {
   let shown = null;      // the classes and texts each element has now
 
   const count = () => (data && data.frames ? data.frames.length : 0);
-  // Normal mode draws the graph at READABLE (its smallest SVG text, 11 units, is
-  // then 16px) and pans to follow the record; classroom mode fits the whole graph
+  // Normal mode draws a lesson's graph at READABLE (its smallest SVG text, 11
+  // units, is then 16px) and pans to follow the record; classroom mode fits the whole graph
   // into a stage sized so the toolbar, title and sentence stay on screen too.
   const scale = () => (model.get("classroom") ? 1.8 : READABLE);
-  const home = () => (model.get("classroom") ? viewport.fit() : viewport.fit(READABLE));
+  // A long tape (its scope groups open collapsed, as svg.py's COLLAPSE_ABOVE_OPS)
+  // opens fitted as an overview in both modes.
+  const overview = () => data.nodes.filter((n) => n.type === "op").length > 30;
+  const home = () => (model.get("classroom") || overview() ? viewport.fit() : viewport.fit(READABLE));
   const clamp = (k) => Math.max(0, Math.min(count() - 1, Number(k) || 0));
 
   function build() {
