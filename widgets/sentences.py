@@ -15,6 +15,7 @@ Records are numbered from 1, as the frame counter is.
 Nothing here computes a number; it only words what ``replay`` recorded.
 """
 
+import functools
 import re
 
 __all__ = ["forward_sentence", "seed_sentence", "backward_sentence", "result_sentence",
@@ -39,6 +40,11 @@ def rule_text(doc, inputs):
     >>> rule_text("d/dx sin x = cos x", ["v0"])
     'd/dv0 sin v0 = cos v0'
     """
+    return _rule_text(doc, tuple(inputs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rule_text(doc, inputs):     # cached: a long tape repeats a few (rule, names) pairs
     if not doc or not inputs or not re.match(r"d[(/ ]", doc):
         return doc or ""
     generic = _MATRIX if re.search(r"\bdA\b", doc) else _GENERIC.get(len(inputs), ())
