@@ -413,6 +413,53 @@ print("every gradient finite:", all(bool(np.all(np.isfinite(g.numpy())))
 # (The glitch row is still in the data; a real fix also cleans or scales the inputs. But
 # the loss no longer turns one bad row into a `nan` that poisons every weight.)
 #
+# ### The same two buttons on 1,001 records
+#
+# Back to the 200-step RNN, with two bugs planted: one input reading is missing (`nan` at
+# step 150), and a line at step 99 passes the state through NumPy; the network also learns
+# its initial state `h0`. Reading 1,001 records to find them is hopeless; the buttons take
+# one click each.
+
+# %%
+def planted_rnn(steps=200, hidden=16, seed=0):
+    rng = np.random.default_rng(seed)
+    W = ad.Variable((rng.normal(size=(hidden, hidden)) * 0.5 / np.sqrt(hidden))
+                    .astype(np.float32), name="W")
+    U = ad.Variable((rng.normal(size=(2, hidden)) * 0.5).astype(np.float32), name="U")
+    b = ad.Variable(np.zeros((1, hidden), np.float32), name="b")
+    h0 = ad.Variable(np.zeros((1, hidden), np.float32), name="h0")
+    xs = rng.normal(size=(steps, 1, 2)).astype(np.float32)
+    xs[150, 0, 0] = np.nan                                   # a missing reading
+    with ad.GradientTape(persistent=True) as tape, np.errstate(invalid="ignore"):
+        h = h0
+        for t in range(steps):
+            with ad.name_scope(f"rnn/step_{t:03d}"):
+                h = ad.tanh(ad.matmul(h, W) + ad.matmul(ad.constant(xs[t]), U) + b)
+                if t == 99:
+                    h = ad.constant(h.numpy())               # out of the tape's sight
+        with ad.name_scope("loss"):
+            loss = ad.reduce_sum(h)
+    return tape, loss, [W, U, b, h0]
+
+
+tape, loss, sources = planted_rnn()
+with np.errstate(invalid="ignore"):
+    planted = widgets.replay(tape, loss, sources)
+nodes = {n["id"]: n for n in planted.nodes}
+made_by = {e["to"]: e["op"] for e in planted.edges if e["kind"] == "out"}
+debug = planted.data["debug"]
+nan_op = nodes[planted.frames[debug["first_nonfinite"]["forward"]]["op"]]
+print(len(tape.records), "records,", len(planted.data["groups"]), "groups")
+print("first NaN/Inf ->", nan_op["op_type"], "in", nan_op["scope"])
+for lost in debug["lost"]:
+    print("lost gradient ->", nodes[lost["source"]]["name"], "is None; jump to",
+          nodes[lost["node"]]["name"], "in", nodes[made_by[lost["node"]]]["scope"])
+
+# %% [markdown]
+# `widgets.export_html(planted, "planted.html")` writes this player as one page of a few
+# MB: it opens fitted, with its 201 boxes collapsed, and both buttons work offline
+# (`examples/rnn_vanishing_gradients.py` writes it).
+#
 # ## Summary
 #
 # * Layers record in their own name scope: a model's tape reads as layers, and the player
