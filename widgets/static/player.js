@@ -19,24 +19,6 @@
 
 const READABLE = 16 / 11;   // pixels per unit at which the graph's smallest text is 16px
 
-// The height of what can be seen of `el`: its nearest scrolling ancestor (a
-// notebook panel), within the window.
-function visibleHeight(el) {
-  let top = 0, bottom = window.innerHeight;
-  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-    const o = getComputedStyle(p).overflowY;
-    // Only a box that really scrolls (an output area's overflow-x: auto makes
-    // overflow-y compute to auto too, but it grows with the player).
-    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) {
-      const r = p.getBoundingClientRect();
-      top = Math.max(top, r.top);
-      bottom = Math.min(bottom, r.top + p.clientHeight);
-      break;
-    }
-  }
-  return Math.max(bottom - top, 0);
-}
-
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
   const root = document.createElement("div");
@@ -256,33 +238,9 @@ function render({ model, el }) {
     select.value = String(speed);
   }
 
-  // The stage's height: in normal mode the graph's height at the readable scale,
-  // up to 70% of the window; in classroom mode what the visible area (the window,
-  // or the notebook's scrolling panel) leaves once the toolbar, tools, title,
-  // sentence and gradients are counted, so a fitted graph and its caption show
-  // together on a 1280x720 projector.
   function sizeStage(classroom) {
     const stage = root.querySelector(".tp-stage");
-    const fitScale = Math.min(scale(), (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
-    const wanted = data.layout.height * fitScale + 8;
-    let tall = Math.max(200, Math.min(wanted, window.innerHeight * 0.7));
-    const sentence = root.querySelector(".tp-sentence");
-    sentence.style.minHeight = "";
-    if (classroom) {
-      // Room for the longest sentence, so the stage keeps its size while playing.
-      const shown = sentence.textContent;
-      sentence.textContent = data.frames.reduce((a, f) => (f.sentence.length > a.length ? f.sentence : a), "");
-      sentence.style.minHeight = `${Math.ceil(sentence.getBoundingClientRect().height)}px`;
-      sentence.textContent = shown;
-      // Everything from the player's top to the gradients' bottom, but the stage.
-      const cs = getComputedStyle(stage);
-      const below = root.querySelector(".tp-gradients");
-      const others = below.getBoundingClientRect().bottom + parseFloat(getComputedStyle(below).marginBottom)
-        - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
-        + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-      tall = Math.max(160, Math.min(wanted, visibleHeight(root) - others - 32));
-    }
-    stage.style.height = `${Math.round(tall)}px`;
+    stage.style.height = `${Math.round(stageHeight(root, data, scale(), classroom))}px`;
   }
 
   function relayout() {

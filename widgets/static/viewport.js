@@ -1,6 +1,7 @@
-// Fit-to-view, zoom, pan and the minimap of the tape player's stage (part 2 of
-// the module; see graph.js). The graph is drawn once; only the SVG's viewBox
-// changes, so a 1,000-record tape zooms and pans without redrawing anything.
+// Fit-to-view, zoom, pan, the stage's height and the minimap of the tape
+// player's stage (part 2 of the module; see graph.js). The graph is drawn once;
+// only the SVG's viewBox changes, so a 1,000-record tape zooms and pans without
+// redrawing anything.
 //
 // The view keeps the stage's aspect ratio: one user unit is `scale` pixels in
 // both directions, and a pixel under the mouse maps to a point of the drawing
@@ -120,6 +121,53 @@ function createViewport(stage, svg, layout, options) {
   }
 
   return { fit, zoomAt, panBy, centerOn, follow, reveal, apply, view: () => ({ ...view }) };
+}
+
+// The stage's height: in normal mode the graph's height at the readable scale,
+// up to 70% of the window; in classroom mode what the visible area (the window,
+// or the notebook's scrolling panel) leaves once the toolbar, tools, title,
+// sentence and gradients are counted, so a fitted graph and its caption show
+// together on a 1280x720 projector.
+function stageHeight(root, data, scale, classroom) {
+  const stage = root.querySelector(".tp-stage");
+  const fitScale = Math.min(scale, (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
+  const wanted = data.layout.height * fitScale + 8;
+  let tall = Math.max(200, Math.min(wanted, window.innerHeight * 0.7));
+  const sentence = root.querySelector(".tp-sentence");
+  sentence.style.minHeight = "";
+  if (classroom) {
+    // Room for the longest sentence, so the stage keeps its size while playing.
+    const shown = sentence.textContent;
+    sentence.textContent = data.frames.reduce((a, f) => (f.sentence.length > a.length ? f.sentence : a), "");
+    sentence.style.minHeight = `${Math.ceil(sentence.getBoundingClientRect().height)}px`;
+    sentence.textContent = shown;
+    // Everything from the player's top to the gradients' bottom, but the stage.
+    const cs = getComputedStyle(stage);
+    const below = root.querySelector(".tp-gradients");
+    const others = below.getBoundingClientRect().bottom + parseFloat(getComputedStyle(below).marginBottom)
+      - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
+      + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
+    tall = Math.max(160, Math.min(wanted, visibleHeight(root) - others - 32));
+  }
+  return tall;
+}
+
+// The height of what can be seen of `el`: its nearest scrolling ancestor (a
+// notebook panel), within the window.
+function visibleHeight(el) {
+  let top = 0, bottom = window.innerHeight;
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowY;
+    // Only a box that really scrolls (an output area's overflow-x: auto makes
+    // overflow-y compute to auto too, but it grows with the player).
+    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) {
+      const r = p.getBoundingClientRect();
+      top = Math.max(top, r.top);
+      bottom = Math.min(bottom, r.top + p.clientHeight);
+      break;
+    }
+  }
+  return Math.max(bottom - top, 0);
 }
 
 // The minimap: every node as a dot-sized rectangle in one path, plus the view.
