@@ -166,7 +166,8 @@ def main(out=None):
           f"first NaN/Inf: {fixed['replay'].data['debug']['first_nonfinite']}; "
           f"lost gradients: {len(fixed['lost'])}")
     print(f"wrote {out} ({len(page.encode('utf-8')) / 1e3:.0f} kB)")
-    return {"broken_loss": broken_loss, "nan_forward": nan, "nan_backward": found["nan_backward"], "lost": found["lost"],
+    return {"broken_loss": broken_loss, "nan_forward": nan, "nan_backward": found["nan_backward"],
+            "lost": found["lost"],
             "fixed_loss": float(loss), "fixed_finite": finite,
             "fixed_first_nonfinite": fixed["replay"].data["debug"]["first_nonfinite"],
             "fixed_lost": fixed["lost"], "bytes": len(page.encode("utf-8")), "path": str(out)}

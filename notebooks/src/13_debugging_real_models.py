@@ -165,7 +165,8 @@ def unrolled_rnn(gain, steps=200, hidden=16, seed=0):
 
 
 rnn_tape, rnn_loss, states, rnn_vars = unrolled_rnn(gain=0.5)
-print(len(rnn_tape.records), "records;", rnn_tape.records[0].scope, "...", rnn_tape.records[-2].scope)
+print(len(rnn_tape.records), "records;",
+      rnn_tape.records[0].scope, "...", rnn_tape.records[-2].scope)
 
 # %% [markdown]
 # The gradient with respect to every state at once (a list of 200 sources), and its norm
