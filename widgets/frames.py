@@ -151,7 +151,11 @@ class Frames:
         if len(self.b.snapshots) > 1:
             title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
-        if any(nonfinite(t) for t in rec.inputs + rec.outputs):   # a NaN read or made here
+        # A NaN read or made here. A big output the tape did not keep (a placeholder)
+        # is judged by its value where a later record kept it (the tensor's stats).
+        if any(nonfinite(t) for t in rec.inputs + rec.outputs) or any(
+                (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
+                for y in rec.outputs):
             self.forward_bad.append(k)
         sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
                                     len(self.b.snapshots), self.b.tape_names)

@@ -115,3 +115,16 @@ def test_the_static_svg_of_a_big_tape_draws_its_groups_collapsed():
     assert not any(f'data-id="{m}"' in svg for m in members if m.startswith("op"))
     small_tape, small_loss, ws = _mlp()          # 13 ops: drawn expanded
     assert 'class="tp-group-cover' not in replay_svg(replay(small_tape, small_loss, ws), -1)
+
+
+def test_the_first_nan_lands_on_the_op_that_made_it_even_when_the_tape_kept_no_value():
+    # 65 x 2 floats: too big for the tape to keep Log's output (only a placeholder),
+    # so the NaN is first seen as Mul's input; the button must still point at Log.
+    x = ad.constant(np.concatenate([np.zeros((64, 2)), [[300.0, -300.0]]]).astype(np.float32))
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        lp = ad.math.log(ad.nn.softmax(x))
+        y = ad.reduce_sum(lp * 2.0)
+    data = replay(tape, y, x)
+    k = data["debug"]["first_nonfinite"]["forward"]
+    assert "= Log(" in data["frames"][k]["title"]
