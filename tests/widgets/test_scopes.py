@@ -125,6 +125,6 @@ def test_the_first_nan_lands_on_the_op_that_made_it_even_when_the_tape_kept_no_v
         tape.watch(x)
         lp = ad.math.log(ad.nn.softmax(x))
         y = ad.reduce_sum(lp * 2.0)
-    data = replay(tape, y, x)
-    k = data["debug"]["first_nonfinite"]["forward"]
-    assert "= Log(" in data["frames"][k]["title"]
+    r = replay(tape, y, x)
+    k = r.data["debug"]["first_nonfinite"]["forward"]
+    assert "= Log(" in r.frames[k]["title"]
