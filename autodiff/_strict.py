@@ -257,7 +257,7 @@ def _unwrap_nested(value):
 _FUNCTIONS = (
     # elementwise
     "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
-    "round", "floor", "ceil", "conj", "real", "imag", "power", "maximum", "minimum", "floor_divide", "mod",
+    "round", "floor", "ceil", "conj", "real", "imag", "power", "maximum", "minimum", "floor_divide", "mod", "fmod",
     "logaddexp", "clip", "where",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not",

@@ -322,12 +322,14 @@ def _pow_jvp(t, ans, x, y):
 _JVP_RULES = {
     "AddV2": lambda t, ans, x, y: _plus(t[0], t[1]),
     "Sub": lambda t, ans, x, y: _plus(t[0], None if t[1] is None else -t[1]),
-    "RealDiv": lambda t, ans, x, y: _plus(t[0], None if t[1] is None else -(ans * t[1])) / y,
+    # the transposes of TensorFlow's VJP formulas (RealDiv: g / y and g * ((-x / y) / y))
+    "RealDiv": lambda t, ans, x, y: _plus(None if t[0] is None else t[0] / y,
+                                          None if t[1] is None else t[1] * ((-x / y) / y)),
     "Neg": lambda t, ans, x: -t[0],
     "Sin": lambda t, ans, x: t[0] * ops.cos(x),
     "Cos": lambda t, ans, x: -t[0] * ops.sin(x),
     "Exp": lambda t, ans, x: t[0] * ans,
-    "Log": lambda t, ans, x: t[0] / x,
+    "Log": lambda t, ans, x: t[0] * ops.reciprocal(x),
     "Tanh": lambda t, ans, x: ops.elementwise.tanh_grad(ans, t[0]),
     "TanhGrad": lambda t, ans, y, dy: _plus(
         None if t[1] is None else ops.elementwise.tanh_grad(y, t[1]),

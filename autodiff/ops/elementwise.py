@@ -51,9 +51,11 @@ MUL = _binary("Mul", lambda xp, x, y: x * y,
               (lambda g, ans, x, y: unbroadcast(g * y, x, ans),
                lambda g, ans, x, y: unbroadcast(g * x, y, ans)),
               label="{0} * {1}", doc="d(x y) = y dx + x dy")
+# TensorFlow's formulas, operation for operation (g * ((-x / y) / y), not -g x / y^2):
+# they decide where second derivatives meet 0 * inf, e.g. at x = 0, y = -inf
 DIV = _binary("RealDiv", lambda xp, x, y: x / y,
               (lambda g, ans, x, y: unbroadcast(g / y, x, ans),
-               lambda g, ans, x, y: unbroadcast(-g * x / (y * y), y, ans)),
+               lambda g, ans, x, y: unbroadcast(g * ((-x / y) / y), y, ans)),
               domain=(REALS, AWAY_FROM_ZERO), label="{0} / {1}",
               doc="d(x / y) = dx / y - x dy / y^2")
 
@@ -132,7 +134,16 @@ FLOORDIV = _binary("FloorDiv",
                    NotDifferentiable,
                    domain=(REALS, AWAY_FROM_ZERO), label="{0} // {1}",
                    doc="not differentiable (gradient None), as in TensorFlow")
-FLOORMOD = _binary("FloorMod", _integer_divisor_checked("FloorMod", lambda xp, x, y: xp.mod(x, y)),
+def _floor_mod(xp, x, y):
+    if x.dtype.kind not in "fc":
+        return xp.mod(x, y)
+    # TensorFlow's kernel: fmod, then + y where the signs differ; a zero keeps x's
+    # sign (floormod(-1., 1.) is -0.0), where NumPy's mod gives it y's
+    r = xp.fmod(x, y)
+    return xp.where((r != 0) & ((y < 0) != (r < 0)), r + y, r)
+
+
+FLOORMOD = _binary("FloorMod", _integer_divisor_checked("FloorMod", _floor_mod),
                    (lambda g, ans, x, y: unbroadcast(g, x, ans),
                     lambda g, ans, x, y: unbroadcast(-g * floor(x / y), y, ans)),
                    domain=(REALS, AWAY_FROM_ZERO), label="{0} % {1}",
@@ -154,9 +165,11 @@ EXP = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, ans, x: g * ans, saves="a
              doc="d/dx e^x = e^x")
 EXPM1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda g, ans, x: g * (ans + 1), saves="ans",
                doc="d/dx (e^x - 1) = e^x")
-LOG = _unary("Log", lambda xp, x: xp.log(x), lambda g, ans, x: g / x, domain=POSITIVE,
+# g * reciprocal(x), as TensorFlow: Reciprocal's gradient (ReciprocalGrad, 0 where its
+# cotangent is 0) then decides the second derivative, e.g. of log(relu6(x)) at 0
+LOG = _unary("Log", lambda xp, x: xp.log(x), lambda g, ans, x: g * reciprocal(x), domain=POSITIVE,
              doc="d/dx log x = 1/x")
-LOG1P = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, ans, x: g / (1 + x),
+LOG1P = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, ans, x: g * reciprocal(1 + x),
                domain=(-0.8, 2.0), doc="d/dx log(1 + x) = 1 / (1 + x)")
 
 # ---- trigonometric and friends ----------------------------------------------

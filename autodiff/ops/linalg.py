@@ -17,7 +17,12 @@ Ill-conditioned matrices make finite differences (and the ops) meaningless,
 so the primitives that need an invertible or positive-definite input carry a
 ``make_inputs(rng, shapes)`` hook the table-driven gradient test uses instead
 of uniform sampling. That, broadcasting batch shapes and catching LinAlgError
-are all this module uses NumPy for.
+are all this module uses NumPy for, but one check: on the NumPy backend,
+``inv`` and ``solve`` (and so the gradients of ``det`` and ``slogdet``, which
+call ``inv``) raise InvalidArgumentError for a matrix with a NaN or zero
+pivot, as TensorFlow's CPU kernels do ("Input matrix is not invertible").
+The check runs only when the result holds a NaN or inf. On a device backend it
+would be a copy to the host, so there, as on TensorFlow's GPU, NaN comes back.
 """
 
 import numpy as np
@@ -73,6 +78,47 @@ def _check_square(x, op_type):
             f"{op_type}: Input must be a float or complex tensor, got {x.dtype.name}")
 
 
+def _lu_refuses(a):
+    """Per matrix, whether TensorFlow's check after its LU factorization fails.
+
+    TensorFlow (Eigen) factorizes with partial pivoting and refuses the matrix
+    unless the smallest |pivot| is > 0. Eigen's max and min keep their first
+    value unless a later one is strictly larger (smaller), so a NaN counts only
+    in first place: a NaN first pivot refuses, a NaN later pivot does not.
+    """
+    n = a.shape[-1]
+    lu = np.array(a, dtype=np.complex128 if a.dtype.kind == "c" else np.float64).reshape(-1, n, n)
+    rows = np.arange(lu.shape[0])
+    pivots = np.empty(lu.shape[:2])
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            column = np.abs(lu[:, k:, k])
+            pick = np.argmax(np.where(np.isnan(column), -1.0, column), axis=1)
+            pick = np.where(np.isnan(column[:, 0]), 0, pick) + k
+            top = lu[:, k, :].copy()
+            lu[:, k, :] = lu[rows, pick, :]
+            lu[rows, pick, :] = top
+            pivot = lu[:, k, k]
+            pivots[:, k] = np.abs(pivot)
+            scale = np.where((pivot == 0)[:, None], 0, lu[:, k + 1:, k] / pivot[:, None])
+            lu[:, k + 1:, k + 1:] -= scale[:, :, None] * lu[:, None, k, k + 1:]
+    smallest = np.where(np.isnan(pivots[:, 0]), np.nan,
+                        np.min(np.where(np.isnan(pivots), np.inf, pivots), axis=1))
+    return ~(smallest > 0)
+
+
+def _check_invertible(op_type, a, out):
+    """Raises where TensorFlow's LU kernels do: a zero or (first) NaN pivot (NumPy only)."""
+    if type(a) is not np.ndarray or a.shape[-1] == 0 or np.isfinite(out).all():
+        return  # a device array (reading it is a copy), or nothing to explain
+    bad = _lu_refuses(a)
+    if bad.any():
+        where = f" (matrix #{int(np.argmax(bad))} of the batch)" if a.ndim > 2 else ""
+        raise InvalidArgumentError(
+            f"{op_type}: Input matrix is not invertible{where}: its LU factorization has a "
+            f"zero or NaN pivot (input of shape {tuple(a.shape)}, {a.dtype})")
+
+
 # ---- solve ---------------------------------------------------------------------------
 def _solve_forward(xp, a, b, adjoint=False):
     if adjoint:
@@ -80,7 +126,9 @@ def _solve_forward(xp, a, b, adjoint=False):
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])   # shapes only: any backend
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
-    return xp.linalg.solve(a, b).astype(b.dtype, copy=False)
+    out = xp.linalg.solve(a, b).astype(b.dtype, copy=False)
+    _check_invertible("MatrixSolve", a, out)
+    return out
 
 
 def _solve_vjp(g, ans, a, b, adjoint=False):
@@ -100,6 +148,7 @@ MATRIX_SOLVE = Primitive(
            (((2, 3, 3), (2, 3, 1)), {}), (((3, 3), (2, 3, 2)), {})],
     label="solve({0}, {1})", doc="X = A^-1 B: dB = A^-T g, dA = -dB X^T")
 MATRIX_SOLVE.make_inputs = _square_inputs(_invertible)
+MATRIX_SOLVE.host_checks = "a zero or NaN pivot raises on the NumPy backend only"
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
@@ -129,13 +178,18 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 
 # ---- inverse, determinants --------------------------------------------------------
-def _inv_forward(xp, x, adjoint=False):
+def _inv_forward(xp, x, adjoint=False, checked=True):
+    # checked=False: Cholesky's gradient, where TensorFlow inverts L by a triangular
+    # solve, which has no invertibility check
     if adjoint:
         x = xp.conj(xp.swapaxes(x, -1, -2))
-    return xp.linalg.inv(x).astype(x.dtype, copy=False)
+    out = xp.linalg.inv(x).astype(x.dtype, copy=False)
+    if checked:
+        _check_invertible("MatrixInverse", x, out)
+    return out
 
 
-def _inv_grad(g, ans, x, adjoint=False):
+def _inv_grad(g, ans, x, adjoint=False, checked=True):
     # TensorFlow's form: -Y^H g Y^H, or -Y g^H Y when Y = inv(A^H)
     return -matmul(ans, matmul(g, ans, adjoint_a=adjoint, adjoint_b=not adjoint),
                    adjoint_a=not adjoint)
@@ -145,6 +199,7 @@ MATRIX_INVERSE = Primitive("MatrixInverse", _inv_forward, (_inv_grad,), saves="a
                            domain=REALS, cases=SQUARE_CASES + [(((3, 3),), {"adjoint": True})],
                            label="inv({0})", doc="d inv(A) = -inv(A) dA inv(A): dA = -Y^T g Y^T")
 MATRIX_INVERSE.make_inputs = _square_inputs(_invertible)
+MATRIX_INVERSE.host_checks = "a zero or NaN pivot raises on the NumPy backend only"
 
 
 def inv(input, adjoint=False, name=None):  # noqa: A002 - TensorFlow's argument name
@@ -180,6 +235,7 @@ def det(input, name=None):  # noqa: A002
 
 def _slogdet_forward(xp, x):
     sign, log_abs = xp.linalg.slogdet(x)
+    sign = xp.where(log_abs != log_abs, log_abs, sign)  # a NaN determinant has a NaN sign (TF)
     return sign.astype(x.dtype, copy=False), log_abs.astype(x.dtype, copy=False)
 
 
@@ -240,7 +296,7 @@ def _cholesky_grad(g, ans, x):
     # Murray (2016), as TensorFlow: L^-T Phi(L^T g) L^-1, then symmetrized
     n = ans._value.shape[-1]
     phi = convert_to_tensor(np.tril(np.ones((n, n))) - 0.5 * np.eye(n), dtype=ans.dtype)
-    l_inv = inv(ans)
+    l_inv = MATRIX_INVERSE(ans, checked=False)
     middle = matmul(ans, g, adjoint_a=True) * phi
     grad = matmul(l_inv, matmul(middle, l_inv), adjoint_a=True)
     return 0.5 * (grad + matrix_transpose(grad))

@@ -16,6 +16,7 @@ other ops (as in TensorFlow): their gradients come from those ops.
 import math
 
 from .. import validate as _validate
+from ..broadcast import unbroadcast
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import convert_to_tensor
@@ -80,7 +81,8 @@ def _masked_grad(name, scale):
     """
     prim = Primitive(name, lambda xp, g, x, **params: (g * scale(xp, x, **params)).astype(
                          g.dtype, copy=False),
-                     (lambda gg, ans, g, x, **params: prim(gg, x, **params),
+                     # g may be smaller than x (broadcast against it): sum back to g's shape
+                     (lambda gg, ans, g, x, **params: unbroadcast(prim(gg, x, **params), g, ans),
                       lambda gg, ans, g, x, **params: _zeros_with_batch(gg, ans, x)),
                      domain=(REALS, AWAY_FROM_ZERO), dtype_args=(0, 1), label=name + "({0}, {1})",
                      cases=[(((3,), (3,)), {}), (((2, 3), (2, 3)), {})],

