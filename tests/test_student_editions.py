@@ -96,10 +96,10 @@ def test_no_answer_leaks_into_the_student_edition(path):
 def test_a_wrong_prediction_prints_a_hint_and_the_next_cells_still_run():
     nb = nbformat.read(NOTEBOOKS / "student" / f"{LESSON_1}.ipynb", as_version=4)
     solutions = [c for c in nb.cells if "solution" in _tags(c)]
-    first, second = solutions[0], solutions[1]
+    first, second = solutions[0], solutions[1]   # section 3's unwatched constant, exercise 1
     assert "my_prediction = ...  # your prediction" in first.source
-    first.source = first.source.replace("my_prediction = ...", "my_prediction = 12.5")  # is 13
-    second.source = second.source.replace("my_prediction = ...", "my_prediction = None")  # right
+    first.source = first.source.replace("my_prediction = ...", "my_prediction = 12.5")  # is None
+    second.source = second.source.replace("my_prediction = ...", "my_prediction = 13.0")  # right
 
     _run(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -169,14 +169,15 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
     assert not [c for c in released.cells if "teacher" in _tags(c)]
     answers = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("solution")]
     tests = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert len(answers) == len(tests) == 7
+    assert len(answers) == len(tests) == 8
     for cell in answers:  # the same blanks as the student edition
         assert cell.source.rstrip() == student[cell.id].source
     assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 1
                for c in tests)
 
-    # A student answers exercise 1 right and exercise 2 wrong, leaves the rest blank.
-    answers[0].source = answers[0].source.replace("my_prediction = ...", "my_prediction = 13.0")
+    # A student answers the first prediction (section 3: None) right and exercise 1 (13.0)
+    # wrong, and leaves the rest blank.
+    answers[0].source = answers[0].source.replace("my_prediction = ...", "my_prediction = None")
     answers[1].source = answers[1].source.replace("my_prediction = ...", "my_prediction = 0.0")
     ran = _run(nbformat.reads(nbformat.writes(released), as_version=4))
     assert not [o for c in ran.cells if c.cell_type == "code" for o in c.outputs
@@ -191,7 +192,7 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         grades = {g.name: g.score for g in
                   gradebook.find_submission("lesson01", "ada").notebooks[0].grades}
-    assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 8)}
+    assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 9)}
 
 
 def test_readme_command_1_leaves_every_lesson_trusted(tmp_path):

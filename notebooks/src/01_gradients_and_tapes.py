@@ -18,7 +18,8 @@
 # 3. how to ask for many gradients at once (nested sources and targets, vector targets);
 # 4. gradients with respect to intermediate results, and tapes you can use more than once.
 #
-# The lesson ends with *predict the gradient* exercises.
+# A **Predict** cell asks for your guess before the tape answers, and the lesson ends with
+# *predict the gradient* exercises.
 
 # %%
 %matplotlib inline
@@ -28,6 +29,7 @@ import numpy as np
 
 import autodiff as ad
 import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # ## 1. A first derivative
@@ -75,7 +77,7 @@ print("dy/dx =", dy_dx)
 # **added**: $6.75 - 2 = 4.75$.
 #
 # Each op type knows only its own little derivative rule; the tape strings the rules
-# together in reverse (the chain rule). Lesson 10 reads the code that does it.
+# together in reverse (the chain rule). Lesson 11 reads the code that does it.
 #
 # To *watch* the walk, record the same computation on a new tape and give it to the **tape
 # player**. Press **Play** (or click the player and use the arrow keys): the three records
@@ -89,7 +91,7 @@ widgets.TapePlayer(replayed, target=y, sources=x, names={"y": y})
 
 # %% [markdown]
 # (The player runs the backward pass itself, so it uses up its tape just as `gradient`
-# does. Lesson 9 shows more of it.)
+# does. Lesson 10 shows more of it.)
 #
 # A tape like this one can answer **once**. After `gradient` it frees its records:
 
@@ -147,15 +149,27 @@ print("gradients, rounded:", [round(float(g), 4) for g in grads])
 #
 # * a trainable `ad.Variable` is watched automatically the moment the tape sees it being read;
 # * an `ad.constant` (or any other Tensor) is **not**, unless you call `tape.watch(t)`.
+#
+# **Predict.** `c` is a constant, 4.0, and `y = c * c` is computed inside the tape. What is
+# `tape.gradient(y, c)`: 8.0, 0.0, `None`, or an error? Type your guess in place of `...`,
+# run the cell, then run the check below it.
 
-# %%
+# %% tags=["solution"]
 c = ad.constant(4.0)
 
 with ad.GradientTape() as tape:
     y = c * c
+n_records = len(tape.records)
 
-print("records:", len(tape.records))
-print("dy/dc  :", tape.gradient(y, c))
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, c),
+      hint="is a constant watched? Then what did the tape record?")
+print("records on the tape:", n_records)
 
 # %% [markdown]
 # > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
@@ -299,7 +313,7 @@ plt.show()
 # %% [markdown]
 # The summing is only "harmless" because each output depends on one input. When outputs
 # mix inputs, the sum mixes their gradients: to keep each output's gradient separate you
-# need a Jacobian (lesson 6).
+# need a Jacobian (lesson 7).
 #
 # To weight the outputs differently instead of summing them equally, pass
 # `output_gradients`, one weight per element:

@@ -449,7 +449,7 @@ print("round:", stepped.numpy(), "->", tape.gradient(stepped, level))
 # | depends on the input | the branch taken ignores the source | `unconnected_gradients`, or a formula that keeps the source |
 # | fine on step 1, `None` on step 2 | Variable replaced by a Tensor | `assign_sub` |
 # | `round`, `floor`, `shuffle` | op is non-differentiable | custom gradient (lesson 4) |
-# | `LookupError`, not `None` | an op nobody gave a gradient rule | register one, or declare it non-differentiable (lesson 5) |
+# | `LookupError`, not `None` | an op nobody gave a gradient rule | register one, or declare it non-differentiable (lesson 6) |
 #
 # The last row is not a `None` at all. Marking an op non-differentiable is a decision; an
 # op that simply has no rule (a new op written on arrays, for instance) makes the backward
@@ -522,7 +522,7 @@ del cases
 
 # %% [markdown]
 # Each explanation also has a paragraph (`.message`) and the path with the break marked;
-# lesson 9 shows them, and how to read a backward pass step by step.
+# lesson 10 shows them, and how to read a backward pass step by step.
 
 # %% [markdown]
 # ## Exercises: predict the gradient

@@ -199,7 +199,7 @@ for n, (tape_curve, formula) in enumerate(zip(curves, by_hand)):
 # > **Why a sum gives every point's derivative.** `gradient` differentiates the *sum* of its
 # > target (lesson 1). Here that is harmless: $f$ works element by element, so output $i$
 # > depends only on input $i$, and the derivative of the sum with respect to `xs[i]` is
-# > $f'(x_i)$. For a function that mixes elements you would need a Jacobian (lesson 6).
+# > $f'(x_i)$. For a function that mixes elements you would need a Jacobian (lesson 7).
 #
 # ### Explore it
 #
@@ -512,5 +512,5 @@ check(my_prediction, tuple(kernel_gradient.shape),
       hint="a gradient has the shape of its source: the kernel of a Dense(2) layer on 7 features")
 
 # %% [markdown]
-# **Next:** lesson 4 writes gradients by hand, with `ad.custom_gradient`. Lesson 6 keeps
+# **Next:** lesson 4 writes gradients by hand, with `ad.custom_gradient`. Lesson 7 keeps
 # every output's derivative separate: Jacobians.

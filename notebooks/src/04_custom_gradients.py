@@ -8,11 +8,11 @@
 #
 # 1. **change the gradient on purpose**: clip it, reverse it, or let it pass through an op
 #    that has none (rounding);
-# 2. **save work**: reuse a value from the forward pass instead of recomputing it;
-# 3. **control the second derivative** too, by what the gradient function itself records.
+# 2. **save work**: reuse a value from the forward pass instead of recomputing it.
 #
-# All three use the decorator `ad.custom_gradient`. Lesson 5 uses it once more, to repair
-# gradients that come out as `nan`, and then adds brand-new ops with their own gradients.
+# Both use the decorator `ad.custom_gradient`. Lesson 5 goes further (Variables, second
+# derivatives, saved models), and lesson 6 uses custom gradients to repair gradients that
+# come out as `nan`.
 #
 # Several cells ask you to **predict** before you run: type your guess into
 # `my_prediction`, run the cell, then run the check below it.
@@ -71,7 +71,7 @@ check(my_prediction, tape.gradient(y, x),
 #
 # ### Watch it skip
 #
-# The tape player (lesson 9 shows all it can do) plays the forward records, then the
+# The tape player (lesson 10 shows all it can do) plays the forward records, then the
 # backward pass one step at a time. Press **Play**, or step with the arrow keys: the
 # cotangent goes from `y` into `IdentityN`, then to `Mul`, and the `Identity` record inside
 # the function is never visited.
@@ -221,192 +221,6 @@ except AssertionError as error:
     print(str(error).splitlines()[0])
 
 # %% [markdown]
-# ## 6. Variables inside a custom gradient
-#
-# If the function reads a trainable Variable that is **not** one of its inputs, the tape
-# must learn the gradient for that variable too. `grad_fn` then has to accept a keyword
-# argument `variables` and return two things: the gradients for the inputs, and a list with
-# one gradient per variable. Forgetting this is an error, raised when the function runs:
-
-# %%
-gain = ad.Variable(2.0, name="gain")
-
-@ad.custom_gradient
-def amplify(x):
-    def grad_fn(dy):
-        return dy * gain
-    return gain * x, grad_fn
-
-signal = ad.constant([1.0, -2.0, 0.5])
-try:
-    with ad.GradientTape() as tape:
-        tape.watch(signal)
-        amplify(signal)
-except TypeError as error:
-    print("TypeError:", error)
-
-# %% [markdown]
-# With `variables`:
-
-# %%
-@ad.custom_gradient
-def amplify(x):
-    def grad_fn(dy, variables=None):
-        print("  grad_fn was given:", [v.name for v in variables])
-        grad_x = dy * gain                       # d(gain * x)/dx
-        grad_gain = ad.reduce_sum(dy * x)        # d(gain * x)/dgain, summed over elements
-        return grad_x, [grad_gain]
-    return gain * x, grad_fn
-
-with ad.GradientTape() as tape:
-    tape.watch(signal)
-    out = amplify(signal)
-
-print(tape)
-grad_signal, grad_gain = tape.gradient(out, [signal, gain])
-print("d out / d signal:", grad_signal.numpy())
-print("d out / d gain:  ", grad_gain.numpy(), " (1 - 2 + 0.5)")
-
-# %% [markdown]
-# The `IdentityN` record now has two inputs, the argument and the variable, and its rule
-# returns a gradient for each.
-
-# %% [markdown]
-# ## 7. Inside the function, only the rule counts
-#
-# The ops in the body of a custom-gradient function are recorded, but the backward pass
-# never walks through them (section 1's player showed it). So what the body does to
-# *gradients* does not matter.
-#
-# **Predict.** This `square_blocked` computes $x^2$ and wraps it in `ad.stop_gradient`,
-# which would normally block every gradient. Its rule says $2x\,dy$. What is the gradient
-# at $x = 3$: `None`, `0.0` or another number?
-
-# %% tags=["solution"]
-@ad.custom_gradient
-def square_blocked(x):
-    def grad_fn(dy):
-        return dy * 2.0 * x
-    return ad.stop_gradient(x * x), grad_fn
-
-x = ad.Variable(3.0, name="x")
-with ad.GradientTape() as tape:
-    y = square_blocked(x)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 6.0
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(y, x),
-      hint="the walk back from y meets the IdentityN record first: whose rule runs there?")
-
-# %% [markdown]
-# `stop_gradient` *does* matter inside `grad_fn`. An outer tape records the ops of
-# `grad_fn` while an inner tape's backward pass runs them (lesson 3), and differentiates
-# them for the second derivative. A `stop_gradient` there tells the outer tape "treat this
-# as a constant": the first derivative is unchanged, and the second loses that path.
-
-# %%
-def first_and_second(f, at):
-    x = ad.constant(at)
-    with ad.GradientTape() as outer:
-        outer.watch(x)
-        with ad.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        dy_dx = inner.gradient(y, x)
-    return dy_dx, outer.gradient(dy_dx, x)
-
-@ad.custom_gradient
-def square(x):
-    def grad_fn(dy):
-        return dy * 2.0 * x
-    return x * x, grad_fn
-
-@ad.custom_gradient
-def square_frozen_rule(x):
-    def grad_fn(dy):
-        return dy * 2.0 * ad.stop_gradient(x)     # x as a constant, for outer tapes
-    return x * x, grad_fn
-
-print("square:             first %s, second %s" % first_and_second(square, 3.0))
-print("square_frozen_rule: first %s, second %s" % first_and_second(square_frozen_rule, 3.0))
-
-# %% [markdown]
-# The second derivative of `square_frozen_rule` is `None`: the only path from `x` to the
-# first derivative went through `stop_gradient`. This is how "first-order approximations"
-# are written, for instance the cheap variant of the meta-learning method MAML, which
-# drops second derivatives on purpose.
-
-# %% [markdown]
-# ## 8. Nested custom gradients
-#
-# You can also control the *second* backward pass by making `grad_fn` itself a custom
-# gradient. The inner custom gradient defines the derivative of the backward function
-# **with respect to its own inputs**. So what happens when `x` is only *captured* from the
-# outer function instead of being an input? **Predict**: is the second derivative `None`
-# (the rule `backward_grad` says nothing about `x`), or a number (which)?
-
-# %% tags=["solution"]
-@ad.custom_gradient
-def square_nested_captured(x):
-    def grad_fn(dy):
-        @ad.custom_gradient
-        def backward(dy):                        # x is captured, not an input
-            def backward_grad(ddy):
-                return ddy * 2.0 * x             # d(backward)/d(dy) only
-            return dy * 2.0 * x, backward_grad
-        return backward(dy)
-    return x * x, grad_fn
-
-first, second = first_and_second(square_nested_captured, 3.0)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 2.0
-### END SOLUTION
-
-# %% tags=["check"]
-print("captured x: first", first)
-check(my_prediction, second,
-      hint="a custom gradient becomes one IdentityN record only if a recording tape watches "
-           "one of its inputs: is the seed dy watched?")
-
-# %% [markdown]
-# It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
-# gradient is recorded as one op. A `custom_gradient` function becomes a single `IdentityN`
-# record only if some recording tape watches one of its inputs (or a variable it reads).
-# When no recording tape does, there is nothing to attach the rule to, so the function just
-# runs its body as ordinary ops, and each tape records those ops as usual.
-#
-# Follow it through. The inner tape's backward pass calls `grad_fn(dy)` with a seed `dy`
-# that no tape watches, so `backward(dy)` has no watched input: its body, `dy * 2.0 * x`,
-# runs as plain `Mul`s, and the outer tape records them because it watches `x`. The outer
-# tape then differentiates those `Mul`s: $\partial (2x\,dy)/\partial x = 2$ at $dy = 1$.
-# Our `backward_grad` is never called: the number is right because the ordinary ops
-# happen to compute the true derivative, not because of our rule. To be sure your rule is
-# the one used, make `x` an input.
-#
-# Make `x` an input of the inner function and return a gradient for it as well, and the
-# second derivative is computed by *our* rule, $2\,dy$:
-
-# %%
-@ad.custom_gradient
-def square_nested(x):
-    def grad_fn(dy):
-        @ad.custom_gradient
-        def backward(dy, x):
-            def backward_grad(ddy):
-                return ddy * 2.0 * x, ddy * 2.0 * dy    # d/d(dy), d/dx of 2 x dy
-            return dy * 2.0 * x, backward_grad
-        return backward(dy, x)
-    return x * x, grad_fn
-
-print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
-
-# %% [markdown]
 # ## Summary
 #
 # * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one `IdentityN` op whose
@@ -414,11 +228,6 @@ print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
 #   reverse or pass gradients straight through, and to reuse forward values.
 # * `x + stop_gradient(f(x) - x)` is the decorator-free straight-through estimator.
 # * Check a hand-written gradient with `ad.testing.check_grads`.
-# * A function that reads Variables needs `grad_fn(dy, variables=None)` returning
-#   `(grad_inputs, grad_variables)`.
-# * Written with library ops, `grad_fn` is differentiated again by outer tapes; a
-#   `stop_gradient` inside `grad_fn` removes that path from the second derivative. A
-#   nested custom gradient defines the derivative with respect to its *own inputs* only.
 #
 # ## Exercises: predict the gradient
 #
@@ -507,5 +316,5 @@ check(my_prediction, tape.gradient(y, m),
       hint="straight-through: the backward pass treats rounding as if it were the identity")
 
 # %% [markdown]
-# **Next:** lesson 5 meets gradients that come out as `nan`, repairs them (with custom
-# gradients and without), and gives a brand-new op its own gradient.
+# **Next:** lesson 5 takes custom gradients further: functions that read Variables, second
+# derivatives, and custom gradients in saved models.

@@ -1,9 +1,9 @@
-# Lesson 8 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 08
+# Lesson 9 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 09
 # %% [markdown]
-# # Lesson 8: Hessian-vector products and forward mode
+# # Lesson 9: Hessian-vector products and forward mode
 #
-# Lesson 7 built whole Hessians. For a model with $n$ parameters that is $n^2$ numbers:
+# Lesson 8 built whole Hessians. For a model with $n$ parameters that is $n^2$ numbers:
 # fine for 12, impossible for a million. This lesson gets curvature information without
 # ever forming the matrix, and on the way meets the other half of automatic
 # differentiation: **forward mode**.
@@ -26,7 +26,7 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 ad.random.set_seed(8)
 
 # %% [markdown]
-# Two models, as in lesson 7: a `tanh` layer (4 inputs, 3 units) whose loss is the mean
+# Two models, as in lesson 8: a `tanh` layer (4 inputs, 3 units) whose loss is the mean
 # squared output, and a linear least-squares fit of 2 outputs from 4 inputs. `eigvalsh`
 # of the `tanh` loss's full $12 \times 12$ Hessian gives the number we will later find
 # without the matrix.
@@ -178,7 +178,7 @@ check(my_prediction, acc.jvp(y),
 # * $\sin (a, \dot a) = (\sin a,\; \cos a \cdot \dot a)$ (the chain rule)
 #
 # Seed the input with tangent 1, run the function, and read the derivative off the
-# result. Lesson 10 builds the reverse-mode counterpart, a tape in thirty lines.
+# result. Lesson 11 builds the reverse-mode counterpart, a tape in thirty lines.
 
 # %%
 import math
@@ -272,7 +272,7 @@ print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), 
 # Training is the wide case in the extreme: one loss, millions of weights. That is why
 # deep learning runs on reverse mode, and why a tape exists at all.
 #
-# (`tape.jacobian` from lesson 6 sends all 50 cotangents through **one** vectorized backward
+# (`tape.jacobian` from lesson 7 sends all 50 cotangents through **one** vectorized backward
 # pass; it saves Python overhead, but the arithmetic is still that of 50 rows.)
 
 # %% [markdown]
@@ -362,5 +362,5 @@ check(my_prediction, passes,
       hint="forward mode gives one Jacobian column per pass: how many columns are there?")
 
 # %% [markdown]
-# **Next:** lesson 9 opens the tape player and the `None`-gradient explainer: the tools
+# **Next:** lesson 10 opens the tape player and the `None`-gradient explainer: the tools
 # for *seeing* what a tape did, and for finding the step where a gradient went missing.

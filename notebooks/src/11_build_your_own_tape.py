@@ -1,11 +1,11 @@
-# Lesson 10 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 10
+# Lesson 11 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 11
 #
 # The cells that print the engine's source are tagged nbval-ignore-output: they quote the
 # code live, so their text changes whenever the engine changes. Each such cell still fails
 # (and so fails the tests) if the lines it quotes disappear.
 # %% [markdown]
-# # Lesson 10: Build your own tape
+# # Lesson 11: Build your own tape
 #
 # Every lesson so far used the tape as a black box. This one opens it. First you build a
 # working tape in about thirty lines, then you read how `autodiff` does the same job (the

@@ -1,13 +1,12 @@
-# Lesson 5 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 05
+# Lesson 6 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 06
 # %% [markdown]
-# # Lesson 5: NaN gradients, new ops and saved gradients
+# # Lesson 6: NaN gradients and new ops
 #
 # A gradient can be perfectly defined on paper and still come out of the tape as `nan`.
 # This lesson finds where such `nan`s come from, repairs them, and shows how to track one
 # down in a long backward pass. Then it goes one level lower: a brand-new op, computed on
-# arrays, with a gradient we register ourselves; and what happens to custom gradients when
-# a model is saved and loaded in another process.
+# arrays, with a gradient we register ourselves.
 #
 # **You will learn**
 # 1. why `log(1 + exp(x))` has a `nan` gradient above about 88.7 in `float32`, and two
@@ -15,22 +14,13 @@
 # 2. why `where` does not protect a gradient from a `nan`, and the double-`where` fix;
 # 3. what the tape returns at kinks (`abs`, `relu`, `maximum` at 0) and at a zero norm;
 # 4. how to find the first step of a backward pass that made a `nan`;
-# 5. `ad.primitive` + `ad.RegisterGradient`, and the `LookupError` of an op with no gradient;
-# 6. custom gradients in saved models, loaded in a fresh process.
+# 5. `ad.primitive` + `ad.RegisterGradient`, and the `LookupError` of an op with no gradient.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']
-import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import textwrap
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -239,7 +229,7 @@ with np.errstate(divide="ignore", invalid="ignore"):
 # ## 5. Finding the step that made a `nan`
 #
 # In a long computation the `nan` shows up in the final gradient, far from its cause.
-# `tape.backward_trace(target, source)` (lesson 9 animates it) returns every step of the
+# `tape.backward_trace(target, source)` (lesson 10 animates it) returns every step of the
 # backward pass with what it received and what it sent to each input. The first step whose
 # contribution is not finite is the culprit:
 
@@ -299,7 +289,7 @@ except LookupError as error:
 # %% [markdown]
 # The tape does not know the derivative of `Hypot` yet, and says so with a `LookupError`:
 # not a `None` (which means "no path"), but an error (which means "a path through an op I
-# cannot differentiate"). Add it to the list of lesson 2: a gradient is `None` when no
+# cannot differentiate"). It is the last row of lesson 2's list: a gradient is `None` when no
 # recorded path leads to the source, and it *raises* when the path crosses an op with no
 # registered gradient. A gradient function receives `op`,
 # a description of the recorded call (`op.inputs`, `op.outputs`, `op.get_attr(...)`), and
@@ -344,133 +334,6 @@ except KeyError as error:
 # `LookupError`.
 
 # %% [markdown]
-# ## 7. Custom gradients in saved models
-#
-# A saved model stores the traced computation of each `ad.function` as data (op types and
-# their inputs), not Python code. A custom gradient is Python code, so it is saved only if
-# you ask: `ad.saved_model.SaveOptions(experimental_custom_gradients=True)` traces `grad_fn`
-# as well and stores its graph.
-#
-# The module below squares its input and clips the gradient's norm to 0.5 on the way back.
-# At $v = 2$ the true gradient of $v^2$ would be 4; with the clip, the upstream 1 becomes
-# 0.5 and the gradient is $0.5 \cdot 2v = 2$.
-
-# %%
-@ad.custom_gradient
-def clip_to_half(x):
-    def grad_fn(dy):
-        return ad.clip_by_norm(dy, 0.5)
-    return ad.identity(x), grad_fn
-
-class ClippedSquare(ad.Module):
-    @ad.function(input_signature=[ad.TensorSpec(None)])
-    def __call__(self, x):
-        return clip_to_half(x * x)
-
-workdir = tempfile.mkdtemp()
-with_grads = os.path.join(workdir, "with_custom_gradients")
-without_grads = os.path.join(workdir, "without_custom_gradients")
-ad.saved_model.save(ClippedSquare(), with_grads,
-                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=True))
-ad.saved_model.save(ClippedSquare(), without_grads,
-                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=False))
-version = ad.saved_model.current_version(with_grads)
-print(sorted(os.listdir(version)))
-
-# %% [markdown]
-# A save writes the model into a fresh version directory, then switches a small pointer
-# file (`saved_model.current`) to it in one atomic step, so a notebook loading the model
-# meanwhile gets the old model or the new one, never half of each.
-# `ad.saved_model.current_version(path)` is the directory the pointer names. It holds JSON
-# (the graphs) and an `.npz` file (the arrays). Let's look at how the `IdentityN` node was
-# saved each way:
-
-# %%
-def custom_gradient_entry(path):
-    with open(os.path.join(ad.saved_model.current_version(path), "saved_model.json")) as f:
-        document = json.load(f)
-    trace = document["functions"]["__call__"]["traces"][0]
-    node = next(n for n in trace["graph"]["nodes"] if n["op"] == "IdentityN")
-    return node["custom_gradient"]
-
-saved = custom_gradient_entry(with_grads)
-print("with:    the gradient graph's ops:", [n["op"] for n in saved["graph"]["nodes"]])
-print("without:", custom_gradient_entry(without_grads))
-
-# %% [markdown]
-# Saved *with* custom gradients, the gradient is a graph of ordinary ops (the inside of
-# `clip_by_norm`). Saved *without*, only a generated name remains: the gradient function
-# registered under that name lives in the memory of the process that saved the model.
-# That is why loading it **in this process** still differentiates correctly, which can
-# hide the problem:
-
-# %%
-v = ad.Variable(2.0, name="v")
-loaded = ad.saved_model.load(without_grads)
-with ad.GradientTape() as tape:
-    out = loaded(v)
-print("this process, saved without:", tape.gradient(out, v))
-
-# %% [markdown]
-# The real test is a **fresh** Python process, as when a colleague loads your model. We run
-# a small script in a new interpreter for each saved model:
-
-# %%
-child_script = textwrap.dedent("""
-    import sys
-    import autodiff as ad
-
-    loaded = ad.saved_model.load(sys.argv[1])
-    v = ad.Variable(2.0)
-    try:
-        with ad.GradientTape() as tape:
-            out = loaded(v)
-        print("value", out.numpy(), "gradient", tape.gradient(out, v).numpy())
-    except LookupError as error:
-        print("LookupError:", error)
-""")
-
-for label, path in [("with", with_grads), ("without", without_grads)]:
-    child = subprocess.run([sys.executable, "-c", child_script, path],
-                           capture_output=True, text=True, check=True)
-    print(f"fresh process, saved {label:<7}:", child.stdout.strip())
-
-shutil.rmtree(workdir)              # the saved models are not needed any more
-
-# %% [markdown]
-# Saved with its gradient graph, the loaded model gives the clipped gradient, 2.0. Saved
-# without, the fresh process has no gradient for the `IdentityN` op: `LookupError`, exactly
-# the error TensorFlow raises in the same situation.
-
-# %% [markdown]
-# ## 8. Teaching moment: constants in the `custom_gradient` documentation
-#
-# > TensorFlow's `tf.custom_gradient` documentation shows a two-input function applied to
-# > two `tf.constant`s under a persistent tape, and prints a number for the gradient with
-# > respect to each constant. In TensorFlow 2 those calls return `None`: the constants were
-# > never watched, so nothing was recorded (lesson 1). A custom gradient does not change
-# > what a tape watches.
-
-# %%
-@ad.custom_gradient
-def product(x, y):
-    def grad_fn(dz):
-        return dz * y, dz * x
-    return x * y, grad_fn
-
-p = ad.constant(2.0)
-q = ad.constant(3.0)
-with ad.GradientTape(persistent=True) as tape:
-    z = product(p, q)
-print("unwatched:", tape.gradient(z, p), tape.gradient(z, q))
-
-with ad.GradientTape(persistent=True) as tape:
-    tape.watch([p, q])
-    z = product(p, q)
-print("watched:  ", tape.gradient(z, p), tape.gradient(z, q))
-del tape
-
-# %% [markdown]
 # ## Summary
 #
 # * A formula with a finite derivative can still give a `nan` gradient: an intermediate
@@ -485,8 +348,6 @@ del tape
 # * A new op: `ad.primitive("Name")` for the forward, `ad.RegisterGradient("Name")` for the
 #   gradient, `ad.no_gradient("Name")` for none. Without either, the backward pass raises
 #   `LookupError`. One gradient per op type, globally.
-# * Saved models keep custom gradients only with
-#   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
 #
 # ## Exercises: predict the gradient
 #
@@ -522,45 +383,7 @@ check(my_prediction, tape.gradient(y, xh),
       hint="a distance's derivative is a direction: which way does hypot grow as x = -2 moves?")
 
 # %% [markdown]
-# **Exercise 2.** `product` (section 8) of two constants, `k = 7` watched and `j = 2` not
-# watched. What is the gradient with respect to `k`?
-
-# %% tags=["solution"]
-k = ad.constant(7.0)
-j = ad.constant(2.0)
-with ad.GradientTape() as tape:
-    tape.watch(k)
-    z = product(k, j)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = 2.0
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(z, k),
-      hint="k is watched; j not being watched does not change d(k * j)/dk")
-
-# %% [markdown]
-# **Exercise 3.** The same `product`, but neither constant is watched. The gradient with
-# respect to `k`?
-
-# %% tags=["solution"]
-with ad.GradientTape() as tape:
-    z = product(k, j)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = None
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(z, k),
-      hint="a tape records an op only when one of its inputs is watched (or a trainable "
-           "Variable)")
-
-# %% [markdown]
-# **Exercise 4.** The gradient of `ad.sqrt(x)` at `x = 0`: a number, `float("nan")` or
+# **Exercise 2.** The gradient of `ad.sqrt(x)` at `x = 0`: a number, `float("nan")` or
 # `float("inf")`?
 
 # %% tags=["solution"]
@@ -581,7 +404,7 @@ check(my_prediction, root_gradient,
       hint="the derivative of sqrt(x) is 1 / (2 sqrt(x)): what is that at 0, with an upstream 1?")
 
 # %% [markdown]
-# **Exercise 5.** `ad.maximum(x, 0.0)` at `x = 0` (section 4's table).
+# **Exercise 3.** `ad.maximum(x, 0.0)` at `x = 0` (section 4's table).
 
 # %% tags=["solution"]
 xm = ad.constant(0.0)
@@ -599,4 +422,4 @@ check(my_prediction, tape.gradient(y, xm),
       hint="at a tie, which argument of maximum gets the gradient?")
 
 # %% [markdown]
-# **Next:** lesson 6 asks for many gradients at once: Jacobians.
+# **Next:** lesson 7 asks for many gradients at once: Jacobians.

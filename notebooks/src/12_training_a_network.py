@@ -1,7 +1,7 @@
-# Lesson 11 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 11
+# Lesson 12 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 12
 # %% [markdown]
-# # Lesson 11: Training a tiny network, end to end
+# # Lesson 12: Training a tiny network, end to end
 #
 # Every lesson so far asked the tape for a gradient and looked at it. Training is what the
 # gradients are for: compute a loss, ask the tape for the gradient of the loss with respect
@@ -340,5 +340,5 @@ check(my_prediction, round(float(w), 4),
       hint="Adam's first step is the learning rate times the sign of the gradient")
 
 # %% [markdown]
-# **This is the last lesson.** Lesson 9 shows how to watch a tape like the ones in this
-# lesson step by step, and lesson 10 how to build one.
+# **This is the last lesson.** Lesson 10 shows how to watch a tape like the ones in this
+# lesson step by step, and lesson 11 how to build one.

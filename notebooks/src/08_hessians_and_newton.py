@@ -1,7 +1,7 @@
-# Lesson 7 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 07
+# Lesson 8 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 08
 # %% [markdown]
-# # Lesson 7: Hessians and Newton's method
+# # Lesson 8: Hessians and Newton's method
 #
 # A gradient says which way is downhill. It does not say how far to go: for that you need
 # to know how the slope itself changes, the **curvature**. The second derivatives of a
@@ -15,7 +15,7 @@
 # 3. a Newton step: flatten, solve, update; and a picture of Newton against gradient
 #    descent on a curved valley.
 #
-# Lesson 8 continues with what you can do *without* building the Hessian. Cells marked
+# Lesson 9 continues with what you can do *without* building the Hessian. Cells marked
 # **Predict** have a blank for your guess and a check below it.
 
 # %%
@@ -40,7 +40,7 @@ ad.random.set_seed(6)
 #
 # `tape.gradient` only differentiates a scalar, so it cannot produce a matrix. The recipe
 # is: compute the gradient **while an outer tape records**, then ask the outer tape for the
-# Jacobian of that gradient (lesson 5) with respect to the same kernel.
+# Jacobian of that gradient (lesson 7) with respect to the same kernel.
 
 # %%
 inputs = ad.random.normal([8, 4])
@@ -269,7 +269,7 @@ print(f"gradient descent, loss after 100 steps: {float(valley(ad.constant(descen
 # > Where the Hessian has negative eigenvalues, like the `tanh` layer's in section 2, that
 # > point is a maximum along those directions, and the step may go uphill. Practical
 # > second-order methods therefore change the Hessian (a larger ridge, or only its
-# > positive part), and most use it only through its products with vectors (lesson 8).
+# > positive part), and most use it only through its products with vectors (lesson 9).
 #
 # The price is the other problem. The Hessian of $n$ parameters has $n^2$ entries, and the
 # solve costs about $n^3$ operations. Our 8-number kernel is trivial; a model with a
@@ -386,5 +386,5 @@ check(my_prediction, x,
       hint="a Newton step is x - f'(x) / f''(x); on a parabola it lands exactly on the minimum")
 
 # %% [markdown]
-# **Next:** lesson 8 gets curvature without the Hessian: Hessian-vector products, and
+# **Next:** lesson 9 gets curvature without the Hessian: Hessian-vector products, and
 # forward mode.

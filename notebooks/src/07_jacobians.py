@@ -1,7 +1,7 @@
-# Lesson 6 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 06
+# Lesson 7 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 07
 # %% [markdown]
-# # Lesson 6: Jacobians
+# # Lesson 7: Jacobians
 #
 # `tape.gradient` answers one question: how does the **sum** of the target change when a
 # source changes? When the target is a vector, that sum throws information away. The
@@ -522,5 +522,5 @@ check(my_prediction, ad.testing.check_batch_independence(
       hint="does example b's output use any other example's input? Think about the batch mean")
 
 # %% [markdown]
-# **Next:** lesson 7 differentiates a gradient with `jacobian`: Hessians and Newton steps;
-# lesson 8 adds Hessian-vector products and forward mode.
+# **Next:** lesson 8 differentiates a gradient with `jacobian`: Hessians and Newton steps;
+# lesson 9 adds Hessian-vector products and forward mode.

@@ -1,10 +1,10 @@
-# Lesson 9 source (percent format). Edit this file, then rebuild the notebook:
-#     python scripts/build_notebooks.py 09
+# Lesson 10 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 10
 #
 # The tape players' static HTML (their inlined script, styles and full-precision data)
 # is masked by a pattern in notebooks/nbval_sanitize.cfg; their text form is compared.
 # %% [markdown]
-# # Lesson 9: Visual debugging of tapes
+# # Lesson 10: Visual debugging of tapes
 #
 # When a gradient is wrong, or `None`, printing it tells you *that* something is off, not
 # *where*. This lesson is about looking inside: watching a tape play its backward pass
@@ -479,5 +479,5 @@ check(my_prediction, widgets.replay(outer, dy_dx, x).gradients,
       hint="the outer tape differentiates dy/dx = 3x**2 once more, at x = 2")
 
 # %% [markdown]
-# **Next:** lesson 10 opens the engine itself: you build a tape in thirty lines, read the
+# **Next:** lesson 11 opens the engine itself: you build a tape in thirty lines, read the
 # real one, and add an op of your own.
