@@ -352,8 +352,8 @@ _JVP_RULES = {
 }
 _LINEAR = ["Identity", "Sum", "Mean", "Reshape", "Transpose", "BroadcastTo", "Tile", "Cumsum",
            "StridedSlice", "StridedSliceGrad", "GatherV2", "GatherV2Grad", "MirrorPad",
-           "MatrixDiagPart", "MatrixDiag", "ConcatV2", "Pack", "Unpack", "Cast", "Conj", "ReverseV2",
-           "AddN"]
+           "MatrixDiagPart", "MatrixDiag", "ConcatV2", "Pack", "Unpack", "Cast", "Conj",
+           "ReverseV2", "AddN"]
 _MULTILINEAR = ["Mul", "MatMul", "Einsum"]
 _SELF_ADJOINT = ["Square", "Expm1", "Log1p", "Tan", "Softplus",
                  "Erf", "Abs", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax"]

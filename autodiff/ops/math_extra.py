@@ -76,7 +76,8 @@ def _squared_difference_grad(g, x, y):
 
 
 SQUARED_DIFFERENCE = Primitive(
-    "SquaredDifference", lambda xp, x, y: (x - y) * xp.conj(x - y), (lambda g, ans, x, y: unbroadcast(_squared_difference_grad(g, x, y), x, ans),
+    "SquaredDifference", lambda xp, x, y: (x - y) * xp.conj(x - y),
+    (lambda g, ans, x, y: unbroadcast(_squared_difference_grad(g, x, y), x, ans),
      lambda g, ans, x, y: unbroadcast(-_squared_difference_grad(g, x, y), y, ans)),
     domain=REALS, label="SquaredDifference({0}, {1})",
     cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((), (2, 3)), {})],
