@@ -96,3 +96,56 @@ def test_gradients_function_is_ad_only(tf):
     g = ad.gradients_function(lambda a, b: a * b * b)
     da, db = g(ad.constant(2.0), ad.constant(3.0))
     assert (float(da), float(db)) == (9.0, 12.0)
+
+
+def test_gradients_are_dense_tensors_where_tf_gives_indexed_slices(tf):
+    # README, "Where this project differs from TensorFlow on purpose": "Every
+    # gradient is a dense tensor" (API.md: no IndexedSlices)
+    params = [1.0, 2.0, 3.0]
+    tx = tf.constant(params)
+    with tf.GradientTape() as t:
+        t.watch(tx)
+        ty = tf.reduce_sum(tf.gather(tx, [0, 0, 2]))
+    want = t.gradient(ty, tx)
+    assert isinstance(want, tf.IndexedSlices)
+    x = ad.constant(params)
+    with ad.GradientTape() as t:
+        t.watch(x)
+        y = ad.reduce_sum(ad.gather(x, [0, 0, 2]))
+    got = t.gradient(y, x)
+    assert isinstance(got, ad.Tensor)
+    np.testing.assert_array_equal(got.numpy(), tf.convert_to_tensor(want).numpy())
+    np.testing.assert_array_equal(got.numpy(), [2.0, 0.0, 1.0])
+
+
+def test_batch_jacobian_of_a_scalar_target_is_a_value_error(tf):
+    # README, "Where this project differs from TensorFlow on purpose": a rank-0
+    # target in batch_jacobian raises ValueError here (TensorFlow: IndexError)
+    import pytest
+    tx = tf.ones([2, 2])
+    with tf.GradientTape() as t:
+        t.watch(tx)
+        ty = tf.reduce_sum(tx)
+    with pytest.raises(IndexError):
+        t.batch_jacobian(ty, tx)
+    x = ad.ones([2, 2])
+    with ad.GradientTape() as t:
+        t.watch(x)
+        y = ad.reduce_sum(x)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        t.batch_jacobian(y, x)
+
+
+def test_a_variable_argument_traces_once_per_variable(tf):
+    # README, "Where this project differs from TensorFlow on purpose": ad.function
+    # traces once per Variable passed as an argument (TensorFlow: per shape and dtype)
+    def scaled(v, x):
+        return v * x
+
+    f_tf, f_ad = tf.function(scaled), ad.function(scaled)
+    for m, f in ((tf, f_tf), (ad, f_ad)):
+        a, b = m.Variable([1.0, 2.0]), m.Variable([3.0, 4.0])
+        np.testing.assert_array_equal(f(a, m.constant(2.0)).numpy(), [2.0, 4.0])
+        np.testing.assert_array_equal(f(b, m.constant(2.0)).numpy(), [6.0, 8.0])
+    assert f_tf.experimental_get_tracing_count() == 1
+    assert f_ad.experimental_get_tracing_count() == 2
