@@ -172,3 +172,11 @@ def test_explorer_keeps_x0_and_order_inside_its_sliders():
     explorer.x0 = 10.0
     assert explorer.x0 == explorer.x0_slider.value == 2.0
     assert explorer.slope == pytest.approx(np.cos(2.0), abs=1e-12)
+
+
+def test_explorer_picture_is_drawn_at_twice_the_pixels_it_is_shown_at():
+    explorer = DerivativeExplorer(ad.sin, order=1)
+    png = bytes(explorer.image.value)
+    width = int.from_bytes(png[16:20], "big")      # the PNG header's width field
+    assert explorer.image.layout.width == f"{width // 2}px"
+    assert width == 2 * 576                        # a 6.4-inch figure shown at 90 dpi

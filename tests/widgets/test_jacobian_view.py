@@ -175,3 +175,12 @@ def test_images_of_a_device_tape_hold_its_numbers(name, rng):
         np.testing.assert_array_equal(_image(jacobian_image(j)), expected_j)
         np.testing.assert_array_equal(_image(batch_jacobian_patches(j)), expected_j)
         np.testing.assert_array_equal(_image(hessian_image(h)), expected_h)
+
+
+def test_jacobian_image_ticks_rows_and_columns_with_integers_only():
+    fig = jacobian_image(np.arange(20.0).reshape(4, 5))
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    for ticks in (ax.get_xticks(), ax.get_yticks()):
+        assert len(ticks) > 1 and np.all(ticks == np.round(ticks))
+    assert "2.5" not in [t.get_text() for t in ax.get_yticklabels()]
