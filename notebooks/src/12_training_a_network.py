@@ -340,5 +340,6 @@ check(my_prediction, round(float(w), 4),
       hint="Adam's first step is the learning rate times the sign of the gradient")
 
 # %% [markdown]
-# **This is the last lesson.** Lesson 10 shows how to watch a tape like the ones in this
-# lesson step by step, and lesson 11 how to build one.
+# **Next:** lesson 13 records a training step of this very model, plays it as layers in
+# the tape player, and uses the player to find a NaN and a lost gradient in broken models.
+# Lesson 10 shows how to watch a tape step by step, and lesson 11 how to build one.
