@@ -165,8 +165,8 @@ class Dense(Layer):
                  bias_initializer="zeros", name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         if isinstance(units, bool) or not hasattr(units, "__index__") or int(units) <= 0:
-            raise ValueError(f"Dense: received an invalid value for `units`, expected a positive "
-                             f"integer. Received: units={units!r}")
+            raise ValueError(f"Dense: units must be a positive int (the number of outputs), "
+                             f"not {units!r}")
         self.units = int(units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -176,18 +176,16 @@ class Dense(Layer):
 
     def build(self, input_shape):
         if len(input_shape) < 2 or input_shape[-1] is None:
-            raise ValueError(f"Input 0 of layer {self.name!r} is incompatible with the layer: "
-                             f"expected min_ndim=2, found ndim={len(input_shape)}. "
-                             f"Full shape received: {input_shape}")
+            raise ValueError(f"Dense layer {self.name!r}: its input needs rank 2 or more with "
+                             f"a known last axis, got shape {tuple(input_shape)}")
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, inputs):
         if inputs.shape[-1] != self.kernel.shape[0]:
-            raise ValueError(f"Input 0 of layer {self.name!r} is incompatible with the layer: "
-                             f"expected axis -1 of input shape to have value "
-                             f"{self.kernel.shape[0]}, but received input with shape "
+            raise ValueError(f"Dense layer {self.name!r}: it was built for inputs whose last "
+                             f"axis is {self.kernel.shape[0]}, but this input has shape "
                              f"{tuple(inputs.shape)}")
         if inputs.ndim == 2:
             outputs = matmul(inputs, self.kernel)
@@ -262,8 +260,8 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=False):
         ndim = inputs.ndim
         if ndim != self._ad_rank:
-            raise ValueError(f"Input 0 of layer {self.name!r} is incompatible with the layer: "
-                             f"expected ndim={self._ad_rank}, found ndim={ndim}")
+            raise ValueError(f"BatchNormalization layer {self.name!r}: it was built for "
+                             f"inputs of rank {self._ad_rank}, but this input has rank {ndim}")
         if training:
             reduced = tuple(a for a in range(ndim) if a not in self._ad_axes)
             # Differentiable all the way (as Keras 3's moments): exact second
@@ -318,16 +316,15 @@ class Conv2D(Layer):
         # Keras' name is 'conv2d' (not the snake case of the class name, 'conv2_d')
         super().__init__(name=name or _unique_name("conv2d"), dtype=dtype)
         if int(filters) <= 0:
-            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly "
-                             f"positive value. Received filters={filters}.")
+            raise ValueError(f"Conv2D: filters must be a positive int (the number of output "
+                             f"channels), not {filters!r}")
         self.filters = int(filters)
         self.kernel_size = _int_pair(kernel_size, "kernel_size")
         self.strides = _int_pair(strides, "strides")
         self.dilation_rate = _int_pair(dilation_rate, "dilation_rate")
         self.padding = str(padding).lower()
         if self.padding not in ("valid", "same"):
-            raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. "
-                             f"Received: padding={padding}")
+            raise ValueError(f"Conv2D: padding must be 'valid' or 'same', not {padding!r}")
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
@@ -336,9 +333,9 @@ class Conv2D(Layer):
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(f"Input 0 of layer {self.name!r} is incompatible with the layer: "
-                             f"expected ndim=4 [batch, height, width, channels], found "
-                             f"ndim={len(input_shape)}. Full shape received: {input_shape}")
+            raise ValueError(f"Conv2D layer {self.name!r}: its input must have rank 4 "
+                             f"[batch, height, width, channels], got shape "
+                             f"{tuple(input_shape)}")
         self.kernel = self.add_weight(
             "kernel", self.kernel_size + (input_shape[-1], self.filters), self.kernel_initializer)
         if self.use_bias:
@@ -355,6 +352,6 @@ class Conv2D(Layer):
 def _int_pair(value, what):
     pair = (value, value) if isinstance(value, int) else tuple(int(v) for v in value)
     if len(pair) != 2 or min(pair) < 1:
-        raise ValueError(f"The `{what}` argument must be a tuple of 2 positive integers. "
-                         f"Received: {what}={value}")
+        raise ValueError(f"Conv2D: {what} must be a positive int or a pair of them, "
+                         f"not {value!r}")
     return pair

@@ -116,9 +116,9 @@ def test_dense_rejects_unknown_activation_and_wrong_input_size():
         ad.layers.Dense(3, activation="nope")
     layer = ad.layers.Dense(3)
     layer(ad.ones([2, 4]))
-    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 4"):
+    with pytest.raises(ValueError, match="last axis is 4"):
         layer(ad.ones([2, 5]))
-    with pytest.raises(ValueError, match="min_ndim=2"):
+    with pytest.raises(ValueError, match="needs rank 2 or more"):
         ad.layers.Dense(3)(ad.ones([4]))
 
 

@@ -300,7 +300,7 @@ def test_conv2d_layer_builds_names_and_scopes_its_records():
     assert np.abs(layer.kernel.numpy()).max() <= limit
     with pytest.raises(ValueError, match="padding"):
         ad.layers.Conv2D(2, 2, padding="full")
-    with pytest.raises(ValueError, match="ndim=4"):
+    with pytest.raises(ValueError, match="must have rank 4"):
         ad.layers.Conv2D(2, 2)(ad.ones([3, 3]))
 
 
