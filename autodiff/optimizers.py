@@ -85,12 +85,14 @@ class Optimizer:
         pairs = list(grads_and_vars)
         kept = [(g, v) for g, v in pairs if g is not None]
         if not kept:
-            raise ValueError("No gradients provided for any variable.")
+            raise ValueError("apply_gradients: every gradient is None, so no variable can be "
+                             "updated (does the loss depend on the variables, and was it "
+                             "computed inside the tape?)")
         missing = [v.name for g, v in pairs if g is None]
         if missing:
-            warnings.warn(f"Gradients do not exist for variables {missing} when minimizing "
-                          f"the loss. If using `model.compile()`, did you forget to provide "
-                          f"a `loss` argument?", UserWarning, stacklevel=2)
+            warnings.warn(f"apply_gradients: the gradients of the variables {missing} are "
+                          f"None (the loss does not depend on them); they are left unchanged",
+                          UserWarning, stacklevel=2)
         lr = self.learning_rate
         for g, v in kept:
             if not isinstance(v, Variable):

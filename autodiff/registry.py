@@ -243,7 +243,8 @@ def _fitting(value, hint):
 
 
 def _raise_lossy(value, hint):
-    raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {np.dtype(hint).name}")
+    raise TypeError(f"cannot convert {value!r} to a tensor of dtype {np.dtype(hint).name} "
+                    f"without losing information (autodiff never casts implicitly)")
 
 
 def _backend_mismatch(op_type, inputs):

@@ -117,7 +117,7 @@ def load(export_dir, tags=None, options=None):
     if os.path.isfile(path):
         raise FormatError(f"{path}: is a file; a saved model is a directory")
     if not os.path.isdir(path):
-        raise FileNotFoundError(f"SavedModel file does not exist at: {path}")
+        raise FileNotFoundError(f"no saved model at {path}")
     try:
         return store.read_with_retries(path, _load_version)
     except store.StoreError as err:
@@ -156,7 +156,7 @@ def _read_json(json_path):
             size = os.fstat(f.fileno()).st_size
             raw = f.read(size + 1) if size <= MAX_JSON_BYTES else b""
     except FileNotFoundError:
-        raise MissingFileError(f"SavedModel file does not exist at: {json_path}") from None
+        raise MissingFileError(f"no saved model at {json_path}: the file is missing") from None
     except IsADirectoryError:
         raise FormatError(f"{json_path}: is a directory, not a file") from None
     if size > MAX_JSON_BYTES or len(raw) > MAX_JSON_BYTES:

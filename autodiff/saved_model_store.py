@@ -94,7 +94,7 @@ def resolve(export_dir):
     except FileNotFoundError:
         if os.path.isfile(os.path.join(export_dir, LEGACY_FILES[0])):
             return export_dir
-        raise FileNotFoundError(f"SavedModel file does not exist at: {pointer} (and no "
+        raise FileNotFoundError(f"no saved model at {export_dir}: {pointer} is missing (and no "
                                 f"{LEGACY_FILES[0]} of the older layout either)") from None
     except IsADirectoryError:
         raise StoreError(f"{pointer}: is a directory, not a pointer file") from None

@@ -340,7 +340,8 @@ def _convert_python_unchecked(value, dtype):
         lossy = (kind in "fc" and wanted in "iub") or (kind == "c" and wanted == "f") \
             or (kind in "iufc" and wanted == "b")
         if lossy:
-            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+            raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name} without "
+                            f"losing information (autodiff never casts implicitly)")
     return backend.xp.asarray(value, dtype=dtype._np)
 
 

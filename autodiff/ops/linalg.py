@@ -115,7 +115,7 @@ def _check_invertible(op_type, a, out):
     if bad.any():
         where = f" (matrix #{int(np.argmax(bad))} of the batch)" if a.ndim > 2 else ""
         raise InvalidArgumentError(
-            f"{op_type}: Input matrix is not invertible{where}: its LU factorization has a "
+            f"{op_type}: the matrix is not invertible{where}: its LU factorization has a "
             f"zero or NaN pivot (input of shape {tuple(a.shape)}, {a.dtype})")
 
 

@@ -290,10 +290,12 @@ def test_optimizers_skip_none_gradients_with_a_warning_and_refuse_all_none(tf):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             opt.apply_gradients(zip([m.constant([1.0, 1.0]), None], [v, w]))
-        assert any("Gradients do not exist for variables" in str(c.message) for c in caught)
+        # Keras's words, and ours: both name the variables whose gradient is None
+        assert any("Gradients do not exist for variables" in str(c.message)
+                   or "are None" in str(c.message) for c in caught)
         np.testing.assert_allclose(v.numpy(), [0.9, 1.9], rtol=1e-6)
         assert float(w.numpy()) == 3.0
-        with pytest.raises(ValueError, match="No gradients provided"):
+        with pytest.raises(ValueError, match="No gradients provided|every gradient is None"):
             opt.apply_gradients(zip([None, None], [v, w]))
         assert int(opt.iterations.numpy()) == 1
 
