@@ -256,7 +256,8 @@ def _unwrap_nested(value):
 
 _FUNCTIONS = (
     # elementwise
-    "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
+    "subtract", "multiply", "true_divide", "negative", "positive", "square", "reciprocal",
+    "copysign", "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
     "round", "floor", "ceil", "conj", "real", "imag", "power", "maximum", "minimum", "floor_divide", "mod", "fmod",
     "logaddexp", "clip", "where",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
