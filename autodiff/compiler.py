@@ -11,18 +11,24 @@ forward and nothing else: no Tensor wrappers, no dispatch through
 - **common subexpressions** are shared: the same op on the same inputs with
   the same params is computed once (random and stateful ops excepted);
 - **constants** (captured tensors, such as a Jacobian's one-hot seed stack)
-  are built once, when the function is traced, and passed in by reference.
+  are built once, when the function is traced, and passed in by reference;
+- **buffers are reused**: an elementwise op writes over an input array that
+  dies there, when nothing else could see it (``compiler_passes.py``).
 
 The program is meant to be read. ``f.experimental_get_compiler_ir(*args)(stage="python")``
-returns its source: one line per op, named like the tape's printout,
-calling the op's own forward (the one declared in ``autodiff/ops``)::
+returns its source: one line per op, named like the tape's printout. The
+simple ops are written as the expressions their forwards compute (``x @ w``,
+``v6 * (1 - v1 * v1)`` for tanh's chain rule); the others call the op's own
+forward (the one declared in ``autodiff/ops``)::
 
-    def loss_and_grad(xp, w, x):
-        v0 = MatMul(xp, x, w)              # x @ w
-        v1 = Tanh(xp, v0)
+    def loss_and_grad(xp, x):
+        w = w_variable._value
+        v0 = x @ w
+        v1 = xp.tanh(v0, out=v0)  # xp.tanh(v0), written over v0 (not needed again)
         ...
-        v6 = TanhGrad(xp, v1, v5)          # the chain rule through tanh
-        return v3, v7
+        v7 = v6 * (1 - v1 * v1)
+        v8 = x.T @ v7
+        return (v3, v8)
 
 Differentiating a compiled function still works: when a tape or forward
 accumulator is recording in this thread, the graph is replayed op by op
@@ -40,8 +46,9 @@ import re
 import weakref
 
 from . import backend, nest
-from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
+from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
 from .graph import ASSIGN, Ref
+from .registry import REGISTRY
 from .tensor import Tensor
 
 __all__ = ["Program", "compile_graph", "STAGES"]
@@ -73,6 +80,7 @@ class Program:
         self.source, namespace = _write(graph, self.plan, self.name, arg_names)
         exec(compile(self.source, f"<ad.function {self.name} (jit_compile)>", "exec"), namespace)
         self._fn = namespace[self.name]
+        self._pack = _packer(graph.outputs)
 
     def __repr__(self):
         n_ops = sum(1 for step in self.plan.steps if step.kind == "op")
@@ -80,10 +88,21 @@ class Program:
 
     def run(self, args):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs."""
-        flat = self._fn(backend.xp, *[a._value for a in args])
-        it = iter(flat)
-        return nest.map_structure(lambda leaf: Tensor(next(it)) if isinstance(leaf, Ref) else leaf,
-                                  self.graph.outputs)
+        return self._pack(iter(self._fn(backend.xp, *[a._value for a in args])))
+
+
+def _packer(structure):
+    """A function from an iterator over the program's arrays to the graph's output
+    structure, each array wrapped as a Tensor (built once: no structure walk per call)."""
+    if isinstance(structure, Ref):
+        return lambda arrays: Tensor(next(arrays))
+    if isinstance(structure, (list, tuple)) and not hasattr(structure, "_fields"):
+        parts, kind = [_packer(item) for item in structure], type(structure)
+        return lambda arrays: kind([part(arrays) for part in parts])
+    if isinstance(structure, (list, tuple, dict)):   # namedtuples, dicts: the general walk
+        return lambda arrays: nest.map_structure(
+            lambda leaf: Tensor(next(arrays)) if isinstance(leaf, Ref) else leaf, structure)
+    return lambda arrays: structure
 
 
 # ---- writing the source ---------------------------------------------------------------
@@ -169,6 +188,13 @@ def _write(graph, plan, name, arg_names):
             lines.append(f"    # {target} = {node.op_type}({call}) is constant, computed once: "
                          f"{_describe_constant(plan.constants[src])}")
             continue
+        template = _inline_template(node, step, plan, plan.spec)
+        if template is not None:
+            names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
+            counter += 1
+            lines.append(f"    {target} = {_expression(template, node, args, position, plan, text)}")
+            _free(lines, step, position, plan, names, returned)
+            continue
         key = (node.op_type, id(node.primitive))
         if key not in forwards:
             forwards[key] = names.fresh(node.op_type, "op")
@@ -187,16 +213,61 @@ def _write(graph, plan, name, arg_names):
             names.of[("multi", step.index)] = True
         label = _label(node, args)
         lines.append(f"    {target} = {forwards[key]}(xp{call})" + (f"  # {label}" if label else ""))
-        done = []
-        for s in step.inputs:
-            if s[0] == "node" and plan.last_use.get(s[:2]) == position and s[:2] not in returned \
-                    and names.of[s[:2]] not in done:
-                done.append(names.of[s[:2]])
-        if done:
-            lines.append(f"    del {', '.join(done)}")
+        _free(lines, step, position, plan, names, returned)
     outs = [text(s) for s in plan.outputs]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", namespace
+
+
+# The library's ops whose forward is exactly this expression: written inline,
+# as a person would write them by hand.
+_INLINE = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
+           "Neg": "-{0}", "Square": "{0} * {0}", "Sin": "xp.sin({0})", "Cos": "xp.cos({0})",
+           "Exp": "xp.exp({0})", "Log": "xp.log({0})", "Tanh": "xp.tanh({0})",
+           "Sqrt": "xp.sqrt({0})", "TanhGrad": "{1} * (1 - {0} * {0})"}
+# Pow by a constant float exponent that its forward computes with a cheaper
+# ufunc (``ops/elementwise.py``, as NumPy's own ``**`` does): the same floats.
+_CONSTANT_POWERS = {2.0: "xp.square({0})", -1.0: "xp.reciprocal({0})"}
+
+
+def _inline_template(node, step, plan, spec):
+    """The expression an op is written as, or None when it is written as a call."""
+    if node.custom is not None or node.primitive is not REGISTRY.get(node.op_type):
+        return None
+    if node.op_type in _INLINE and not node.params:
+        return _INLINE[node.op_type]
+    if node.op_type == "MatMul" and set(node.params) <= {"transpose_a", "transpose_b"} \
+            and all(s is not None and len(s[0]) == 2 for s in map(spec, step.inputs)):
+        return ("{0}.T" if node.params.get("transpose_a") else "{0}") + " @ " \
+            + ("{1}.T" if node.params.get("transpose_b") else "{1}")
+    if node.op_type == "Pow":
+        exponent, base = plan.constants.get(step.inputs[1]), spec(step.inputs[0])
+        if exponent is not None and exponent.ndim == 0 and base is not None \
+                and base[1].kind == "f" and exponent.dtype == base[1]:
+            # read once, while compiling (a device scalar is copied to the host here only)
+            return _CONSTANT_POWERS.get(float(backend.to_numpy(exponent)))
+    return None
+
+
+def _expression(template, node, args, position, plan, text):
+    """The right-hand side of an inline op: an expression, or a ufunc writing over a dying input."""
+    written = template.format(*args)
+    if position not in plan.reuse:
+        return written
+    buffer = text(plan.reuse[position])
+    return (f"xp.{IN_PLACE[node.op_type]}({', '.join(args)}, out={buffer})"
+            f"  # {written}, written over {buffer} (not needed again)")
+
+
+def _free(lines, step, position, plan, names, returned):
+    """``del`` the values whose last use was this step, so their memory goes back at once."""
+    done = []
+    for s in step.inputs:
+        if s[0] == "node" and plan.last_use.get(s[:2]) == position and s[:2] not in returned \
+                and names.of[s[:2]] not in done:
+            done.append(names.of[s[:2]])
+    if done:
+        lines.append(f"    del {', '.join(done)}")
 
 
 def _is_literal(value):

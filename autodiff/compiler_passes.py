@@ -5,7 +5,8 @@ what the compiled program does with it:
 
 - **fold** it: a pure op whose inputs are all constants is computed now, once
   (a gradient's seed broadcast to the target's shape, ``2.0 - 1.0`` in a
-  power rule, a Jacobian's one-hot seed stack);
+  power rule, a Jacobian's one-hot seed stack), and so is an op whose result
+  does not depend on its inputs' values (``zeros_like(x)``, ``x ** 0``);
 - **alias** it: an op that returns one of its inputs unchanged is dropped
   and its users read that input (``x * 1``, ``x / 1``, ``x ** 1``,
   ``identity``, a reshape to the same shape); every such rule is exact, NaN
@@ -18,6 +19,14 @@ Equal small constants count as one (each ``tape.gradient`` seeds with its
 own ``1.0``). Then the steps nothing needs are dropped (dead code), and
 each value's last use is found so the program can free it right there.
 
+Last, **buffers are reused**: an elementwise step whose input dies at that
+step writes its result into that input's array (``xp.multiply(a, b,
+out=a)``) instead of allocating a new one. Only arrays the program made
+itself qualify, and only when nothing could still see them: the producer
+and every reader of the array are ops that return fresh arrays (no views,
+as a reshape or a slice would be), and it is not returned or assigned to a
+variable. See ``IN_PLACE`` and ``FRESH``.
+
 Values are named by *sources*: ``("arg", k)``, ``("const", c)``,
 ``("var", v, epoch)`` (a variable's value between two assignments),
 ``("node", i, j)`` (output j of node i) and ``("fold", i)``.
@@ -29,11 +38,22 @@ import numpy as np
 
 from . import backend, nest
 from .graph import ASSIGN, Ref
+from .registry import REGISTRY
 
-__all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES"]
+__all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 
 # Ops that must run once per occurrence even when their inputs match.
 IMPURE_PREFIXES = ("Random", "TruncatedNormal", "Stateless", "Dropout")
+
+# Elementwise ops that can write into an input's buffer: op type -> the
+# ufunc their forward calls (each forward is exactly ``x * y``, ``xp.sin(x)``...).
+IN_PLACE = {"AddV2": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
+            "Neg": "negative", "Sin": "sin", "Cos": "cos", "Exp": "exp", "Log": "log",
+            "Tanh": "tanh", "Sqrt": "sqrt", "Square": "square"}
+# Ops whose result is a new array that nothing else holds, and which keep no
+# view of their inputs: their outputs (and inputs) are safe to overwrite.
+FRESH = frozenset(IN_PLACE) | {"MatMul", "TanhGrad", "Reciprocal", "Maximum", "Minimum",
+                                "SquaredDifference"}
 
 # Constants up to this size are compared by value (and merged when equal).
 _MERGE_CONSTANTS_UP_TO_BYTES = 1 << 16
@@ -53,10 +73,13 @@ class Step:
 
 class Plan:
     """What ``plan`` decided. ``constants`` maps const and fold sources to arrays;
-    ``last_use`` maps a node source to the position of the last step reading it."""
+    ``last_use`` maps a node source to the position of the last step reading it;
+    ``reuse`` maps a step's position to the input source whose buffer it writes into."""
 
-    def __init__(self, steps, outputs, constants, last_use):
+    def __init__(self, steps, outputs, constants, last_use, reuse=None, spec=None):
         self.steps, self.outputs, self.constants, self.last_use = steps, outputs, constants, last_use
+        self.reuse = reuse or {}
+        self.spec = spec or (lambda src: None)   # source -> (shape, dtype), or None
 
 
 def plan(graph):
@@ -106,9 +129,9 @@ def plan(graph):
         if alias is not None and alias[0] != "var":  # a variable's name is re-read after assigns
             value_of[i] = [alias]
             continue
-        if pure and single and out_spec is not None \
-                and _is_power_of_zero(node, inputs, constants):
-            constants[("fold", i)] = backend.xp.ones(out_spec[0], dtype=out_spec[1])
+        fill = _constant_fill(node, inputs, constants) if pure and single else None
+        if fill is not None and out_spec is not None:
+            constants[("fold", i)] = backend.xp.full(out_spec[0], fill, dtype=out_spec[1])
             steps.append(Step("fold", i, node, inputs))
             value_of[i] = [("fold", i)]
             continue
@@ -130,7 +153,46 @@ def plan(graph):
         for s in step.inputs:
             if s[0] == "node":
                 last_use[s[:2]] = position
-    return Plan(steps, outputs, constants, last_use)
+    return Plan(steps, outputs, constants, last_use, _buffer_reuse(steps, outputs, last_use), spec)
+
+
+def _is_builtin(node, op_types):
+    """True for a node of one of ``op_types`` that runs the library's own op (not a custom gradient)."""
+    return node.custom is None and node.op_type in op_types \
+        and node.primitive is REGISTRY.get(node.op_type)
+
+
+def _buffer_reuse(steps, outputs, last_use):
+    """``{position: input source}`` for the steps that can write into a dying input."""
+    producer, readers_fresh = {}, {}
+    kept = {s[:2] for s in outputs if s[0] == "node"}
+    for step in steps:
+        if step.kind == "op":
+            producer[("node", step.index)] = step
+        fresh = step.kind == "op" and _is_builtin(step.node, FRESH)
+        for s in step.inputs:
+            if s[0] == "node":
+                readers_fresh[s[:2]] = readers_fresh.get(s[:2], True) and fresh
+                if step.kind == "assign":
+                    kept.add(s[:2])
+    reuse, taken = {}, set()
+    for position, step in enumerate(steps):
+        if step.kind != "op" or not _is_builtin(step.node, IN_PLACE):
+            continue
+        out_spec = (getattr(step.node, "specs", None) or [None])[0]
+        if out_spec is None or len(out_spec[0]) == 0:
+            continue  # 0-d results may be NumPy scalars, which have no buffer
+        for s in step.inputs:
+            owner = producer.get(s[:2])
+            if s[0] == "node" and s[:2] not in kept and s[:2] not in taken \
+                    and last_use.get(s[:2]) == position and readers_fresh.get(s[:2]) \
+                    and owner is not None and _is_builtin(owner.node, FRESH) \
+                    and tuple(owner.node.specs[0][0]) == tuple(out_spec[0]) \
+                    and owner.node.specs[0][1] == out_spec[1]:
+                reuse[position] = s
+                taken.add(s[:2])
+                break
+    return reuse
 
 
 def _constants(graph):
@@ -190,9 +252,17 @@ def _alias(node, inputs, out_spec, spec, constants):
     return None
 
 
-def _is_power_of_zero(node, inputs, constants):
-    """``x ** 0``: ones of the output's shape (NumPy gives 1 even for NaN and inf)."""
-    return node.op_type == "Pow" and _all_equal(constants, inputs[1], 0)
+def _constant_fill(node, inputs, constants):
+    """The one value every element of the op's result has, whatever its inputs hold, or None.
+
+    ``zeros_like(x)`` and ``ones_like(x)`` read only x's shape (forward mode makes many
+    zero tangents); ``x ** 0`` is 1 even for NaN and inf.
+    """
+    if node.op_type in ("ZerosLike", "OnesLike") and node.primitive is REGISTRY.get(node.op_type):
+        return 0 if node.op_type == "ZerosLike" else 1
+    if node.op_type == "Pow" and _all_equal(constants, inputs[1], 0):
+        return 1
+    return None
 
 
 def _cse_key(node, inputs):

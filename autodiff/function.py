@@ -169,6 +169,7 @@ class Function:
         self._concrete = collections.OrderedDict()  # key -> ConcreteFunction, LRU order
         self._tracing_count = 0
         self._recent = collections.deque(maxlen=RETRACE_WINDOW)  # did each recent call trace?
+        self._keys_by_shapes = {}   # tensor-only calls: ((shape, dtype), ...) -> signature key
         self._retrace_warnings = 0
         functools.update_wrapper(self, python_function, updated=())
         try:
@@ -209,10 +210,26 @@ class Function:
         return bound
 
     def __call__(self, *args, **kwargs):
+        tensors_only = not kwargs and self._input_signature is None \
+            and all(type(a) is Tensor for a in args)
+        if tensors_only:
+            # The commonest call, f(x, y) on tensors: found by shapes and dtypes alone,
+            # without building the call's structure and signature key (W1, W6).
+            shapes = tuple((a._value.shape, a._value.dtype) for a in args)
+            key = self._keys_by_shapes.get(shapes)
+            concrete = self._concrete.get(key) if key is not None else None
+            if concrete is not None:
+                self._concrete.move_to_end(key)
+                self._note_call(traced=False)
+                return concrete._run(list(args))
         structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
         count = self._tracing_count
         concrete = self._concrete_for(structure)
         self._note_call(traced=self._tracing_count > count)
+        if tensors_only:
+            if len(self._keys_by_shapes) >= 4 * MAX_TRACES:
+                self._keys_by_shapes.clear()
+            self._keys_by_shapes[shapes] = concrete._key
         return concrete._run([t for t in nest.flatten(structure) if is_placeholder(t)])
 
     def _note_call(self, traced):
@@ -253,6 +270,7 @@ class Function:
             self._concrete.move_to_end(key)
             return concrete
         concrete = self._concrete[key] = self._trace(structure, description, key)
+        concrete._key = key
         while len(self._concrete) > MAX_TRACES:
             self._concrete.popitem(last=False)
         return concrete
@@ -300,8 +318,9 @@ class Function:
         >>> f = ad.function(lambda x: ad.sin(x) * x, jit_compile=True)
         >>> print(f.experimental_get_compiler_ir(ad.constant(1.0))(stage="python"))
         def f_lambda(xp, x):
-            v0 = Sin(xp, x)
-            v1 = Mul(xp, v0, x)  # v0 * x
+            v0 = xp.sin(x)
+            v1 = v0 * x
+            del v0
             return (v1,)
         """
         concrete = self.get_concrete_function(*args, **kwargs)
