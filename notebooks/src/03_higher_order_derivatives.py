@@ -51,10 +51,12 @@ print("d2y/dx2 =", d2y_dx2)
 
 # %% [markdown]
 # Read the outer tape. Its first record, `v1 = Pow(x, v0)`, is the forward pass $x^4$ (the
-# outer tape watches `x` too, since it is a trainable Variable). The other three records are
+# outer tape watches `x` too, since it is a trainable Variable). The other two records are
 # the **inner tape's backward pass**, written down as ordinary operations: the rule for `Pow`
-# computes $x^3$ (`v3`), multiplies by the exponent 4 (`v5`) and by the incoming cotangent 1
-# (`v7`). `v7` *is* `dy_dx`, so the outer tape can differentiate it like any other result.
+# computes $x^3$ (`v3`) and multiplies it by the incoming cotangent times the exponent,
+# $1 \cdot 4$ (`v5`). That product of two constants was computed too, but no tape watches
+# either factor, so no tape records it. `v5` *is* `dy_dx`, so the outer tape can
+# differentiate it like any other result.
 #
 # One more tape gives one more derivative. Each `gradient` call sits inside the block of
 # the tape that will differentiate its result:
