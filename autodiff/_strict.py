@@ -257,7 +257,7 @@ def _unwrap_nested(value):
 _FUNCTIONS = (
     # elementwise
     "subtract", "multiply", "true_divide", "negative", "positive", "square", "reciprocal",
-    "copysign", "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
+    "copysign", "isfinite", "ascontiguousarray", "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
     "round", "floor", "ceil", "conj", "real", "imag", "power", "maximum", "minimum", "floor_divide", "mod", "fmod",
     "logaddexp", "clip", "where",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
@@ -270,7 +270,7 @@ _FUNCTIONS = (
     # products
     "matmul", "einsum", "dot",
     # creation
-    "zeros", "ones", "full", "zeros_like", "ones_like", "eye", "arange", "linspace",
+    "empty", "zeros", "ones", "full", "zeros_like", "ones_like", "eye", "arange", "linspace",
 )
 for _name in _FUNCTIONS:
     globals()[_name] = _function(getattr(numpy, _name), _name)

@@ -47,6 +47,7 @@ import weakref
 
 from . import backend, nest
 from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
+from .compiler_seeds import one_hot_rows_matmul
 from .graph import ASSIGN, Ref
 from .registry import REGISTRY
 from .tensor import Tensor
@@ -178,7 +179,27 @@ def _write(graph, plan, name, arg_names):
             var = node.inputs[0].index
             lines.append(f"    _assign({holders[var]}, {node.params['mode']!r}, {text(step.inputs[1])})")
             continue
+        if step.kind == "concat_target":   # its pieces wrote into it already
+            lines.append(f"    # {text(('node', step.index, 0))}: the {len(step.inputs)} products "
+                         f"above, each written into its rows")
+            _free(lines, step, position, plan, names, returned)
+            continue
         args = [text(s) for s in step.inputs]
+        if step.kind == "one_hot_matmul":
+            names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
+            counter += 1
+            namespace["one_hot_rows_matmul"] = one_hot_rows_matmul
+            matrix = args[1] + (".T" if node.params.get("transpose_b") else "")
+            start, stop = step.rows
+            lines.append(f"    {target} = one_hot_rows_matmul(xp, {args[0]}, {matrix}, {start}, {stop})"
+                         f"  # (one-hot seeds * {args[0]}) @ {matrix}: row j is {args[0]}[:, j] "
+                         f"times {matrix}[j], j = {start}..{stop - 1}")
+            _free(lines, step, position, plan, names, returned)
+            continue
+        if step.kind == "matmul_into":
+            _write_matmul_into(lines, step, args, names, plan, text)
+            _free(lines, step, position, plan, names, returned)
+            continue
         if step.kind == "fold":
             src = ("fold", step.index)
             names.of[src] = target = names.fresh(f"k{counter}", "k")
@@ -259,12 +280,33 @@ def _expression(template, node, args, position, plan, text):
             f"  # {written}, written over {buffer} (not needed again)")
 
 
+def _write_matmul_into(lines, step, args, names, plan, text):
+    """A chunk's MatMul writing into its rows of the joined result (``compiler_concat.py``)."""
+    concat = step.target
+    key = ("node", concat.index)
+    if key not in names.of:
+        names.of[key] = names.fresh(f"v{concat.index}", "v")
+        shape, dtype = concat.node.specs[0]
+        lines.append(f"    {names.of[key]} = xp.empty({tuple(shape)!r}, dtype=xp.{dtype.name})"
+                     f"  # filled by the products below (ConcatV2 along axis 0)")
+    a_spec, b_spec = plan.spec(step.inputs[0]), plan.spec(step.inputs[1])
+    b = args[1] + (".T" if step.node.params.get("transpose_b") else "")
+    start, stop = step.rows
+    rows = f"{names.of[key]}[{start}:{stop}]"
+    if len(a_spec[0]) > 2:
+        n = b_spec[0][0] if step.node.params.get("transpose_b") else b_spec[0][1]
+        lines.append(f"    xp.matmul({args[0]}.reshape(-1, {a_spec[0][-1]}), {b}, "
+                     f"out={rows}.reshape(-1, {n}))")
+    else:
+        lines.append(f"    xp.matmul({args[0]}, {b}, out={rows})")
+
+
 def _free(lines, step, position, plan, names, returned):
     """``del`` the values whose last use was this step, so their memory goes back at once."""
     done = []
     for s in step.inputs:
         if s[0] == "node" and plan.last_use.get(s[:2]) == position and s[:2] not in returned \
-                and names.of[s[:2]] not in done:
+                and s[:2] in names.of and names.of[s[:2]] not in done:
             done.append(names.of[s[:2]])
     if done:
         lines.append(f"    del {', '.join(done)}")

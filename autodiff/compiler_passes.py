@@ -19,7 +19,9 @@ Equal small constants count as one (each ``tape.gradient`` seeds with its
 own ``1.0``). Then the steps nothing needs are dropped (dead code), and
 each value's last use is found so the program can free it right there.
 
-Last, **buffers are reused**: an elementwise step whose input dies at that
+A Jacobian's one-hot seed stack times a matrix becomes a broadcast multiply
+(``compiler_seeds.py``), and the chunks of a Jacobian are written straight
+into the result instead of being concatenated (``compiler_concat.py``). Last, **buffers are reused**: an elementwise step whose input dies at that
 step writes its result into that input's array (``xp.multiply(a, b,
 out=a)``) instead of allocating a new one. Only arrays the program made
 itself qualify, and only when nothing could still see them: the producer
@@ -36,7 +38,7 @@ import json
 
 import numpy as np
 
-from . import backend, nest
+from . import backend, compiler_concat, compiler_seeds, nest
 from .graph import ASSIGN, Ref
 from .registry import REGISTRY
 
@@ -63,7 +65,7 @@ class Step:
     """One thing the program does: run an op (``"op"``), write a constant (``"fold"``)
     or assign a variable (``"assign"``). ``inputs`` are sources."""
 
-    __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start")
+    __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start", "rows", "target")
 
     def __init__(self, kind, index, node, inputs, n_outputs=1):
         self.kind, self.index, self.node, self.inputs = kind, index, node, inputs
@@ -118,6 +120,12 @@ def plan(graph):
             continue
         pure = node.custom is None and not node.primitive.name.startswith(IMPURE_PREFIXES)
         single = _n_outputs(node) == 1
+        key = _cse_key(node, inputs) if pure else None
+        if key is not None and key in seen:   # computed (or folded) already: share it
+            value_of[i] = value_of[seen[key]]
+            continue
+        if key is not None:
+            seen[key] = i
         if pure and single and inputs and all(s[0] in ("const", "fold") for s in inputs):
             constants[("fold", i)] = _as_array(node.primitive.forward(
                 backend.xp, *[constants[s] for s in inputs], **node.params))
@@ -135,18 +143,14 @@ def plan(graph):
             steps.append(Step("fold", i, node, inputs))
             value_of[i] = [("fold", i)]
             continue
-        key = _cse_key(node, inputs) if pure else None
-        if key is not None and key in seen:
-            value_of[i] = value_of[seen[key]]
-            continue
-        if key is not None:
-            seen[key] = i
         n = _n_outputs(node)
         steps.append(Step("op", i, node, inputs, n))
         value_of[i] = [("node", i, j) for j in range(n if n is not None else _max_output(graph, i))]
 
     outputs = [source(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
+    compiler_seeds.rewrite(steps, constants, spec)
     steps = _live_steps(steps, outputs)
+    compiler_concat.rewrite(steps, spec)
     _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
     last_use = {}
     for position, step in enumerate(steps):
@@ -162,14 +166,17 @@ def _is_builtin(node, op_types):
         and node.primitive is REGISTRY.get(node.op_type)
 
 
+_MAKES_ARRAYS = ("op", "one_hot_matmul")   # step kinds that compute a node's output
+
+
 def _buffer_reuse(steps, outputs, last_use):
     """``{position: input source}`` for the steps that can write into a dying input."""
     producer, readers_fresh = {}, {}
     kept = {s[:2] for s in outputs if s[0] == "node"}
     for step in steps:
-        if step.kind == "op":
+        if step.kind in _MAKES_ARRAYS:
             producer[("node", step.index)] = step
-        fresh = step.kind == "op" and _is_builtin(step.node, FRESH)
+        fresh = step.kind in _MAKES_ARRAYS and _is_builtin(step.node, FRESH)
         for s in step.inputs:
             if s[0] == "node":
                 readers_fresh[s[:2]] = readers_fresh.get(s[:2], True) and fresh
@@ -289,6 +296,6 @@ def _live_steps(steps, outputs):
 def _mark_backward_starts(steps, starts):
     pending = sorted(starts)
     for step in steps:
-        if step.kind in ("op", "fold") and pending and step.index >= pending[0]:
+        if step.kind != "assign" and pending and step.index >= pending[0]:
             step.backward_start = True
             pending = [p for p in pending if p > step.index]

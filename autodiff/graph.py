@@ -200,8 +200,6 @@ class Tracer:
             it knows becomes a capture (a new argument) of this graph.
     """
 
-    is_tracer = True   # what ``jacobian.py`` asks: is a trace being made in this thread?
-
     def __init__(self, placeholders, parent=None):
         self.graph = Graph([(tuple(t._value.shape), t.dtype) for t in placeholders])
         self._where = {}   # tensor id -> Ref

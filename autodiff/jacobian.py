@@ -31,7 +31,6 @@ import threading
 import numpy as np
 
 from . import backend, nest
-from . import tape as _tape
 from .backward import backward
 from .errors import InvalidArgumentError
 from .tensor import Tensor, convert_to_tensor
@@ -85,10 +84,6 @@ def _chunks(n, parallel_iterations):
 # the whole stack (1.2x vs 1.5x the NumPy baseline); jacobian's result-sized
 # concatenation makes chunking a loss there, so jacobian is unchunked by default.
 BATCH_JACOBIAN_CHUNK_BYTES = 1 << 20
-# While ``ad.function`` traces, one pass up to this size: its compiled program
-# has no per-op overhead to spread, and the chunks' concatenation would be a
-# full copy of the result (W4 compiled: 1.1x NumPy in one pass, 1.35x in eight).
-TRACED_BATCH_JACOBIAN_CHUNK_BYTES = 32 << 20
 
 
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
@@ -255,8 +250,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     itemsize = target._value.dtype.itemsize
     if parallel_iterations is None:
         seed_bytes_per_position = itemsize * int(np.prod(t_shape, dtype=np.int64))
-        budget = TRACED_BATCH_JACOBIAN_CHUNK_BYTES if _tracing() else BATCH_JACOBIAN_CHUNK_BYTES
-        parallel_iterations = max(1, budget // max(1, seed_bytes_per_position))
+        parallel_iterations = max(1, BATCH_JACOBIAN_CHUNK_BYTES // max(1, seed_bytes_per_position))
     _check_fits("batch_jacobian", m, min(m, parallel_iterations or m),
                 itemsize * batch * (m + int(np.prod(s_shape[1:], dtype=np.int64))),
                 itemsize * int(np.prod(out_shape, dtype=np.int64)))
@@ -271,11 +265,6 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     stacked = pieces[0] if len(pieces) == 1 else ops.concat(pieces, axis=0)  # (m, batch) + s_shape[1:]
     perm = [1, 0] + list(range(2, stacked.ndim))
     return ops.reshape(ops.transpose(stacked, perm), out_shape)
-
-
-def _tracing():
-    """True while ``ad.function`` traces in this thread (its Tracer records every op)."""
-    return any(getattr(recorder, "is_tracer", False) for recorder in _tape.thread_state.active)
 
 
 def _position_seed(start, stop, m, target):
