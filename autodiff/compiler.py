@@ -245,7 +245,8 @@ def _write(graph, plan, name, arg_names):
 _INLINE = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
            "Neg": "-{0}", "Square": "{0} * {0}", "Sin": "xp.sin({0})", "Cos": "xp.cos({0})",
            "Exp": "xp.exp({0})", "Log": "xp.log({0})", "Tanh": "xp.tanh({0})",
-           "Sqrt": "xp.sqrt({0})", "TanhGrad": "{1} * (1 - {0} * {0})"}
+           "Sqrt": "xp.sqrt({0})", "TanhGrad": "{1} * (1 - {0} * {0})",
+           "Relu": "xp.maximum(0, {0})", "ReluGrad": "{0} * ({1} > 0)"}
 # Pow by a constant float exponent that its forward computes with a cheaper
 # ufunc (``ops/elementwise.py``, as NumPy's own ``**`` does): the same floats.
 _CONSTANT_POWERS = {2.0: "xp.square({0})", -1.0: "xp.reciprocal({0})"}
@@ -276,8 +277,8 @@ def _expression(template, node, args, position, plan, text):
     if position not in plan.reuse:
         return written
     buffer = text(plan.reuse[position])
-    return (f"xp.{IN_PLACE[node.op_type]}({', '.join(args)}, out={buffer})"
-            f"  # {written}, written over {buffer} (not needed again)")
+    return (IN_PLACE[node.op_type].format(*args, out=buffer)
+            + f"  # {written}, written over {buffer} (not needed again)")
 
 
 def _write_matmul_into(lines, step, args, names, plan, text):

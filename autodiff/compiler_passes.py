@@ -47,11 +47,17 @@ __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 # Ops that must run once per occurrence even when their inputs match.
 IMPURE_PREFIXES = ("Random", "TruncatedNormal", "Stateless", "Dropout")
 
-# Elementwise ops that can write into an input's buffer: op type -> the
-# ufunc their forward calls (each forward is exactly ``x * y``, ``xp.sin(x)``...).
-IN_PLACE = {"AddV2": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
-            "Neg": "negative", "Sin": "sin", "Cos": "cos", "Exp": "exp", "Log": "log",
-            "Tanh": "tanh", "Sqrt": "sqrt", "Square": "square"}
+# Elementwise ops that can write into an input's buffer: op type -> the ufunc
+# call their forward makes (``x * y``, ``xp.sin(x)``, ``xp.maximum(0, x)``...),
+# writing into ``out``.
+IN_PLACE = {"AddV2": "xp.add({0}, {1}, out={out})", "Sub": "xp.subtract({0}, {1}, out={out})",
+            "Mul": "xp.multiply({0}, {1}, out={out})",
+            "RealDiv": "xp.true_divide({0}, {1}, out={out})", "Neg": "xp.negative({0}, out={out})",
+            "Sin": "xp.sin({0}, out={out})", "Cos": "xp.cos({0}, out={out})",
+            "Exp": "xp.exp({0}, out={out})", "Log": "xp.log({0}, out={out})",
+            "Tanh": "xp.tanh({0}, out={out})", "Sqrt": "xp.sqrt({0}, out={out})",
+            "Square": "xp.square({0}, out={out})", "Relu": "xp.maximum(0, {0}, out={out})",
+            "ReluGrad": "xp.multiply({0}, {1} > 0, out={out})"}
 # Ops whose result is a new array that nothing else holds, and which keep no
 # view of their inputs: their outputs (and inputs) are safe to overwrite.
 FRESH = frozenset(IN_PLACE) | {"MatMul", "TanhGrad", "Reciprocal", "Maximum", "Minimum",
