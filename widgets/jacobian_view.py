@@ -315,10 +315,8 @@ def hessian_image(h_blocks, names=None, ax=None, title=None):
     ax.set_yticks(centres, names)
     ax.tick_params(length=0)
     if n > 1:
-        for i in range(n):
-            for j in range(n):
-                ax.text(edges[j] - 0.4, edges[i] - 0.4, f"H[{names[i]}, {names[j]}]", ha="left",
-                        va="top", fontsize=10, color="#222222",
-                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.85,
-                              "linewidth": 0})
+        # Block (i, j) is H[names[i], names[j]]: rows are named on the left, columns above
+        # and below, so no label covers a cell of the data.
+        ax.tick_params(top=True, labeltop=True, labelsize=11)
+        ax.set_title(title or "Hessian blocks H[row, column]", pad=22)
     return fig
