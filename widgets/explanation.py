@@ -48,7 +48,9 @@ class Explanation:
 
     Attributes:
         reason: a key of ``REASONS`` (``'not_watched'``, ``'stop_gradient'``...).
-        message: one plain paragraph saying what happened and what to do.
+        message: one plain paragraph saying what happened and what to do (plain
+            text: code is not quoted; ``markdown`` is the same paragraph with code
+            in backticks, which the HTML form shows as code).
         path: PathSteps from the source towards the target (may be empty).
         candidates: for ``'not_recorded'``, the causes that fit the tape.
         source_name, target_name: the names used in the message.
@@ -56,7 +58,8 @@ class Explanation:
 
     def __init__(self, reason, message, path=(), candidates=(), source_name="x", target_name="y"):
         self.reason = reason
-        self.message = message
+        self.markdown = message
+        self.message = message.replace("`", "")
         self.path = tuple(path)
         self.candidates = tuple(candidates)
         self.source_name = source_name
@@ -113,7 +116,7 @@ class Explanation:
         return (f"<div style='border-left:4px solid {colour};padding:.4em .8em'>"
                 f"<b>{html.escape(self.target_name)} ← {html.escape(self.source_name)}: "
                 f"{html.escape(self.title)}</b> <code>{self.reason}</code>"
-                f"<p style='margin:.3em 0'>{_code_spans(html.escape(self.message))}</p>{path}</div>")
+                f"<p style='margin:.3em 0'>{_code_spans(html.escape(self.markdown))}</p>{path}</div>")
 
 
 def _code_spans(text):

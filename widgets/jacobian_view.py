@@ -223,11 +223,11 @@ def batch_jacobian_patches(j_full, ax=None, title=None, atol=None):
             ax.add_patch(Rectangle((c * n_in - 0.5, b * n_out - 0.5), n_in, n_out, fill=False,
                                    edgecolor=WARNING_COLOUR, linewidth=2.0, linestyle="--"))
         message = "not block-diagonal: batch_jacobian would be wrong"
-        label = ax.text(0.5, 0.5, "⚠ " + message.replace(": ", ":\n"), transform=ax.transAxes,
-                        ha="center", va="center", fontsize=11, fontweight="bold", color="black",
-                        zorder=10, bbox={"boxstyle": "round,pad=0.4", "facecolor": "#F0E442",
-                                         "alpha": 0.9, "edgecolor": WARNING_COLOUR, "linewidth": 2})
-        label.set_in_layout(False)  # a banner over the image, not a reason to shrink it
+        # The warning is the title's second line, boxed: it covers no patch and is never cut.
+        ax.set_title(f"{ax.get_title()}\n⚠ " + message.replace(": ", ":\n"), pad=12,
+                     fontsize=10, fontweight="bold", color="black",
+                     bbox={"boxstyle": "round,pad=0.3", "facecolor": "#F0E442",
+                           "edgecolor": WARNING_COLOUR, "linewidth": 2})
         warnings.warn(f"{message}: output example {coupled[0][0]} depends on input example "
                       f"{coupled[0][1]} ({len(coupled)} off-diagonal patches are non-zero); "
                       f"use tape.jacobian", AutodiffWarning, stacklevel=2)

@@ -77,7 +77,7 @@ print("dy/dx =", dy_dx)
 # **added**: $6.75 - 2 = 4.75$.
 #
 # Each op type knows only its own little derivative rule; the tape strings the rules
-# together in reverse (the chain rule). Lesson 11 reads the code that does it.
+# together in reverse (the chain rule). Lesson 12 reads the code that does it.
 #
 # To *watch* the walk, record the same computation on a new tape and give it to the **tape
 # player**. Press **Play** (or click the player and use the arrow keys): the three records
@@ -91,7 +91,7 @@ widgets.TapePlayer(replayed, target=y, sources=x, names={"y": y})
 
 # %% [markdown]
 # (The player runs the backward pass itself, so it uses up its tape just as `gradient`
-# does. Lesson 10 shows more of it.)
+# does. Lesson 11 shows more of it.)
 #
 # A tape like this one can answer **once**. After `gradient` it frees its records:
 
@@ -174,10 +174,10 @@ print("records on the tape:", n_records)
 # %% [markdown]
 # > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
 # > Some older documentation prints a number for the gradient with respect to a constant that
-# > was never watched (the `tf.custom_gradient` page does; lesson 5 comes back to it).
+# > was never watched (the `tf.custom_gradient` page does; lesson 6 comes back to it).
 # > TensorFlow 2, and this library, return `None`: nothing was recorded, so the tape has no
 # > path from `y` back to `c`. `None` means "this tape cannot see a connection", which is
-# > different from "the slope is 0". Lesson 2 lists all the ways to end up with `None`.
+# > different from "the slope is 0". Lesson 3 lists all the ways to end up with `None`.
 #
 # Watching the constant fixes it:
 
@@ -213,10 +213,10 @@ print("watched variables:", [v.name for v in tape.watched_variables()])
 # %% [markdown]
 # * `scale` was created with `trainable=False`: frozen values are not watched.
 # * `shifted` looks like a variable, but adding `1.0` to a Variable produces a new **Tensor**,
-#   a constant as far as the tape is concerned. (This one bites in training loops: lesson 2.)
+#   a constant as far as the tape is concerned. (This one bites in training loops: lesson 3.)
 # * `data` is a constant.
 #
-# (Lesson 2 asks you to predict a subtle case: an unwatched value multiplied *directly* by a
+# (Lesson 3 asks you to predict a subtle case: an unwatched value multiplied *directly* by a
 # watched one. Its gradient is `None` too.)
 #
 # `tape.watch` accepts a single tensor or a list (or any nested structure) of them. Now all
@@ -313,7 +313,7 @@ plt.show()
 # %% [markdown]
 # The summing is only "harmless" because each output depends on one input. When outputs
 # mix inputs, the sum mixes their gradients: to keep each output's gradient separate you
-# need a Jacobian (lesson 7).
+# need a Jacobian (lesson 8).
 #
 # To weight the outputs differently instead of summing them equally, pass
 # `output_gradients`, one weight per element:
@@ -537,4 +537,4 @@ check(my_prediction, tape.gradient(y, x),
 
 # %% [markdown]
 # **Next:** lesson 2 takes control of the tape: pausing it, resetting it, blocking
-# gradients on purpose, and tracking down the places where a gradient turns into `None`.
+# gradients on purpose; lesson 3 tracks down the places where a gradient turns into `None`.

@@ -53,7 +53,7 @@ def _unwatched_constant(m):
     return tape.gradient(y, c)
 
 
-# 01_gradients_and_tapes.py:161 "an unwatched constant gives None, not an error and not
+# 01_gradients_and_tapes.py "an unwatched constant gives None, not an error and not
 # zero ... TensorFlow 2, and this library, return None"; 02_controlling_the_tape.py 5.1
 # "unwatched constant: None"; notebooks/README.md:19 "an unwatched constant's gradient is
 # None"
@@ -71,9 +71,9 @@ def _fed_a_recorded_op(m):
     return tape.gradient(y, [x, c])
 
 
-# 02_controlling_the_tape.py:192 (teaching moment "feeding a recorded op is not being
+# 02_controlling_the_tape.py (teaching moment "feeding a recorded op is not being
 # watched"), README.md:121-124 "`y = x * c` with only `x` watched: `tape.gradient(y, [x, c])`
-# is `[c, None]`", 10_build_your_own_tape.py:218 (B3) "gives `[c, None]`", autodiff/tape.py
+# is `[c, None]`", 10_build_your_own_tape.py (B3) "gives `[c, None]`", autodiff/tape.py
 # _watched_source_ids docstring "# [c, None]"
 def test_claim_unwatched_source_feeding_a_recorded_op_gets_none(tf):
     tf_grads = _fed_a_recorded_op(tf)
@@ -94,7 +94,7 @@ def _lesson2_direct_and_scaled(m, watch_data):
     return result
 
 
-# 02_controlling_the_tape.py:192-234: the predict-then-run cells: `d direct / d [w, data]`
+# 02_controlling_the_tape.py-234: the predict-then-run cells: `d direct / d [w, data]`
 # is [3.0, None] and `d scaled / d data` None; after tape.watch(data): [3.0, 2.0] and 10.0
 @pytest.mark.parametrize("watch_data", [False, True])
 def test_claim_lesson2_direct_and_scaled(tf, watch_data):
@@ -117,7 +117,7 @@ def _lesson8_b1(m):
     return tape.gradient(e, [a, b])
 
 
-# 10_build_your_own_tape.py:199 (B1): "`b`, although it is an input of the recorded `Mul`, gets
+# 10_build_your_own_tape.py (B1): "`b`, although it is an input of the recorded `Mul`, gets
 # `None`: it was never watched"
 def test_claim_lesson8_b_fed_recorded_mul_gets_none(tf):
     tf_grads = _lesson8_b1(tf)
@@ -135,9 +135,9 @@ def _inner_only_watch(m, op):
     return dy, outer.gradient(dy, c)
 
 
-# 03_higher_order_derivatives.py:96 "An older TensorFlow tutorial runs this very pattern (on
+# 04_higher_order_derivatives.py "An older TensorFlow tutorial runs this very pattern (on
 # x^3 at x = 1) and expects the second derivative 6.0. TensorFlow 2, and this library, give
-# None"; 10_build_your_own_tape.py:323 "In TensorFlow 2 the answer is None"; README.md:117-118
+# None"; 10_build_your_own_tape.py "In TensorFlow 2 the answer is None"; README.md:117-118
 # "a constant watched only by an inner tape has no second derivative"
 @pytest.mark.parametrize("op", ["cube", "sin"])
 def test_claim_constant_watched_only_by_inner_tape_has_no_second_derivative(tf, op):
@@ -157,7 +157,7 @@ def _both_tapes_watch(m):
     return outer.gradient(dy, x)
 
 
-# 10_build_your_own_tape.py:304 "if another tape is recording while `gradient` runs, it
+# 10_build_your_own_tape.py "if another tape is recording while `gradient` runs, it
 # records the `Cos` and `Mul` of the backward pass ... and can differentiate them again"
 def test_claim_outer_tape_records_the_backward_pass(tf):
     tf_second = _both_tapes_watch(tf)
@@ -176,7 +176,7 @@ def _frozen_and_rebound(m):
     return tape.gradient(y, [weight, scale, shifted, data]), names
 
 
-# 01_gradients_and_tapes.py:200-203 "`scale` was created with `trainable=False`: frozen
+# 01_gradients_and_tapes.py-203 "`scale` was created with `trainable=False`: frozen
 # values are not watched"; "adding 1.0 to a Variable produces a new Tensor, a constant as
 # far as the tape is concerned"; "`data` is a constant"
 def test_claim_frozen_variables_and_rebound_names_are_not_watched(tf):
@@ -192,7 +192,7 @@ def test_claim_frozen_variables_and_rebound_names_are_not_watched(tf):
 # Dtypes: no implicit casting
 # ---------------------------------------------------------------------------------------
 
-# 02_controlling_the_tape.py:258 "In TensorFlow 2, `tf.multiply(1, 3.0)` raises
+# 02_controlling_the_tape.py "In TensorFlow 2, `tf.multiply(1, 3.0)` raises
 # `TypeError`: ... `1` becomes an `int32` tensor, and then `3.0` has to become an `int32`
 # too, which it cannot"; README.md:121-124; notebooks/README.md:19.
 # ad refuses too, with its own error (the lesson prints the type it gets).
@@ -205,8 +205,8 @@ def test_claim_multiply_python_int_and_float_is_refused(tf):
         ad.multiply(1, 3.0)
 
 
-# 02_controlling_the_tape.py:271 "`multiply(1, constant(3.0))` is a `float32` 3.0";
-# README.md:121-124; 02_controlling_the_tape.py:278 "`2 * ad.constant(3.0)` is a `float32` 6.0";
+# 02_controlling_the_tape.py "`multiply(1, constant(3.0))` is a `float32` 3.0";
+# README.md:121-124; 02_controlling_the_tape.py "`2 * ad.constant(3.0)` is a `float32` 6.0";
 # README.md:85 "a bare Python number takes its partner's dtype"
 def test_claim_python_number_takes_the_tensors_dtype(tf):
     _assert_same(tf.multiply(1, tf.constant(3.0)), ad.multiply(1, ad.constant(3.0)))
@@ -245,7 +245,7 @@ def test_claim_integer_source_gradient_is_none(tf):
 # Non-differentiable ops
 # ---------------------------------------------------------------------------------------
 
-# 02_controlling_the_tape.py:407 "TensorFlow marks such ops [rounding, shuffling]
+# 02_controlling_the_tape.py "TensorFlow marks such ops [rounding, shuffling]
 # non-differentiable: the gradient through them is `None`, not zero";
 # autodiff/ops/elementwise.py:104 "not differentiable (gradient None), as in TensorFlow";
 # autodiff/ops/random.py:223/229 "not differentiable, as in TensorFlow 2: the gradient is None"
@@ -315,7 +315,7 @@ def _square(m):
     return square
 
 
-# 04_custom_gradients.py:378 "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
+# 05_custom_gradients.py "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
 # function becomes a single `IdentityN` record only if some recording tape watches one of
 # its inputs ... When no recording tape does ... the function just runs its body as
 # ordinary ops"; autodiff/custom_gradient.py:47-55 (the same rule)
@@ -325,7 +325,7 @@ def test_claim_square_nested_captured_second_derivative_is_2(tf):
     _assert_same(tf_result, _first_and_second(ad, _square_nested_captured(ad)))
 
 
-# 04_custom_gradients.py:306 "An outer tape records the ops of `grad_fn` while an inner
+# 05_custom_gradients.py "An outer tape records the ops of `grad_fn` while an inner
 # tape's backward pass runs them ... and differentiates them for the second derivative";
 # :392 "Make `x` an input ... the second derivative is computed by *our* rule"
 @pytest.mark.parametrize("make", [_square, _square_nested])
@@ -352,9 +352,9 @@ def _product_on_constants(m, watch):
     return result
 
 
-# 05_nan_gradients_and_new_ops.py:450 "In TensorFlow 2 those calls return `None`: the constants were
+# 05_nan_gradients_and_new_ops.py "In TensorFlow 2 those calls return `None`: the constants were
 # never watched ... A custom gradient does not change what a tape watches";
-# 01_gradients_and_tapes.py:162 "the tf.custom_gradient page does; lesson 5 comes back to it"
+# 01_gradients_and_tapes.py "the tf.custom_gradient page does; lesson 6 comes back to it"
 @pytest.mark.parametrize("watch", [False, True])
 def test_claim_custom_gradient_on_unwatched_constants_is_none(tf, watch):
     tf_result = _product_on_constants(tf, watch)
@@ -370,7 +370,7 @@ def _graph_op_types(tf, fn, *specs):
     return {op.type for op in graph.get_operations()}
 
 
-# 04_custom_gradients.py:67 "recorded as one op of type `IdentityN` (the name TensorFlow
+# 05_custom_gradients.py "recorded as one op of type `IdentityN` (the name TensorFlow
 # gives it)"; autodiff/custom_gradient.py:23 "IdentityN (TensorFlow's name for it)"
 def test_claim_custom_gradient_op_is_identity_n(tf):
     square = _square(tf)
@@ -382,8 +382,8 @@ def test_claim_custom_gradient_op_is_identity_n(tf):
     assert "IdentityN" in [r.op_type for r in tape.records]
 
 
-# 01_gradients_and_tapes.py:58 "The op types carry TensorFlow's names: `Pow` for `**`, `Mul`
-# for `*`, `Sub` for `-`"; 10_build_your_own_tape.py:287 "its TensorFlow op type, "Sin""
+# 01_gradients_and_tapes.py "The op types carry TensorFlow's names: `Pow` for `**`, `Mul`
+# for `*`, `Sub` for `-`"; 10_build_your_own_tape.py "its TensorFlow op type, "Sin""
 def test_claim_op_type_names(tf):
     def f(m):
         return lambda x: m.sin(x ** 2.0 * x - x)
@@ -397,7 +397,7 @@ def test_claim_op_type_names(tf):
     assert ad_types == {"Pow", "Mul", "Sub", "Sin"}
 
 
-# 05_nan_gradients_and_new_ops.py:276 "register its gradient by the op's type name with
+# 05_nan_gradients_and_new_ops.py "register its gradient by the op's type name with
 # `ad.RegisterGradient`, as TensorFlow does"; API.md "a second registration of one name
 # raises KeyError"
 def test_claim_register_gradient_by_op_type_and_twice_is_key_error(tf):
@@ -414,7 +414,7 @@ def test_claim_register_gradient_by_op_type_and_twice_is_key_error(tf):
 # Jacobians and Hessians
 # ---------------------------------------------------------------------------------------
 
-# 06_jacobians.py:190 "`experimental_use_pfor=False` ... As in TensorFlow, that needs a
+# 06_jacobians.py "`experimental_use_pfor=False` ... As in TensorFlow, that needs a
 # persistent tape"; autodiff/tape.py:399 "(needs persistent=True), as TensorFlow does"
 def test_claim_jacobian_without_pfor_needs_persistent_tape(tf):
     def run(m):
@@ -437,7 +437,7 @@ def _batch_coupled(m):
     return tape.batch_jacobian(y, x), tape.jacobian(y, x)
 
 
-# 06_jacobians.py:270 "`batch_jacobian` does not check ... TensorFlow behaves the same way";
+# 06_jacobians.py "`batch_jacobian` does not check ... TensorFlow behaves the same way";
 # autodiff/jacobian.py:22, autodiff/tape.py:416, autodiff/testing.py:331 "Like TensorFlow,
 # batch_jacobian does not check"
 def test_claim_batch_jacobian_does_not_check_independence(tf):
@@ -450,7 +450,7 @@ def test_claim_batch_jacobian_does_not_check_independence(tf):
     np.testing.assert_allclose(ad_full.numpy(), tf_full.numpy(), rtol=1e-6)
 
 
-# 07_hessians_and_newton.py:15 "two shortcuts TensorFlow does not have (`tape.hessian`,
+# 07_hessians_and_newton.py "two shortcuts TensorFlow does not have (`tape.hessian`,
 # `ad.functional.hessian`)"; :72 "TensorFlow stops at the recipe above"; README.md:97
 # "`tape.hessian` (TensorFlow has none)"; autodiff/tape.py:429, autodiff/functional.py:27
 def test_claim_tensorflow_has_no_hessian_helper(tf):
@@ -589,7 +589,7 @@ def test_claim_second_derivative_of_piecewise_linear_is_zeros(tf, act):
 # ---------------------------------------------------------------------------------------
 
 # README.md:46-47 "TensorFlow's autodiff guides run with `tf.` replaced by `ad.`";
-# 01_gradients_and_tapes.py:11 "write `ad.` where TensorFlow code says `tf.`"
+# 01_gradients_and_tapes.py "write `ad.` where TensorFlow code says `tf.`"
 def test_claim_readme_snippet_runs_on_both(tf):
     def run(m):
         x = m.Variable(3.0)
@@ -1310,7 +1310,7 @@ def _run(source, module, path):
     return done.stdout
 
 
-# 05_nan_gradients_and_new_ops.py:442 "Saved without, the fresh process has no gradient for the
+# 05_nan_gradients_and_new_ops.py "Saved without, the fresh process has no gradient for the
 # `IdentityN` op: `LookupError`, exactly the error TensorFlow raises in the same situation";
 # autodiff/saved_model.py:63 "As in TensorFlow, loading in that same process still finds the
 # gradient; in a fresh process ... ``LookupError: No gradient defined for operation
@@ -1325,7 +1325,7 @@ def test_claim_saved_custom_gradients(tf, tmp_path, module):
     assert "No gradient defined for operation" in fresh[1] and "(op type: IdentityN)" in fresh[1]
 
 
-# 06_jacobians.py:145 "`autodiff` (like TensorFlow's default) does better: it stacks the n
+# 06_jacobians.py "`autodiff` (like TensorFlow's default) does better: it stacks the n
 # seeds ... and runs one backward pass" (TensorFlow's default is the vectorized pfor
 # path); API.md "`batch_jacobian` returns zeros, not None, for an unconnected source"
 def test_claim_jacobian_defaults_and_unconnected_batch_jacobian(tf):
@@ -1413,7 +1413,7 @@ def test_claim_custom_gradient_variables(tf):
     assert "Variable" in run(ad)[0]
 
 
-# 05_nan_gradients_and_new_ops.py:203-216 "by a convention each rule picks (the same ones
+# 05_nan_gradients_and_new_ops.py-216 "by a convention each rule picks (the same ones
 # TensorFlow picks)": abs'(0) = 0, relu'(0) = 0, maximum(x, 0) at the tie gives 1 (the first
 # argument), sqrt'(0) = inf, and the norm of a zero vector has gradient NaN
 @pytest.mark.parametrize("name", ["abs", "relu", "maximum", "sqrt", "norm"])

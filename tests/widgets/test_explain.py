@@ -314,12 +314,14 @@ def test_explanation_renders_as_text_and_html_with_the_callers_names():
     assert str(renamed).startswith("Gradient of L with respect to w")
 
 
-def test_explanation_html_shows_quoted_code_as_code_not_backticks():
+def test_explanation_prints_plain_text_and_shows_quoted_code_as_code_in_html():
     data = ad.constant(1.0)
     with ad.GradientTape(persistent=True) as tape:
         y = data * 2.0
     why = explain_none_gradient(tape, y, data)
-    assert "`with`" in str(why)                    # the text form keeps the Markdown quotes
+    assert "`" not in str(why) and "`" not in why.message    # printed: plain text, no Markdown
+    assert "inside the with block" in why.message
+    assert "`with`" in why.markdown                         # the Markdown form keeps the quotes
     html = why._repr_html_()
     assert "`" not in html and "<code>with</code>" in html
 

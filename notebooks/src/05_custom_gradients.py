@@ -1,0 +1,320 @@
+# Lesson 5 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 05
+# %% [markdown]
+# # Lesson 5: Custom gradients
+#
+# Usually the tape derives every gradient from the rules of the ops you used. Sometimes you
+# want to decide yourself what flows backwards:
+#
+# 1. **change the gradient on purpose**: clip it, reverse it, or let it pass through an op
+#    that has none (rounding);
+# 2. **save work**: reuse a value from the forward pass instead of recomputing it.
+#
+# Both use the decorator `ad.custom_gradient`. Lesson 6 goes further (Variables, second
+# derivatives, saved models), and lesson 7 uses custom gradients to repair gradients that
+# come out as `nan`.
+#
+# Several cells ask you to **predict** before you run: type your guess into
+# `my_prediction`, run the cell, then run the check below it.
+
+# %%
+%matplotlib inline
+%config InlineBackend.figure_formats = ['png']
+import numpy as np
+
+import autodiff as ad
+import widgets
+from widgets.exercises import check  # None only matches None; numbers must be close
+
+# %% [markdown]
+# ## 1. The shape of a custom gradient
+#
+# A function decorated with `@ad.custom_gradient` returns **two** things: its result `y`,
+# and a function `grad_fn` that the tape will call during the backward pass. `grad_fn`
+# receives the gradient arriving at `y` from above (the *upstream* gradient, often called
+# `dy`) and returns the gradient to send to each input.
+#
+# A first example is the *gradient reversal* trick from domain adaptation: the value passes
+# through unchanged, but the gradient comes back with its sign flipped and halved.
+#
+# **Predict.** `x = 3` goes through `x * x` and then through `reverse_gradient`. The plain
+# derivative of $x^2$ would be 6. What does the tape return?
+
+# %% tags=["solution"]
+@ad.custom_gradient
+def reverse_gradient(x):
+    def grad_fn(dy):
+        return -0.5 * dy            # what the input receives
+    return ad.identity(x), grad_fn  # the value is x itself
+
+x = ad.Variable(3.0, name="x")
+with ad.GradientTape(persistent=True) as tape:   # persistent: the player replays it below
+    y = reverse_gradient(x * x)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = -3.0
+### END SOLUTION
+
+# %% tags=["check"]
+print("y =", y.numpy())
+print(tape)
+check(my_prediction, tape.gradient(y, x),
+      hint="grad_fn scales the upstream 1 by -0.5; then Mul's rule for x * x multiplies by 2x")
+
+# %% [markdown]
+# The tape shows how this works: the whole call becomes **one record**, `IdentityN` (the
+# name TensorFlow gives it), whose derivative rule is our `grad_fn`. The ops inside the
+# function (here just `Identity`) are recorded as usual, but the backward pass never goes
+# through them: the result `y` is the output of `IdentityN`, so the walk back from `y` meets
+# `IdentityN` and jumps straight to its input `v0`.
+#
+# ### Watch it skip
+#
+# The tape player (lesson 11 shows all it can do) plays the forward records, then the
+# backward pass one step at a time. Press **Play**, or step with the arrow keys: the
+# cotangent goes from `y` into `IdentityN`, then to `Mul`, and the `Identity` record inside
+# the function is never visited.
+
+# %%
+widgets.TapePlayer(tape, target=y, sources=x)
+
+# %% [markdown]
+# Step by step: the tape seeds $dy/dy = 1$ at `y`, `IdentityN` calls `grad_fn(1.0)` and
+# sends $-0.5$ to `x * x`, and `Mul` turns that into $-0.5 \cdot 2x = -3$.
+
+# %% [markdown]
+# ## 2. Clipping in the backward pass
+#
+# Exploding gradients can wreck a training step. A custom gradient can cap the size of the
+# gradient *at one point of the model*, without changing the forward computation. Here the
+# identity clips the norm of whatever flows back through it to at most 1:
+
+# %%
+@ad.custom_gradient
+def clip_backward(x):
+    def grad_fn(dy):
+        return ad.clip_by_norm(dy, 1.0)
+    return ad.identity(x), grad_fn
+
+w = ad.Variable([3.0, 4.0], name="w")
+with ad.GradientTape(persistent=True) as tape:
+    plain_loss = ad.reduce_sum(w ** 2)
+    clipped_loss = ad.reduce_sum(clip_backward(w) ** 2)
+
+print("same value:       ", plain_loss.numpy(), clipped_loss.numpy())
+print("plain gradient:   ", tape.gradient(plain_loss, w).numpy(), " norm 10")
+print("clipped gradient: ", tape.gradient(clipped_loss, w).numpy(), " norm 1")
+del tape
+
+# %% [markdown]
+# ## 3. A value without its gradient: straight-through rounding
+#
+# Quantized networks round their weights, and still need to learn *through* the rounding.
+#
+# **Predict.** What is the gradient of `ad.round(level * 2) / 2` with respect to `level`?
+# A number (which?) or `None`? (Lesson 3 has the rule.)
+
+# %% tags=["solution"]
+level = ad.Variable(1.3, name="level")
+with ad.GradientTape() as tape:
+    rounded = ad.round(level * 2.0) / 2.0                    # to the nearest 0.5
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(rounded, level),
+      hint="does Round have a gradient at all? Lesson 3's table of None gradients lists it")
+
+# %% [markdown]
+# `Round` has no gradient, so nothing reaches `level`. The fix is to pretend, for the
+# backward pass only, that rounding is the identity. This is the **straight-through
+# estimator**:
+
+# %%
+@ad.custom_gradient
+def round_straight_through(x):
+    def grad_fn(dy):
+        return dy                    # as if the op were y = x
+    return ad.round(x), grad_fn
+
+with ad.GradientTape() as tape:
+    rounded_st = round_straight_through(level * 2.0) / 2.0
+
+print("value:   ", rounded_st.numpy())
+print("gradient:", tape.gradient(rounded_st, level))
+
+# %% [markdown]
+# ### The same trick with `stop_gradient`
+#
+# You can build the straight-through estimator without a decorator. `ad.stop_gradient`
+# (lesson 2) passes a value forward and blocks its gradient, so
+#
+# $$ x + \operatorname{stop\_gradient}(\operatorname{round}(x) - x) $$
+#
+# has the **value** $\operatorname{round}(x)$ (the $x$ cancels) and the **gradient** of $x$
+# alone, 1. Many quantization codes write it this way.
+
+# %%
+with ad.GradientTape() as tape:
+    doubled = level * 2.0
+    rounded_sg = (doubled + ad.stop_gradient(ad.round(doubled) - doubled)) / 2.0
+
+print("value:   ", rounded_sg.numpy())
+print("gradient:", tape.gradient(rounded_sg, level))
+
+# %% [markdown]
+# ## 4. Caching forward values
+#
+# The forward pass often computes something expensive that the derivative needs again.
+# Scaling a vector to unit length, $y = v / \lVert v \rVert$, has the vjp
+# $(dy - y\,(y \cdot dy)) / \lVert v \rVert$: it needs the norm and the output, both of
+# which the forward has just computed. The closure keeps them, so the backward pass does
+# not recompute the norm (and records nothing but a few multiplications).
+
+# %%
+@ad.custom_gradient
+def unit_vector(v):
+    norm = ad.norm(v)
+    y = v / norm
+    def grad_fn(dy):
+        return (dy - y * ad.reduce_sum(y * dy)) / norm      # reuses y and norm
+    return y, grad_fn
+
+v = ad.Variable([3.0, 4.0], name="v")
+weights = ad.constant([1.0, 2.0])
+with ad.GradientTape(persistent=True) as tape:
+    custom = ad.reduce_sum(unit_vector(v) * weights)
+    automatic = ad.reduce_sum(v / ad.norm(v) * weights)
+
+print("custom gradient:   ", tape.gradient(custom, v).numpy().round(5))
+print("automatic gradient:", tape.gradient(automatic, v).numpy().round(5))
+del tape
+
+# %% [markdown]
+# ## 5. Check a hand-written gradient
+#
+# A custom gradient is a promise the tape cannot verify: if `grad_fn` is wrong, every
+# gradient through it is silently wrong. `ad.testing.check_grads` compares the tape's
+# derivatives with finite differences, $\frac{f(x + \epsilon v) - f(x - \epsilon v)}{2
+# \epsilon}$ along random directions $v$. (It works in `float64`, where finite differences
+# are accurate.) It raises an `AssertionError` on a mismatch and returns quietly otherwise.
+
+# %%
+ad.testing.check_grads(unit_vector, [np.array([3.0, -4.0, 1.0])], order=1)
+print("unit_vector: first derivatives agree with finite differences")
+
+@ad.custom_gradient
+def unit_vector_wrong(v):
+    norm = ad.norm(v)
+    y = v / norm
+    def grad_fn(dy):
+        return (dy + y * ad.reduce_sum(y * dy)) / norm      # a sign mistake
+    return y, grad_fn
+
+try:
+    ad.testing.check_grads(unit_vector_wrong, [np.array([3.0, -4.0, 1.0])], order=1)
+except AssertionError as error:
+    print(str(error).splitlines()[0])
+
+# %% [markdown]
+# ## Summary
+#
+# * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one `IdentityN` op whose
+#   rule is `grad_fn(dy)`, and the backward pass skips the ops inside. Use it to clip,
+#   reverse or pass gradients straight through, and to reuse forward values.
+# * `x + stop_gradient(f(x) - x)` is the decorator-free straight-through estimator.
+# * Check a hand-written gradient with `ad.testing.check_grads`.
+#
+# ## Exercises: predict the gradient
+#
+# Work each answer out on paper, type it into `my_prediction`, then run the cell.
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
+
+# %% [markdown]
+# **Exercise 1.** `reverse_gradient` (section 1) applied to `4 * t` at `t = 1`.
+
+# %% tags=["solution"]
+t = ad.Variable(1.0)
+with ad.GradientTape() as tape:
+    y = reverse_gradient(4.0 * t)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = -2.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, t),
+      hint="what factor does reverse_gradient's grad function apply (section 1)? Then the chain "
+           "rule")
+
+# %% [markdown]
+# **Exercise 2.** `clip_backward` (section 2, norm at most 1) applied to `5 * u` at `u = 1`.
+# The upstream gradient at the clip is 1, already small enough.
+
+# %% tags=["solution"]
+u = ad.Variable(1.0)
+with ad.GradientTape() as tape:
+    y = clip_backward(5.0 * u)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 5.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, u),
+      hint="the clip only shrinks a gradient whose norm is above 1: which gradient reaches it "
+           "here?")
+
+# %% [markdown]
+# **Exercise 3.** And now the clip comes *last*: `10 * clip_backward(u)`. The upstream
+# gradient arriving at the clip is 10.
+
+# %% tags=["solution"]
+with ad.GradientTape() as tape:
+    y = 10.0 * clip_backward(u)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 1.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, u),
+      hint="clip the gradient of 10 that arrives to norm 1, then multiply by du/du")
+
+# %% [markdown]
+# **Exercise 4.** Straight-through rounding of `3 * m` at `m = 0.9` (the value is 3.0).
+
+# %% tags=["solution"]
+m = ad.Variable(0.9)
+with ad.GradientTape() as tape:
+    y = round_straight_through(3.0 * m)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, m),
+      hint="straight-through: the backward pass treats rounding as if it were the identity")
+
+# %% [markdown]
+# **Next:** lesson 6 takes custom gradients further: functions that read Variables, second
+# derivatives, and custom gradients in saved models.

@@ -1,0 +1,446 @@
+# Lesson 6 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 06
+# %% [markdown]
+# # Lesson 6: Custom gradients, further
+#
+# Lesson 5 wrote gradient functions for functions of their inputs. This lesson handles
+# the three situations that make custom gradients harder:
+#
+# 1. the function reads a **Variable** that is not one of its inputs;
+# 2. an outer tape differentiates the gradient function again (**second derivatives**),
+#    and `stop_gradient` or a nested custom gradient decides what it sees;
+# 3. the model is **saved** and loaded in another process, where the Python function is
+#    gone.
+#
+# Cells marked **Predict** have a blank for your guess and a check below it.
+
+# %%
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+
+import autodiff as ad
+from widgets.exercises import check  # None only matches None; numbers must be close
+
+# %% [markdown]
+# ## 1. Variables inside a custom gradient
+#
+# If the function reads a trainable Variable that is **not** one of its inputs, the tape
+# must learn the gradient for that variable too. `grad_fn` then has to accept a keyword
+# argument `variables` and return two things: the gradients for the inputs, and a list with
+# one gradient per variable. Forgetting this is an error, raised when the function runs:
+
+# %%
+gain = ad.Variable(2.0, name="gain")
+
+@ad.custom_gradient
+def amplify(x):
+    def grad_fn(dy):
+        return dy * gain
+    return gain * x, grad_fn
+
+signal = ad.constant([1.0, -2.0, 0.5])
+try:
+    with ad.GradientTape() as tape:
+        tape.watch(signal)
+        amplify(signal)
+except TypeError as error:
+    print("TypeError:", error)
+
+# %% [markdown]
+# With `variables`:
+
+# %%
+@ad.custom_gradient
+def amplify(x):
+    def grad_fn(dy, variables=None):
+        print("  grad_fn was given:", [v.name for v in variables])
+        grad_x = dy * gain                       # d(gain * x)/dx
+        grad_gain = ad.reduce_sum(dy * x)        # d(gain * x)/dgain, summed over elements
+        return grad_x, [grad_gain]
+    return gain * x, grad_fn
+
+with ad.GradientTape() as tape:
+    tape.watch(signal)
+    out = amplify(signal)
+
+print(tape)
+grad_signal, grad_gain = tape.gradient(out, [signal, gain])
+print("d out / d signal:", grad_signal.numpy())
+print("d out / d gain:  ", grad_gain.numpy(), " (1 - 2 + 0.5)")
+
+# %% [markdown]
+# The `IdentityN` record now has two inputs, the argument and the variable, and its rule
+# returns a gradient for each.
+
+# %% [markdown]
+# ## 2. Inside the function, only the rule counts
+#
+# The ops in the body of a custom-gradient function are recorded, but the backward pass
+# never walks through them (lesson 5's player showed it). So what the body does to
+# *gradients* does not matter.
+#
+# **Predict.** This `square_blocked` computes $x^2$ and wraps it in `ad.stop_gradient`,
+# which would normally block every gradient. Its rule says $2x\,dy$. What is the gradient
+# at $x = 3$: `None`, `0.0` or another number?
+
+# %% tags=["solution"]
+@ad.custom_gradient
+def square_blocked(x):
+    def grad_fn(dy):
+        return dy * 2.0 * x
+    return ad.stop_gradient(x * x), grad_fn
+
+x = ad.Variable(3.0, name="x")
+with ad.GradientTape() as tape:
+    y = square_blocked(x)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 6.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, x),
+      hint="the walk back from y meets the IdentityN record first: whose rule runs there?")
+
+# %% [markdown]
+# `stop_gradient` *does* matter inside `grad_fn`. An outer tape records the ops of
+# `grad_fn` while an inner tape's backward pass runs them (lesson 4), and differentiates
+# them for the second derivative. A `stop_gradient` there tells the outer tape "treat this
+# as a constant": the first derivative is unchanged, and the second loses that path.
+
+# %%
+def first_and_second(f, at):
+    x = ad.constant(at)
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        dy_dx = inner.gradient(y, x)
+    return dy_dx, outer.gradient(dy_dx, x)
+
+@ad.custom_gradient
+def square(x):
+    def grad_fn(dy):
+        return dy * 2.0 * x
+    return x * x, grad_fn
+
+@ad.custom_gradient
+def square_frozen_rule(x):
+    def grad_fn(dy):
+        return dy * 2.0 * ad.stop_gradient(x)     # x as a constant, for outer tapes
+    return x * x, grad_fn
+
+print("square:             first %s, second %s" % first_and_second(square, 3.0))
+print("square_frozen_rule: first %s, second %s" % first_and_second(square_frozen_rule, 3.0))
+
+# %% [markdown]
+# The second derivative of `square_frozen_rule` is `None`: the only path from `x` to the
+# first derivative went through `stop_gradient`. This is how "first-order approximations"
+# are written, for instance the cheap variant of the meta-learning method MAML, which
+# drops second derivatives on purpose.
+
+# %% [markdown]
+# ## 3. Nested custom gradients
+#
+# You can also control the *second* backward pass by making `grad_fn` itself a custom
+# gradient. The inner custom gradient defines the derivative of the backward function
+# **with respect to its own inputs**. So what happens when `x` is only *captured* from the
+# outer function instead of being an input? **Predict**: is the second derivative `None`
+# (the rule `backward_grad` says nothing about `x`), or a number (which)?
+
+# %% tags=["solution"]
+@ad.custom_gradient
+def square_nested_captured(x):
+    def grad_fn(dy):
+        @ad.custom_gradient
+        def backward(dy):                        # x is captured, not an input
+            def backward_grad(ddy):
+                return ddy * 2.0 * x             # d(backward)/d(dy) only
+            return dy * 2.0 * x, backward_grad
+        return backward(dy)
+    return x * x, grad_fn
+
+first, second = first_and_second(square_nested_captured, 3.0)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 2.0
+### END SOLUTION
+
+# %% tags=["check"]
+print("captured x: first", first)
+check(my_prediction, second,
+      hint="a custom gradient becomes one IdentityN record only if a recording tape watches "
+           "one of its inputs: is the seed dy watched?")
+
+# %% [markdown]
+# It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
+# gradient is recorded as one op. A `custom_gradient` function becomes a single `IdentityN`
+# record only if some recording tape watches one of its inputs (or a variable it reads).
+# When no recording tape does, there is nothing to attach the rule to, so the function just
+# runs its body as ordinary ops, and each tape records those ops as usual.
+#
+# Follow it through. The inner tape's backward pass calls `grad_fn(dy)` with a seed `dy`
+# that no tape watches, so `backward(dy)` has no watched input: its body, `dy * 2.0 * x`,
+# runs as plain `Mul`s, and the outer tape records them because it watches `x`. The outer
+# tape then differentiates those `Mul`s: $\partial (2x\,dy)/\partial x = 2$ at $dy = 1$.
+# Our `backward_grad` is never called: the number is right because the ordinary ops
+# happen to compute the true derivative, not because of our rule. To be sure your rule is
+# the one used, make `x` an input.
+#
+# Make `x` an input of the inner function and return a gradient for it as well, and the
+# second derivative is computed by *our* rule, $2\,dy$:
+
+# %%
+@ad.custom_gradient
+def square_nested(x):
+    def grad_fn(dy):
+        @ad.custom_gradient
+        def backward(dy, x):
+            def backward_grad(ddy):
+                return ddy * 2.0 * x, ddy * 2.0 * dy    # d/d(dy), d/dx of 2 x dy
+            return dy * 2.0 * x, backward_grad
+        return backward(dy, x)
+    return x * x, grad_fn
+
+print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
+
+# %% [markdown]
+# ## 4. Custom gradients in saved models
+#
+# A saved model stores the traced computation of each `ad.function` as data (op types and
+# their inputs), not Python code. A custom gradient is Python code, so it is saved only if
+# you ask: `ad.saved_model.SaveOptions(experimental_custom_gradients=True)` traces `grad_fn`
+# as well and stores its graph.
+#
+# The module below squares its input and clips the gradient's norm to 0.5 on the way back.
+# At $v = 2$ the true gradient of $v^2$ would be 4; with the clip, the upstream 1 becomes
+# 0.5 and the gradient is $0.5 \cdot 2v = 2$.
+
+# %%
+@ad.custom_gradient
+def clip_to_half(x):
+    def grad_fn(dy):
+        return ad.clip_by_norm(dy, 0.5)
+    return ad.identity(x), grad_fn
+
+class ClippedSquare(ad.Module):
+    @ad.function(input_signature=[ad.TensorSpec(None)])
+    def __call__(self, x):
+        return clip_to_half(x * x)
+
+workdir = tempfile.mkdtemp()
+with_grads = os.path.join(workdir, "with_custom_gradients")
+without_grads = os.path.join(workdir, "without_custom_gradients")
+ad.saved_model.save(ClippedSquare(), with_grads,
+                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=True))
+ad.saved_model.save(ClippedSquare(), without_grads,
+                    options=ad.saved_model.SaveOptions(experimental_custom_gradients=False))
+version = ad.saved_model.current_version(with_grads)
+print(sorted(os.listdir(version)))
+
+# %% [markdown]
+# A save writes the model into a fresh version directory, then switches a small pointer
+# file (`saved_model.current`) to it in one atomic step, so a notebook loading the model
+# meanwhile gets the old model or the new one, never half of each.
+# `ad.saved_model.current_version(path)` is the directory the pointer names. It holds JSON
+# (the graphs) and an `.npz` file (the arrays). Let's look at how the `IdentityN` node was
+# saved each way:
+
+# %%
+def custom_gradient_entry(path):
+    with open(os.path.join(ad.saved_model.current_version(path), "saved_model.json")) as f:
+        document = json.load(f)
+    trace = document["functions"]["__call__"]["traces"][0]
+    node = next(n for n in trace["graph"]["nodes"] if n["op"] == "IdentityN")
+    return node["custom_gradient"]
+
+saved = custom_gradient_entry(with_grads)
+print("with:    the gradient graph's ops:", [n["op"] for n in saved["graph"]["nodes"]])
+print("without:", custom_gradient_entry(without_grads))
+
+# %% [markdown]
+# Saved *with* custom gradients, the gradient is a graph of ordinary ops (the inside of
+# `clip_by_norm`). Saved *without*, only a generated name remains: the gradient function
+# registered under that name lives in the memory of the process that saved the model.
+# That is why loading it **in this process** still differentiates correctly, which can
+# hide the problem:
+
+# %%
+v = ad.Variable(2.0, name="v")
+loaded = ad.saved_model.load(without_grads)
+with ad.GradientTape() as tape:
+    out = loaded(v)
+print("this process, saved without:", tape.gradient(out, v))
+
+# %% [markdown]
+# The real test is a **fresh** Python process, as when a colleague loads your model. We run
+# a small script in a new interpreter for each saved model:
+
+# %%
+child_script = textwrap.dedent("""
+    import sys
+    import autodiff as ad
+
+    loaded = ad.saved_model.load(sys.argv[1])
+    v = ad.Variable(2.0)
+    try:
+        with ad.GradientTape() as tape:
+            out = loaded(v)
+        print("value", out.numpy(), "gradient", tape.gradient(out, v).numpy())
+    except LookupError as error:
+        print("LookupError:", error)
+""")
+
+for label, path in [("with", with_grads), ("without", without_grads)]:
+    child = subprocess.run([sys.executable, "-c", child_script, path],
+                           capture_output=True, text=True, check=True)
+    print(f"fresh process, saved {label:<7}:", child.stdout.strip())
+
+shutil.rmtree(workdir)              # the saved models are not needed any more
+
+# %% [markdown]
+# Saved with its gradient graph, the loaded model gives the clipped gradient, 2.0. Saved
+# without, the fresh process has no gradient for the `IdentityN` op: `LookupError`, exactly
+# the error TensorFlow raises in the same situation.
+
+# %% [markdown]
+# ## 5. Teaching moment: constants in the `custom_gradient` documentation
+#
+# > TensorFlow's `tf.custom_gradient` documentation shows a two-input function applied to
+# > two `tf.constant`s under a persistent tape, and prints a number for the gradient with
+# > respect to each constant. In TensorFlow 2 those calls return `None`: the constants were
+# > never watched, so nothing was recorded (lesson 1). A custom gradient does not change
+# > what a tape watches.
+
+# %%
+@ad.custom_gradient
+def product(x, y):
+    def grad_fn(dz):
+        return dz * y, dz * x
+    return x * y, grad_fn
+
+p = ad.constant(2.0)
+q = ad.constant(3.0)
+with ad.GradientTape(persistent=True) as tape:
+    z = product(p, q)
+print("unwatched:", tape.gradient(z, p), tape.gradient(z, q))
+
+with ad.GradientTape(persistent=True) as tape:
+    tape.watch([p, q])
+    z = product(p, q)
+print("watched:  ", tape.gradient(z, p), tape.gradient(z, q))
+del tape
+
+# %% [markdown]
+# ## Summary
+#
+# * A function that reads Variables needs `grad_fn(dy, variables=None)` returning
+#   `(grad_inputs, grad_variables)`.
+# * The ops inside a custom-gradient function are recorded but never differentiated: only
+#   `grad_fn` counts. Written with library ops, `grad_fn` is differentiated again by outer
+#   tapes; a `stop_gradient` inside it removes that path from the second derivative.
+# * A nested custom gradient defines the derivative with respect to its *own inputs* only;
+#   a captured value is differentiated through ordinary ops.
+# * Saved models keep custom gradients only with
+#   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
+# * A custom gradient does not change what a tape watches: unwatched constants get `None`.
+#
+# ## Exercises: predict the gradient
+#
+# Work each answer out on paper, type it into `my_prediction`, then run the cell.
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
+
+# %% [markdown]
+# **Exercise 1.** `product` (section 5) of two constants, `k = 7` watched and `j = 2` not
+# watched. What is the gradient with respect to `k`?
+
+# %% tags=["solution"]
+k = ad.constant(7.0)
+j = ad.constant(2.0)
+with ad.GradientTape() as tape:
+    tape.watch(k)
+    z = product(k, j)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 2.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(z, k),
+      hint="k is watched; j not being watched does not change d(k * j)/dk")
+
+# %% [markdown]
+# **Exercise 2.** The same `product`, but neither constant is watched. The gradient with
+# respect to `k`?
+
+# %% tags=["solution"]
+with ad.GradientTape() as tape:
+    z = product(k, j)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(z, k),
+      hint="a tape records an op only when one of its inputs is watched (or a trainable "
+           "Variable)")
+
+# %% [markdown]
+# **Exercise 3.** `amplify` (section 1) with `gain = 2` on the signal `[1, 1, 1]`. The
+# gradient of the output with respect to `gain`? (Careful: `grad_fn` prints a line too.)
+
+# %% tags=["solution"]
+ones = ad.constant([1.0, 1.0, 1.0])
+with ad.GradientTape() as tape:
+    out = amplify(ones)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 3.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(out, gain),
+      hint="d(gain * x)/d gain is x, summed over the elements of the output")
+
+# %% [markdown]
+# **Exercise 4.** `square_frozen_rule` (section 2) at `x = 5`: the **second** derivative?
+
+# %% tags=["solution"]
+first, second = first_and_second(square_frozen_rule, 5.0)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = None
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, second,
+      hint="which path from x to the first derivative does the outer tape see?")
+
+# %% [markdown]
+# **Next:** lesson 7 meets gradients that come out as `nan`, repairs them (with custom
+# gradients and without), and gives a brand-new op its own gradient.

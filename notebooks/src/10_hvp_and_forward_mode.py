@@ -1,0 +1,366 @@
+# Lesson 10 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 10
+# %% [markdown]
+# # Lesson 10: Hessian-vector products and forward mode
+#
+# Lesson 9 built whole Hessians. For a model with $n$ parameters that is $n^2$ numbers:
+# fine for 12, impossible for a million. This lesson gets curvature information without
+# ever forming the matrix, and on the way meets the other half of automatic
+# differentiation: **forward mode**.
+#
+# **You will learn**
+# 1. Hessian-vector products two ways, forward-over-reverse and reverse-over-reverse, and
+#    why they cost about as much as a gradient;
+# 2. the largest curvature of a loss by power iteration, from products alone;
+# 3. forward mode with `ForwardAccumulator`, built from scratch with dual numbers in a dozen
+#    lines, and when it beats reverse mode (count the passes).
+#
+# Cells marked **Predict** have a blank for your guess and a check below it.
+
+# %%
+import numpy as np
+
+import autodiff as ad
+from widgets.exercises import check  # None only matches None; numbers must be close
+
+ad.random.set_seed(8)
+
+# %% [markdown]
+# Two models, as in lesson 9: a `tanh` layer (4 inputs, 3 units) whose loss is the mean
+# squared output, and a linear least-squares fit of 2 outputs from 4 inputs. `eigvalsh`
+# of the `tanh` loss's full $12 \times 12$ Hessian gives the number we will later find
+# without the matrix.
+
+# %%
+inputs = ad.random.normal([8, 4])
+layer = ad.layers.Dense(3, activation="tanh")
+layer(inputs)
+
+def loss_of_kernel(kernel):
+    return ad.reduce_mean(ad.tanh(inputs @ kernel + layer.bias) ** 2)
+
+hessian_12 = ad.reshape(ad.functional.hessian(loss_of_kernel)(layer.kernel), [12, 12])
+top_eigenvalue = np.linalg.eigvalsh(hessian_12.numpy())[-1]
+
+true_kernel = ad.constant([[1.0, -2.0], [0.5, 0.0], [0.0, 1.5], [-1.0, 1.0]])
+targets = inputs @ true_kernel + 0.1 * ad.random.normal([8, 2])
+linear = ad.layers.Dense(2, kernel_initializer="zeros")
+linear(inputs)
+
+def mse():
+    return ad.reduce_mean((linear(inputs) - targets) ** 2)
+
+print("largest eigenvalue of the tanh loss's Hessian: %.3f" % top_eigenvalue)
+
+# %% [markdown]
+# ## 1. Hessian-vector products
+#
+# Many second-order ideas need only $H v$ for a few vectors $v$, never $H$ itself. There is
+# a way to get $Hv$ at the cost of a couple of gradients, for any $n$: differentiate the
+# gradient *in the direction* $v$. `ad.functional.hvp(f, x, v)` does it:
+
+# %%
+def loss_of_linear_kernel(kernel):
+    return ad.reduce_mean((inputs @ kernel + linear.bias - targets) ** 2)
+
+v = ad.random.normal([4, 2])
+hv = ad.functional.hvp(loss_of_linear_kernel, linear.kernel, v)
+
+full = ad.functional.hessian(loss_of_linear_kernel)(linear.kernel)
+hv_full = ad.reshape(ad.reshape(full, [8, 8]) @ ad.reshape(v, [8, 1]), [4, 2])
+print("hvp shape:", hv.shape)
+print("equals H @ v:", np.allclose(hv.numpy(), hv_full.numpy(), atol=1e-5))
+
+# %% [markdown]
+# How does it work? **Forward-over-reverse.** A forward-mode accumulator (section 3) rides
+# along while the tape computes the gradient. The accumulator carries a *tangent*
+# $v$ through every op, including the ops of the backward pass, so at the end the
+# gradient's tangent is $\frac{d}{dt}\nabla L(w + t v) = H v$. Written out by hand:
+
+# %%
+with ad.autodiff.ForwardAccumulator(linear.kernel, v) as acc:   # outside
+    with ad.GradientTape() as tape:                              # inside
+        loss = mse()
+    g = tape.gradient(loss, linear.kernel)     # the accumulator sees these ops too
+hv_by_hand = acc.jvp(g)
+print("same as functional.hvp:", np.allclose(hv_by_hand.numpy(), hv.numpy(), atol=1e-6))
+
+# %% [markdown]
+# The order matters: the accumulator must be **outside** the tape, so that it is active
+# while `tape.gradient` runs.
+#
+# Why is it cheap? Count passes. The forward pass runs once (carrying one tangent), and the
+# backward pass runs once (also carrying one tangent): a small constant times the cost of
+# one gradient, whatever $n$ is. Building the whole Hessian instead takes one such product
+# per column, $n$ of them.
+#
+# %% [markdown]
+# ## 2. Reverse-over-reverse
+#
+# There is a second recipe, with two tapes and no accumulator. The dot product
+# $g \cdot v$ of the gradient with a **fixed** vector $v$ is a scalar, and its gradient is
+# $\nabla (g \cdot v) = H v$ (differentiate $\sum_i v_i\, \partial L / \partial w_i$ with
+# respect to $w_j$). So: compute $g$ while an outer tape records, form $g \cdot v$, and ask
+# the outer tape for its gradient. That is one more backward pass, not $n$ of them.
+
+# %%
+with ad.GradientTape() as outer:
+    with ad.GradientTape() as inner:
+        loss = mse()
+    g = inner.gradient(loss, linear.kernel)
+    g_dot_v = ad.reduce_sum(g * v)                 # a scalar
+hv_reverse = outer.gradient(g_dot_v, linear.kernel)
+print("same as forward-over-reverse:", np.allclose(hv_reverse.numpy(), hv.numpy(), atol=1e-5))
+
+# %% [markdown]
+# Both cost a small multiple of one gradient. The difference is memory: reverse-over-reverse
+# makes the outer tape **record the whole backward pass** (and keep its intermediate
+# values) to walk it back once more, while forward-over-reverse carries one tangent
+# alongside and records nothing extra. That is why `ad.functional.hvp` uses the
+# accumulator.
+#
+# %% [markdown]
+# One use: the **largest eigenvalue** of the Hessian, the sharpest curvature, which limits
+# the learning rate of gradient descent (steps larger than $2 / \lambda_{\max}$ diverge).
+# Power iteration finds it with products alone: multiply by $H$, normalise, repeat.
+# Here it is on the `tanh` layer:
+
+# %%
+u = ad.random.normal([4, 3])
+for _ in range(30):
+    hu = ad.functional.hvp(loss_of_kernel, layer.kernel, u)
+    u = hu / ad.norm(hu)
+top = float(ad.reduce_sum(u * ad.functional.hvp(loss_of_kernel, layer.kernel, u)))
+
+print("power iteration: %.3f" % top)
+print("eigvalsh       : %.3f" % top_eigenvalue)
+
+# %% [markdown]
+# Thirty Hessian-vector products, and the $12 \times 12$ matrix was never formed.
+#
+# ## 3. Forward mode, and when it wins
+#
+# Reverse mode (every tape so far) starts from an output and sends a *cotangent* back: one
+# backward pass gives one **row** of the Jacobian, $u^\top J$. Forward mode starts from an
+# input and pushes a *tangent* forward alongside the computation: one pass gives one
+# **column**, $J v$. `ad.autodiff.ForwardAccumulator(primals, tangents)` does it; there is
+# no recording and no backward pass, and `acc.jvp(y)` reads off the tangent of `y`.
+
+#
+# **Predict.** $y = x \cdot x$ elementwise at $x = [1, 2, 3]$, with the tangent
+# $v = e_0 = [1, 0, 0]$. What is `acc.jvp(y)`? (A list of three numbers.)
+
+# %% tags=["solution"]
+x = ad.constant([1.0, 2.0, 3.0])
+with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0, 0.0])) as acc:
+    y = x * x
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [2.0, 0.0, 0.0]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, acc.jvp(y),
+      hint="dy_i/dx_j is 2 x_i when i == j and 0 otherwise; the tangent picks column j = 0")
+
+# %% [markdown]
+# The tangent $e_0$ picked the first column of the Jacobian, $\partial y / \partial x_0$.
+#
+# %% [markdown]
+# ### Forward mode from scratch: dual numbers
+#
+# Forward mode needs no tape at all. Carry each value together with its tangent, a pair
+# $(a, \dot a)$ called a **dual number**, and give every operation a rule for the pair:
+#
+# * $(a, \dot a) + (b, \dot b) = (a + b,\; \dot a + \dot b)$
+# * $(a, \dot a) \cdot (b, \dot b) = (ab,\; \dot a b + a \dot b)$ (the product rule)
+# * $\sin (a, \dot a) = (\sin a,\; \cos a \cdot \dot a)$ (the chain rule)
+#
+# Seed the input with tangent 1, run the function, and read the derivative off the
+# result. Lesson 12 builds the reverse-mode counterpart, a tape in thirty lines.
+
+# %%
+import math
+
+class Dual:
+    """A value and its tangent; the arithmetic carries both along."""
+
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value * other.value,
+                    self.tangent * other.value + self.value * other.tangent)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+def dual_sin(d):
+    return Dual(math.sin(d.value), math.cos(d.value) * d.tangent)
+
+def f(x):
+    return x * x * 3.0 + dual_sin(x)          # f'(x) = 6x + cos x
+
+out = f(Dual(2.0, 1.0))                        # seed: dx/dx = 1
+print(f"f(2) = {out.value:.4f}, f'(2) = {out.tangent:.4f}")
+print(f"6 * 2 + cos(2) = {6 * 2 + math.cos(2.0):.4f}")
+
+# %% [markdown]
+# One pass, no recording, no backward walk: the derivative arrives with the value.
+# `ForwardAccumulator` does exactly this, with tensors for values and tangents and a jvp
+# rule per op (`autodiff/forward.py`).
+#
+# %% [markdown]
+# ### Count the passes
+#
+# Take a **tall** Jacobian: 2 parameters (an amplitude and a frequency) and 50 outputs (a
+# sampled wave). The full Jacobian is $50 \times 2$.
+#
+# * Forward mode needs one pass per **input**: 2 passes, with tangents $e_0$ and $e_1$.
+# * Reverse mode needs one backward pass per **output**: 50 passes, with cotangents
+#   $e_0, \dots, e_{49}$.
+#
+# The cell below builds it both ways and counts.
+
+# %%
+times = ad.linspace(0.0, 1.0, 50)
+
+def wave(params):
+    return params[0] * ad.sin(params[1] * times)
+
+params = ad.constant([2.0, 3.0])
+
+forward_passes, columns = 0, []
+for j in range(2):
+    tangent = ad.constant(np.eye(2, dtype="float32")[j])      # e_j
+    with ad.autodiff.ForwardAccumulator(params, tangent) as acc:
+        out = wave(params)
+    columns.append(acc.jvp(out))
+    forward_passes += 1
+jac_forward = ad.stack(columns, axis=1)
+
+backward_passes, rows = 0, []
+with ad.GradientTape(persistent=True) as tape:
+    tape.watch(params)
+    out = wave(params)
+for i in range(50):
+    cotangent = ad.constant(np.eye(50, dtype="float32")[i])
+    rows.append(tape.gradient(out, params, output_gradients=cotangent))
+    backward_passes += 1
+jac_reverse = ad.stack(rows, axis=0)
+del tape
+
+print("Jacobian shape :", jac_forward.shape)
+print("forward passes :", forward_passes)
+print("backward passes:", backward_passes)
+print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), atol=1e-5))
+
+# %% [markdown]
+# Same matrix, 2 passes against 50. The rule of thumb: a Jacobian with $m$ outputs and
+# $n$ inputs costs $n$ forward passes or $m$ backward passes, so
+#
+# | shape of the Jacobian | example | cheaper mode |
+# |---|---|---|
+# | **tall** ($m \gg n$): few inputs, many outputs | a curve of a few parameters, sensitivities of a simulation | forward |
+# | **wide** ($m \ll n$): many inputs, few outputs | a loss of a million weights ($m = 1$) | reverse |
+#
+# Training is the wide case in the extreme: one loss, millions of weights. That is why
+# deep learning runs on reverse mode, and why a tape exists at all.
+#
+# (`tape.jacobian` from lesson 8 sends all 50 cotangents through **one** vectorized backward
+# pass; it saves Python overhead, but the arithmetic is still that of 50 rows.)
+
+# %% [markdown]
+# ## Summary
+#
+# * A Hessian-vector product costs a few gradients and never forms $H$:
+#   forward-over-reverse (`ad.functional.hvp`, or a `ForwardAccumulator` **around** a tape)
+#   or reverse-over-reverse (the gradient of $g \cdot v$, which records the backward pass).
+# * Power iteration with products finds the sharpest curvature.
+# * Forward mode carries a tangent with each value (dual numbers) and gives one Jacobian
+#   column per pass; reverse mode gives one row. Forward for tall Jacobians, reverse for
+#   wide ones (and every loss).
+#
+# ## Exercises: predict the gradient
+#
+# For each exercise, work it out on paper first, then type your answer into
+# `my_prediction` and run the cell.
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
+
+
+# %% [markdown]
+# **Exercise 1.** A Hessian-vector product: $f(x) = \sum_i x_i^3$ at $x = [1, 2]$, with
+# $v = [1, 1]$. What is $Hv$?
+
+# %% tags=["solution"]
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [6.0, 12.0]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
+                                       ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])),
+      hint="the Hessian of the sum of x_i**3 is diagonal, with 6 x_i on it; multiply it by v")
+
+# %% [markdown]
+# **Exercise 2.** Forward mode: $y = 3x_0 + x_1 x_2$ at $x = [1, 2, 5]$, with the tangent
+# $v = [0, 1, 0]$. What is `acc.jvp(y)`?
+
+# %% tags=["solution"]
+x = ad.constant([1.0, 2.0, 5.0])
+with ad.autodiff.ForwardAccumulator(x, ad.constant([0.0, 1.0, 0.0])) as acc:
+    y = 3.0 * x[0] + x[1] * x[2]
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 5.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, acc.jvp(y),
+      hint="a jvp is a directional derivative: v = [0, 1, 0] picks dy/dx_1")
+
+# %% [markdown]
+# **Exercise 3.** Counting passes: a function from 3 inputs to 40 outputs. How many
+# forward-mode passes does its full Jacobian take? (The cell counts them.)
+
+# %% tags=["solution"]
+def spread(x):
+    return ad.linspace(1.0, 40.0, 40) * ad.reduce_sum(x * x)     # 40 outputs
+
+x = ad.constant([0.5, -1.0, 2.0])
+passes = 0
+for tangent in np.eye(3, dtype="float32"):
+    with ad.autodiff.ForwardAccumulator(x, ad.constant(tangent)) as acc:
+        out = spread(x)
+    acc.jvp(out)
+    passes += 1
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 3
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, passes,
+      hint="forward mode gives one Jacobian column per pass: how many columns are there?")
+
+# %% [markdown]
+# **Next:** lesson 11 opens the tape player and the `None`-gradient explainer: the tools
+# for *seeing* what a tape did, and for finding the step where a gradient went missing.

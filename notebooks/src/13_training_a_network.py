@@ -1,0 +1,345 @@
+# Lesson 13 source (percent format). Edit this file, then rebuild the notebook:
+#     python scripts/build_notebooks.py 13
+# %% [markdown]
+# # Lesson 13: Training a tiny network, end to end
+#
+# Every lesson so far asked the tape for a gradient and looked at it. Training is what the
+# gradients are for: compute a loss, ask the tape for the gradient of the loss with respect
+# to every weight, nudge every weight a little downhill, repeat. This lesson trains a small
+# network to separate two interleaved half-moons, and draws the boundary it learns.
+#
+# **You will learn**
+# 1. a model as an `ad.Module` of `ad.layers.Dense` layers, and its `trainable_variables`;
+# 2. one training step by hand: tape, loss, gradients, `assign_sub`;
+# 3. the same with `ad.optimizers.Adam`, and what its first step does;
+# 4. a training loop, its loss curve, and the decision boundary as a picture.
+#
+# Cells marked **Predict** have a blank for your guess and a check below it.
+
+# %%
+%matplotlib inline
+%config InlineBackend.figure_formats = ['png']
+import matplotlib.pyplot as plt
+import numpy as np
+
+import autodiff as ad
+from widgets.exercises import check  # None only matches None; numbers must be close
+
+ad.random.set_seed(11)
+
+# %% [markdown]
+# ## 1. The data: two moons
+#
+# 300 points in the plane on two half circles that hook into each other, with a little
+# noise. Label 0 for the upper moon, 1 for the lower one. No straight line separates them,
+# so the network must learn a curved boundary.
+
+# %%
+def two_moons(n, noise=0.1, seed=0):
+    """n points on two interleaved half circles, and their labels 0 and 1."""
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(0.0, np.pi, n)
+    label = rng.integers(0, 2, n)
+    x = np.where(label == 0, np.cos(angle), 1.0 - np.cos(angle))
+    y = np.where(label == 0, np.sin(angle), 0.5 - np.sin(angle))
+    points = np.stack([x, y], axis=1) + rng.normal(0.0, noise, (n, 2))
+    return points.astype(np.float32), label.astype(np.int32)
+
+points, labels = two_moons(300)
+x_train, y_train = ad.constant(points), ad.constant(labels)
+
+fig, ax = plt.subplots(figsize=(6, 3.6))
+ax.scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=12, edgecolors="none")
+ax.set(title="Two moons: 300 points, two classes", xlabel="$x_0$", ylabel="$x_1$")
+ax.set_aspect("equal")
+plt.show()
+print("inputs:", x_train.shape, x_train.dtype, "  labels:", y_train.shape, y_train.dtype)
+
+# %% [markdown]
+# ## 2. The model
+#
+# Three dense layers: 2 inputs, two hidden layers of 16 units with `relu`, and 2 outputs,
+# one *logit* (an unnormalized score) per class. An `ad.Module` finds the variables of the
+# layers it holds, so `model.trainable_variables` lists every weight to train. Each
+# `Dense` layer creates its kernel and bias the first time it is called, when it sees the
+# size of its input.
+#
+# **Predict.** How many numbers does the model have to learn? (Each layer has a kernel of
+# shape `[inputs, units]` and a bias of shape `[units]`.)
+
+# %% tags=["solution"]
+class MLP(ad.Module):
+    """2 -> 16 -> 16 -> 2 logits, relu in between."""
+
+    def __init__(self):
+        super().__init__(name="mlp")
+        self.hidden1 = ad.layers.Dense(16, activation="relu")
+        self.hidden2 = ad.layers.Dense(16, activation="relu")
+        self.logits = ad.layers.Dense(2)
+
+    def __call__(self, x):
+        return self.logits(self.hidden2(self.hidden1(x)))
+
+model = MLP()
+model(x_train)                         # the first call builds the kernels and biases
+n_parameters = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 354
+### END SOLUTION
+
+# %% tags=["check"]
+for v in model.trainable_variables:
+    print(f"{v.name:28s} {tuple(v.shape)}")
+check(my_prediction, n_parameters,
+      hint="add up 2 x 16 + 16, then 16 x 16 + 16, then 16 x 2 + 2")
+
+# %% [markdown]
+# ## 3. One step by hand
+#
+# The loss is the **cross-entropy** between the logits and the labels:
+# `ad.nn.sparse_softmax_cross_entropy_with_logits` turns each row of logits into
+# probabilities with a softmax and takes $-\log$ of the probability of the true class;
+# we average over the 300 points. One tape records the forward pass, and one call asks it
+# for the gradient with respect to all six variables at once (lesson 1: a list of sources
+# gives a list of gradients, in order).
+
+# %%
+def loss_fn(model, x, y):
+    logits = model(x)
+    return ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+
+with ad.GradientTape() as tape:
+    loss = loss_fn(model, x_train, y_train)
+gradients = tape.gradient(loss, model.trainable_variables)
+
+print(f"loss before: {float(loss):.3f}   (log 2 = {np.log(2):.3f}: a coin toss)")
+print("one gradient per variable, same shapes:",
+      [tuple(g.shape) == tuple(v.shape) for g, v in zip(gradients, model.trainable_variables)])
+for g, v in zip(gradients, model.trainable_variables):
+    v.assign_sub(0.5 * g)              # plain gradient descent, learning rate 0.5
+print(f"loss after one step: {float(loss_fn(model, x_train, y_train)):.3f}")
+
+# %% [markdown]
+# That is all of training. `assign_sub` changes the variable **in place**, so the next tape
+# still watches the same variable; replacing it with `v = v - 0.5 * g` would leave a plain
+# tensor behind, and the next gradient would be `None` (lesson 3).
+#
+# ## 4. Adam
+#
+# Plain gradient descent uses one learning rate for every weight. **Adam** keeps, for every
+# weight, a running average of its gradient and of its gradient squared, and divides one by
+# the square root of the other: each weight gets a step scaled to its own gradients.
+# `ad.optimizers.Adam` follows Keras's update rule; `apply_gradients` takes
+# `(gradient, variable)` pairs.
+#
+# **Predict.** At Adam's very first step, the two averages are just $g$ and $g^2$, so the
+# step is $\text{lr} \cdot g / \sqrt{g^2} = \text{lr} \cdot \operatorname{sign}(g)$. With
+# `learning_rate=0.01`, by how much does the **largest-moving** weight of the model change?
+
+# %% tags=["solution"]
+optimizer = ad.optimizers.Adam(learning_rate=0.01)
+before = [v.numpy().copy() for v in model.trainable_variables]
+with ad.GradientTape() as tape:
+    loss = loss_fn(model, x_train, y_train)
+variables = model.trainable_variables
+optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+largest_change = round(max(float(np.abs(v.numpy() - b).max()) for v, b in zip(variables, before)), 5)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 0.01
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, largest_change, rtol=1e-3,
+      hint="lr * g / sqrt(g ** 2): how big is that, whatever the size of g?")
+
+# %% [markdown]
+# Every weight with a nonzero gradient moved by almost exactly 0.01 (a weight whose
+# gradient is zero, behind a `relu` that never fires, does not move). The size of the
+# gradient does not matter at first, only its sign. Over many steps the averages take over.
+#
+# ## 5. The training loop
+#
+# Repeat the step. We keep the loss of every step to draw its curve, and print a few.
+
+# %%
+losses = []
+for step in range(1, 301):
+    with ad.GradientTape() as tape:
+        loss = loss_fn(model, x_train, y_train)
+    variables = model.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    losses.append(float(loss))
+    if step in (1, 50, 100, 300):
+        print(f"step {step:3d}  loss {losses[-1]:.3f}")
+
+predicted = ad.argmax(model(x_train), axis=1).numpy()
+print(f"accuracy on the training points: {np.mean(predicted == labels):.2f}")
+
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot(np.arange(1, 301), losses)
+ax.set(xlabel="step", ylabel="loss", yscale="log", title="Cross-entropy during training")
+plt.show()
+
+# %% [markdown]
+# ## 6. The decision boundary
+#
+# The network is a function from the plane to two logits. Evaluate it on a grid of points
+# covering the picture, turn the logits into the probability of class 1 with a softmax, and
+# colour the plane by it. The line where the probability is 0.5 is the **decision
+# boundary**: the curve the training found.
+
+# %%
+grid_x0, grid_x1 = np.meshgrid(np.linspace(-1.6, 2.6, 160), np.linspace(-1.1, 1.6, 110))
+grid = ad.constant(np.stack([grid_x0.ravel(), grid_x1.ravel()], axis=1).astype(np.float32))
+probability = ad.nn.softmax(model(grid))[:, 1].numpy().reshape(grid_x0.shape)
+
+fig, ax = plt.subplots(figsize=(7, 4.2))
+shade = ax.contourf(grid_x0, grid_x1, probability, levels=np.linspace(0, 1, 11), cmap="coolwarm",
+                    alpha=0.55)
+ax.contour(grid_x0, grid_x1, probability, levels=[0.5], colors="black", linewidths=1.5)
+ax.scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=12, edgecolors="white",
+           linewidths=0.4)
+fig.colorbar(shade, ax=ax, label="probability of class 1")
+ax.set(title="What the network learned (black: probability 0.5)", xlabel="$x_0$", ylabel="$x_1$")
+ax.set_aspect("equal")
+plt.show()
+
+# %% [markdown]
+# The boundary bends around the tips of the moons. It is made of straight pieces: every
+# `relu` unit is a line in the plane where it switches on, and the network glues those
+# lines together. Far from the data the colours are confident for no good reason: the
+# network has never seen a point there.
+#
+# ## 7. Gradients of the trained network with respect to its **input**
+#
+# The same tape can differentiate with respect to the input instead of the weights: watch
+# the input tensor (lesson 1). The gradient of the class-1 logit with respect to a point
+# says which way to move that point to raise the network's score for class 1, and its
+# length says how steeply the score changes. Try a point near the boundary and one deep
+# inside the upper moon:
+
+# %%
+probe = ad.constant([[0.5, 0.25], [-1.0, 0.2]])      # near the boundary, deep in class 0
+with ad.GradientTape() as tape:
+    tape.watch(probe)
+    class_one = model(probe)[:, 1]
+direction = tape.gradient(class_one, probe).numpy()
+for point, d in zip(probe.numpy(), direction):
+    print(f"at {point}: d(logit 1)/d(point) has length {np.linalg.norm(d):.2f}")
+
+# %% [markdown]
+# Both are steep, the point far from the boundary even more so: to push the loss towards
+# zero, training made the logits large, and with them their slopes. Small moves of an input
+# change the scores a lot; that is where *adversarial examples* (inputs nudged along this
+# gradient until the class flips) begin.
+
+# %% [markdown]
+# ## Summary
+#
+# * A model is an `ad.Module` holding layers; `model.trainable_variables` lists every
+#   weight, created by the first call.
+# * One training step: a tape around the loss, `tape.gradient(loss, variables)`, then
+#   update each variable in place (`assign_sub`, or `optimizer.apply_gradients`).
+# * Adam's first step moves each weight by the learning rate times the sign of its
+#   gradient; after that its averages adapt the step per weight.
+# * A decision boundary is the network evaluated on a grid: it is made of the pieces the
+#   `relu` units draw.
+#
+# ## Exercises: predict the gradient
+#
+# Work each answer out on paper, type it into `my_prediction`, then run the cell.
+
+# %% [markdown] tags=["teacher"]
+# *Teacher edition.* Each answer is filled in below its blank, between the solution
+# markers, and every check shows it passing. Students work in the student edition of
+# this lesson (`notebooks/student/`), where only the blank (`...`) is left and a check
+# that is not passed yet prints **Not yet** with a hint, never the answer.
+
+# %% [markdown] tags=["student"]
+# *Type your prediction in place of `...`, run the cell, then run the check below it.
+# The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
+# and the rest of the notebook still runs, so you can come back and try again.*
+
+# %% [markdown]
+# **Exercise 1.** A `Dense(3)` layer called on inputs with 5 features. How many numbers
+# does it learn?
+
+# %% tags=["solution"]
+dense = ad.layers.Dense(3)
+dense(ad.ones([4, 5]))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 18
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, sum(int(np.prod(v.shape)) for v in dense.trainable_variables),
+      hint="a kernel of shape [inputs, units] and a bias of shape [units]")
+
+# %% [markdown]
+# **Exercise 2.** One example, logits `[0, 0]`, true class 0. The gradient of the
+# cross-entropy with respect to the logits? (It is the softmax minus the one-hot label.)
+
+# %% tags=["solution"]
+logits = ad.constant([[0.0, 0.0]])
+with ad.GradientTape() as tape:
+    tape.watch(logits)
+    loss = ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(
+        ad.constant([0]), logits))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [[-0.5, 0.5]]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(loss, logits),
+      hint="equal logits give the softmax [0.5, 0.5]; subtract the one-hot label [1, 0]")
+
+# %% [markdown]
+# **Exercise 3.** Plain gradient descent: a weight `w = 1.0`, the loss `(3w - 1)**2`,
+# learning rate 0.1. What is `w` after one step?
+
+# %% tags=["solution"]
+w = ad.Variable(1.0)
+with ad.GradientTape() as tape:
+    loss = (3.0 * w - 1.0) ** 2
+w.assign_sub(0.1 * tape.gradient(loss, w))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = -0.2
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, round(float(w), 4),
+      hint="the gradient is 2 (3w - 1) times 3 at w = 1; subtract a tenth of it")
+
+# %% [markdown]
+# **Exercise 4.** Adam's first step on the same weight, starting again from `w = 1.0`, with
+# `learning_rate=0.1`. What is `w` after it?
+
+# %% tags=["solution"]
+w = ad.Variable(1.0)
+with ad.GradientTape() as tape:
+    loss = (3.0 * w - 1.0) ** 2
+ad.optimizers.Adam(learning_rate=0.1).apply_gradients([(tape.gradient(loss, w), w)])
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 0.9
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, round(float(w), 4),
+      hint="Adam's first step is the learning rate times the sign of the gradient")
+
+# %% [markdown]
+# **Next:** lesson 14 records a training step of this very model, plays it as layers in
+# the tape player, and uses the player to find a NaN and a lost gradient in broken models.
+# Lesson 11 shows how to watch a tape step by step, and lesson 12 how to build one.
