@@ -169,7 +169,7 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
     assert not [c for c in released.cells if "teacher" in _tags(c)]
     answers = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("solution")]
     tests = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert len(answers) == len(tests) == 8
+    assert len(answers) == len(tests) == 6
     for cell in answers:  # the same blanks as the student edition
         assert cell.source.rstrip() == student[cell.id].source
     assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 1
@@ -192,7 +192,7 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         grades = {g.name: g.score for g in
                   gradebook.find_submission("lesson01", "ada").notebooks[0].grades}
-    assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 9)}
+    assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 7)}
 
 
 def test_readme_command_1_leaves_every_lesson_trusted(tmp_path):

@@ -15,11 +15,14 @@
 # **You will learn**
 # 1. how to ask a tape for a derivative, and what the tape wrote down to answer;
 # 2. which values a tape follows (Variables, constants, `watch`);
-# 3. how to ask for many gradients at once (nested sources and targets, vector targets);
-# 4. gradients with respect to intermediate results, and tapes you can use more than once.
+# 3. how to ask for many gradients at once (nested sources and targets, vector targets).
 #
 # A **Predict** cell asks for your guess before the tape answers, and the lesson ends with
 # *predict the gradient* exercises.
+
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 5 take about 35 minutes
+# with the predictions and a little discussion; then all 5 exercises (about 20 minutes).
 
 # %%
 %matplotlib inline
@@ -327,58 +330,6 @@ with ad.GradientTape() as tape:
 print(tape.gradient(sq, v, output_gradients=ad.constant([1.0, 0.0, -1.0])))
 
 # %% [markdown]
-# ## 6. Gradients with respect to intermediate results
-#
-# A source does not have to be a Variable or a watched input: any tensor computed on the
-# tape can be a source. That answers questions like "how sensitive is the loss to this
-# hidden activation?".
-#
-# This needs two `gradient` calls on the same recording, so the tape must be
-# **persistent** (section 7 explains why).
-
-# %%
-p = ad.Variable(0.5, name="p")
-with ad.GradientTape(persistent=True) as tape:
-    hidden = 3.0 * p            # 1.5
-    loss = ad.sin(hidden)
-
-print(f"d loss / d hidden = {float(tape.gradient(loss, hidden)):.6f}   (cos 1.5 = {np.cos(1.5):.6f})")
-print(f"d loss / d p      = {float(tape.gradient(loss, p)):.6f}   (3 cos 1.5 = {3 * np.cos(1.5):.6f})")
-
-# %% [markdown]
-# ## 7. Persistent tapes
-#
-# A tape made with `ad.GradientTape()` frees its records as soon as `gradient` returns, to
-# release the values they hold. A second call is a mistake, and says so:
-
-# %%
-q = ad.Variable(3.0, name="q")
-with ad.GradientTape() as tape:
-    y = q * q
-    z = y * y
-
-print("dz/dq =", tape.gradient(z, q))
-try:
-    tape.gradient(y, q)
-except RuntimeError as error:
-    print("RuntimeError:", error)
-
-# %% [markdown]
-# With `persistent=True` the records stay until the tape object itself is gone, so you can
-# ask as many questions as you like. Delete the tape when you are done with it, so its
-# records (and the tensors they keep alive) can be released.
-
-# %%
-with ad.GradientTape(persistent=True) as tape:
-    y = q * q          # q^2
-    z = y * y          # q^4
-
-print("dz/dq =", tape.gradient(z, q), "  (4 q^3 = 108)")
-print("dy/dq =", tape.gradient(y, q), "  (2 q = 6)")
-print("dz/dy =", tape.gradient(z, y), "  (2 y = 18)")
-del tape
-
-# %% [markdown]
 # ## Summary
 #
 # * Inside `with ad.GradientTape() as tape:`, every operation that touches a watched value
@@ -388,8 +339,6 @@ del tape
 #   computed from Variables are not: `tape.watch` them, or get `None`.
 # * Sources can be nested (dicts, lists): the gradients come back in the same shape.
 #   Several targets, or a non-scalar target, are summed.
-# * Any recorded intermediate tensor can be a source.
-# * A tape answers once unless it is `persistent=True`.
 #
 # ## Exercises: predict the gradient
 #
@@ -507,34 +456,6 @@ check(my_prediction, tape.gradient(y, temperature),
       hint="which Variables does a tape watch without being asked? Look at trainable")
 
 # %% [markdown]
-# **Exercise 6.** A persistent tape and an intermediate result: $h = 2x$, $y = h^2$ at
-# $x = 1.5$. Predict $dy/dh$ and then $dy/dx$.
-
-# %% tags=["solution"]
-x = ad.Variable(1.5)
-with ad.GradientTape(persistent=True) as tape:
-    h = 2.0 * x
-    y = h * h
-
-my_prediction = ...  # dy/dh
-### BEGIN SOLUTION
-my_prediction = 6.0          # dy/dh
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(y, h),
-      hint="differentiate h**2 with respect to h, at h = 2 * 1.5")
-
-# %% tags=["solution"]
-my_prediction = ...  # dy/dx
-### BEGIN SOLUTION
-my_prediction = 12.0         # dy/dx
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(y, x),
-      hint="the chain rule: dy/dh times dh/dx")
-
-# %% [markdown]
-# **Next:** lesson 2 takes control of the tape: pausing it, resetting it, blocking
-# gradients on purpose; lesson 3 tracks down the places where a gradient turns into `None`.
+# **Next:** lesson 2 takes control of the tape: keeping it for several questions, asking
+# about intermediate results, pausing it, resetting it, blocking gradients on purpose;
+# lesson 3 tracks down the places where a gradient turns into `None`.

@@ -10,9 +10,15 @@
 # usual reasons.
 #
 # **You will learn**
-# 1. `tape.stop_recording()`, `tape.reset()` and `ad.stop_gradient`: three ways to keep
+# 1. tapes you can ask more than once (`persistent=True`), and gradients with respect to
+#    intermediate results;
+# 2. `tape.stop_recording()`, `tape.reset()` and `ad.stop_gradient`: three ways to keep
 #    something off the gradient, from coarse to precise;
-# 2. what `None` means, and when to ask for zeros instead (`unconnected_gradients`).
+# 3. what `None` means, and when to ask for zeros instead (`unconnected_gradients`).
+
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 6 take about 25 minutes
+# with the predictions and a little discussion; then all 5 exercises (about 20 minutes).
 
 # %%
 import numpy as np
@@ -23,7 +29,59 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 from widgets.explain_history import record_history
 
 # %% [markdown]
-# ## 1. Pausing the tape: `stop_recording`
+# ## 1. Persistent tapes
+#
+# A tape made with `ad.GradientTape()` frees its records as soon as `gradient` returns, to
+# release the values they hold. A second call is a mistake, and says so:
+
+# %%
+q = ad.Variable(3.0, name="q")
+with ad.GradientTape() as tape:
+    y = q * q
+    z = y * y
+
+print("dz/dq =", tape.gradient(z, q))
+try:
+    tape.gradient(y, q)
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+# %% [markdown]
+# With `persistent=True` the records stay until the tape object itself is gone, so you can
+# ask as many questions as you like. Delete the tape when you are done with it, so its
+# records (and the tensors they keep alive) can be released.
+
+# %%
+with ad.GradientTape(persistent=True) as tape:
+    y = q * q          # q^2
+    z = y * y          # q^4
+
+print("dz/dq =", tape.gradient(z, q), "  (4 q^3 = 108)")
+print("dy/dq =", tape.gradient(y, q), "  (2 q = 6)")
+print("dz/dy =", tape.gradient(z, y), "  (2 y = 18)")
+del tape
+
+# %% [markdown]
+# ## 2. Gradients with respect to intermediate results
+#
+# A source does not have to be a Variable or a watched input: any tensor computed on the
+# tape can be a source. That answers questions like "how sensitive is the loss to this
+# hidden activation?".
+#
+# This needs two `gradient` calls on the same recording, so the tape must be
+# **persistent** (section 1).
+
+# %%
+p = ad.Variable(0.5, name="p")
+with ad.GradientTape(persistent=True) as tape:
+    hidden = 3.0 * p            # 1.5
+    loss = ad.sin(hidden)
+
+print(f"d loss / d hidden = {float(tape.gradient(loss, hidden)):.6f}   (cos 1.5 = {np.cos(1.5):.6f})")
+print(f"d loss / d p      = {float(tape.gradient(loss, p)):.6f}   (3 cos 1.5 = {3 * np.cos(1.5):.6f})")
+
+# %% [markdown]
+# ## 3. Pausing the tape: `stop_recording`
 #
 # While a training step runs you often compute things you only want to *look at*: an error
 # rate, a norm for a log message. Recording them costs memory and time for nothing.
@@ -64,7 +122,7 @@ with ad.GradientTape() as tape:
 print(tape.gradient(total, {"a": a, "b": b}))
 
 # %% [markdown]
-# ## 2. Starting over: `reset`
+# ## 4. Starting over: `reset`
 #
 # `tape.reset()` throws away everything recorded so far (and everything watched), and the
 # tape keeps recording. Usually it is clearer to close the `with` block and open a new one;
@@ -90,7 +148,7 @@ print("d guess / dc:", tape.gradient(guess, c))
 # again and the tape watches it anew.
 
 # %% [markdown]
-# ## 3. Blocking one path: `ad.stop_gradient`
+# ## 5. Blocking one path: `ad.stop_gradient`
 #
 # `stop_recording` and `reset` act on a whole tape. `ad.stop_gradient(t)` is precise: it
 # returns the value of `t` unchanged, but tells every tape "treat this as a constant". It
@@ -124,7 +182,7 @@ del tape
 # | `ad.stop_gradient(t)` | one tensor, every tape | a value that must act as a constant |
 
 # %% [markdown]
-# ## 4. `None` or zero? Unconnected gradients
+# ## 6. `None` or zero? Unconnected gradients
 #
 # When the target does not depend on a source at all, `gradient` returns `None`. This is a
 # deliberate choice: `None` says "there is no path", and a zero would hide a bug. Compare
@@ -184,7 +242,36 @@ print(tape.gradient(out, [p, q], unconnected_gradients=ad.UnconnectedGradients.Z
 from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
-# **Exercise 1.** `a * a` is recorded, `b * a` is computed while the tape is paused.
+# **Exercise 1.** A persistent tape and an intermediate result: $h = 2x$, $y = h^2$ at
+# $x = 1.5$. Predict $dy/dh$ and then $dy/dx$.
+
+# %% tags=["solution"]
+x = ad.Variable(1.5)
+with ad.GradientTape(persistent=True) as tape:
+    h = 2.0 * x
+    y = h * h
+
+my_prediction = ...  # dy/dh
+### BEGIN SOLUTION
+my_prediction = 6.0          # dy/dh
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, h),
+      hint="differentiate h**2 with respect to h, at h = 2 * 1.5")
+
+# %% tags=["solution"]
+my_prediction = ...  # dy/dx
+### BEGIN SOLUTION
+my_prediction = 12.0         # dy/dx
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(y, x),
+      hint="the chain rule: dy/dh times dh/dx")
+
+# %% [markdown]
+# **Exercise 2.** `a * a` is recorded, `b * a` is computed while the tape is paused.
 # What is the gradient with respect to `a` (with `a = 2`, `b = 5`)?
 
 # %% tags=["solution"]
@@ -206,7 +293,7 @@ check(my_prediction, tape.gradient(y, a),
       hint="the tape saw only what ran while it was recording: which terms of y did it record?")
 
 # %% [markdown]
-# **Exercise 2.** `y = s * stop_gradient(s)` with `s = 3`. What is `dy/ds`?
+# **Exercise 3.** `y = s * stop_gradient(s)` with `s = 3`. What is `dy/ds`?
 
 # %% tags=["solution"]
 s = ad.Variable(3.0)
@@ -223,7 +310,7 @@ check(my_prediction, tape.gradient(y, s),
       hint="to the tape, stop_gradient(s) is a constant c: differentiate s * c")
 
 # %% [markdown]
-# **Exercise 3.** A source the target does not use, with `unconnected_gradients='zero'`.
+# **Exercise 4.** A source the target does not use, with `unconnected_gradients='zero'`.
 
 # %% tags=["solution"]
 used = ad.Variable(1.0)
@@ -242,7 +329,7 @@ check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"),
            "source?")
 
 # %% [markdown]
-# **Exercise 4.** `relu` of a negative number. `None` or `0.0`?
+# **Exercise 5.** `relu` of a negative number. `None` or `0.0`?
 
 # %% tags=["solution"]
 r = ad.Variable(-1.5)

@@ -18,6 +18,10 @@
 #
 # The lesson ends with *predict the gradient* exercises.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 6 take about 30 minutes
+# with the predictions and a little discussion; then exercises 1 to 6 (about 24 minutes); exercise 7 is homework.
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']

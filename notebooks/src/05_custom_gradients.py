@@ -17,6 +17,10 @@
 # Several cells ask you to **predict** before you run: type your guess into
 # `my_prediction`, run the cell, then run the check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 5 take about 20 minutes
+# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']

@@ -14,6 +14,10 @@
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 5 take about 30 minutes
+# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+
 # %%
 import json
 import os

@@ -18,6 +18,10 @@
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 6 take about 30 minutes
+# with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']

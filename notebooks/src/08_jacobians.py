@@ -18,6 +18,10 @@
 #
 # The lesson ends with *predict the shape and the gradient* exercises.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 6 take about 35 minutes
+# with the predictions and a little discussion; then exercises 1 to 5 (about 20 minutes); exercises 6 and 7 are homework.
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']

@@ -18,6 +18,10 @@
 # Lesson 10 continues with what you can do *without* building the Hessian. Cells marked
 # **Predict** have a blank for your guess and a check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 3 take about 20 minutes
+# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']

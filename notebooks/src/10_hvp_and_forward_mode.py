@@ -17,6 +17,10 @@
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 3 take about 25 minutes
+# with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
+
 # %%
 import numpy as np
 

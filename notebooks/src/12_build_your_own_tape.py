@@ -20,6 +20,10 @@
 #    free;
 # 4. how to add an op of your own and check it with `ad.testing.check_grads`.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's Parts A to D take about 45 minutes
+# with the predictions and a little discussion; then exercises 1 and 2 (about 8 minutes); exercises 3 to 6 are homework.
+
 # %%
 import inspect
 import itertools

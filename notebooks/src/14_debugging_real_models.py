@@ -22,6 +22,10 @@
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
+# %% [markdown]
+# **Plan for one class hour.** The lesson's sections 1 to 3 take about 50 minutes
+# with the predictions and a little discussion; then exercises 1 and 2 (about 8 minutes); exercises 3 and 4 are homework.
+
 # %%
 %matplotlib inline
 %config InlineBackend.figure_formats = ['png']
