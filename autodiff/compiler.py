@@ -286,7 +286,7 @@ def _write_matmul_into(lines, step, args, names, plan, text):
     concat = step.target
     key = ("node", concat.index)
     if key not in names.of:
-        names.of[key] = names.fresh(f"v{concat.index}", "v")
+        names.of[key] = names.fresh("joined", "v")
         shape, dtype = concat.node.specs[0]
         lines.append(f"    {names.of[key]} = xp.empty({tuple(shape)!r}, dtype=xp.{dtype.name})"
                      f"  # filled by the products below (ConcatV2 along axis 0)")

@@ -7,9 +7,9 @@ of such a concatenation is a ``MatMul`` that nothing else reads, the
 compiled program allocates the result first and lets each product write
 straight into its slice::
 
-    v38 = xp.empty((64, 512, 64), dtype=xp.float32)   # ConcatV2 of the products below
+    joined = xp.empty((64, 512, 64), dtype=xp.float32)   # ConcatV2 of the products below
     ...
-    xp.matmul(v15.reshape(-1, 128), w.T, out=v38[0:8].reshape(-1, 64))
+    xp.matmul(v15.reshape(-1, 128), w.T, out=joined[0:8].reshape(-1, 64))
 
 ``xp.matmul(..., out=...)`` computes the same numbers as the product it
 replaces (the MatMul forward in ``ops/matmul.py``, stacked rows times one

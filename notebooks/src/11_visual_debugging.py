@@ -197,13 +197,16 @@ print(loss_and_grad.experimental_get_compiler_ir(inputs)(stage="python"))
 
 # %% [markdown]
 # (The printout follows the compiler as it changes, so the tests do not compare it.) Read
-# it against the tape. The first four lines are the tape's four records. After the
+# it against the tape. The first lines are the tape's four records, written as you would
+# write them by hand (`x @ w`, `xp.tanh`, `xp.square` for `** 2`, the sum). After the
 # "backward pass" comment comes what the rules of those records compute, in reverse:
 # the seed $1$ times `Pow`'s rule $2 \tanh$ (the compiler folded the constants into one
-# number, computed once), then `TanhGrad` (the rule of `Tanh`, $1 - \tanh^2$ times the
-# incoming cotangent), then `MatMul`'s rule for `w`, $x^\top g$. `Sum`'s rule (spread the
-# cotangent back to the shape of its input) became the constant `k4`: the seed reshaped
-# to `(1, 1)`.
+# number, `k5`, computed once), then the rule of `Tanh` written out, `v6 * (1 - v1 * v1)`:
+# $1 - \tanh^2$ times the incoming cotangent, then `MatMul`'s rule for `w`, `x.T @ v7`,
+# that is $x^\top g$. `Sum`'s rule (spread the cotangent back to the shape of its input)
+# became the constant `k4`: the seed reshaped to `(1, 1)`.
+# `out=v0` writes `tanh` over `x @ w`, an array nothing needs again, instead of allocating
+# a new one.
 # The `del` lines free each intermediate after its last use, which a tape cannot do:
 # it keeps everything until `gradient` runs.
 

@@ -203,3 +203,23 @@ def test_a_compiled_trace_keyed_by_a_variable_argument_does_not_keep_it_alive():
     del v
     gc.collect()
     assert alive() is None
+
+
+def test_the_program_lesson_11_reads_line_by_line():
+    """Lesson 11 (and the README) read this program's lines by name: keep them true."""
+    w = ad.Variable([[0.5], [-0.25]], name="w")
+
+    @ad.function(jit_compile=True)
+    def loss_and_grad(x):
+        with ad.GradientTape() as tape:
+            loss = ad.reduce_sum(ad.tanh(x @ w) ** 2)
+        return loss, tape.gradient(loss, w)
+
+    source = loss_and_grad.experimental_get_compiler_ir(ad.constant([[1.0, 1.0]]))(stage="python")
+    lines = [line.split("  #")[0].strip() for line in source.splitlines()]
+    for expected in ("v0 = x @ w", "v1 = xp.tanh(v0, out=v0)", "v2 = xp.square(v1)",
+                     "v6 = k5 * v1", "v7 = v6 * (1 - v1 * v1)", "v8 = x.T @ v7",
+                     "return (v3, v8)"):
+        assert expected in lines, f"{expected!r} not in\n{source}"
+    assert "# k4 = Reshape(c1, shape=(1, 1)) is constant" in source
+    assert "# k5 = Mul(k4, c0) is constant, computed once: float32 2.0" in source
