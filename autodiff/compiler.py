@@ -49,7 +49,6 @@ from . import backend, nest
 from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
 from .compiler_seeds import one_hot_rows_matmul
 from .graph import ASSIGN, Ref
-from .registry import REGISTRY
 from .tensor import Tensor
 
 __all__ = ["Program", "compile_graph", "STAGES"]
@@ -171,6 +170,13 @@ def _write(graph, plan, name, arg_names):
     returned = {s[:2] for s in plan.outputs}
     forwards = {}
     counter = 0
+
+    def name_result(step):
+        """A fresh ``v<n>`` for the step's (first) output."""
+        nonlocal counter
+        names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
+        counter += 1
+        return target
     for position, step in enumerate(plan.steps):
         node = step.node
         if step.backward_start:
@@ -186,10 +192,9 @@ def _write(graph, plan, name, arg_names):
             continue
         args = [text(s) for s in step.inputs]
         if step.kind == "one_hot_matmul":
-            names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
-            counter += 1
+            target = name_result(step)
             namespace["one_hot_rows_matmul"] = one_hot_rows_matmul
-            matrix = args[1] + (".T" if node.params.get("transpose_b") else "")
+            matrix = _transposed(args[1], node.params.get("transpose_b"))
             start, stop = step.rows
             lines.append(f"    {target} = one_hot_rows_matmul(xp, {args[0]}, {matrix}, {start}, {stop})"
                          f"  # (one-hot seeds * {args[0]}) @ {matrix}: row j is {args[0]}[:, j] "
@@ -211,8 +216,7 @@ def _write(graph, plan, name, arg_names):
             continue
         template = _inline_template(node, step, plan, plan.spec)
         if template is not None:
-            names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
-            counter += 1
+            target = name_result(step)
             lines.append(f"    {target} = {_expression(template, node, args, position, plan, text)}")
             _free(lines, step, position, plan, names, returned)
             continue
@@ -228,8 +232,7 @@ def _write(graph, plan, name, arg_names):
             pname = names.fresh(f"{forwards[key]}_params_{counter}", "params")
             namespace[pname] = dict(node.params)
             call += f", **{pname}"
-        names.of[("node", step.index)] = target = names.fresh(f"v{counter}", "v")
-        counter += 1
+        target = name_result(step)
         if step.n_outputs != 1:
             names.of[("multi", step.index)] = True
         label = _label(node, args)
@@ -254,14 +257,14 @@ _CONSTANT_POWERS = {2.0: "xp.square({0})", -1.0: "xp.reciprocal({0})"}
 
 def _inline_template(node, step, plan, spec):
     """The expression an op is written as, or None when it is written as a call."""
-    if node.custom is not None or node.primitive is not REGISTRY.get(node.op_type):
+    if not node.runs_builtin(node.op_type):
         return None
     if node.op_type in _INLINE and not node.params:
         return _INLINE[node.op_type]
     if node.op_type == "MatMul" and set(node.params) <= {"transpose_a", "transpose_b"} \
             and all(s is not None and len(s[0]) == 2 for s in map(spec, step.inputs)):
-        return ("{0}.T" if node.params.get("transpose_a") else "{0}") + " @ " \
-            + ("{1}.T" if node.params.get("transpose_b") else "{1}")
+        return _transposed("{0}", node.params.get("transpose_a")) + " @ " \
+            + _transposed("{1}", node.params.get("transpose_b"))
     if node.op_type == "Pow":
         exponent, base = plan.constants.get(step.inputs[1]), spec(step.inputs[0])
         if exponent is not None and exponent.ndim == 0 and base is not None \
@@ -269,6 +272,11 @@ def _inline_template(node, step, plan, spec):
             # read once, while compiling (a device scalar is copied to the host here only)
             return _CONSTANT_POWERS.get(float(backend.to_numpy(exponent)))
     return None
+
+
+def _transposed(operand, flag):
+    """``x.T`` for a MatMul operand with its ``transpose_*`` flag set (2-D operands only)."""
+    return operand + ".T" if flag else operand
 
 
 def _expression(template, node, args, position, plan, text):
@@ -291,7 +299,7 @@ def _write_matmul_into(lines, step, args, names, plan, text):
         lines.append(f"    {names.of[key]} = xp.empty({tuple(shape)!r}, dtype=xp.{dtype.name})"
                      f"  # filled by the products below (ConcatV2 along axis 0)")
     a_spec, b_spec = plan.spec(step.inputs[0]), plan.spec(step.inputs[1])
-    b = args[1] + (".T" if step.node.params.get("transpose_b") else "")
+    b = _transposed(args[1], step.node.params.get("transpose_b"))
     start, stop = step.rows
     rows = f"{names.of[key]}[{start}:{stop}]"
     if len(a_spec[0]) > 2:

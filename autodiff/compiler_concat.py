@@ -20,7 +20,6 @@ matrix, is this same GEMM); only where they land changes.
 ``matmul_into``, with ``step.rows = (start, stop)`` its slice.
 """
 
-from .registry import REGISTRY
 
 __all__ = ["rewrite"]
 
@@ -34,7 +33,7 @@ def rewrite(steps, spec):
     producer = {("node", step.index): step for step in steps if step.kind == "op"}
     for step in steps:
         node = step.node
-        if step.kind != "op" or not _builtin(node, "ConcatV2") or node.params.get("axis") != 0:
+        if step.kind != "op" or not node.runs_builtin("ConcatV2") or node.params.get("axis") != 0:
             continue
         out = (getattr(node, "specs", None) or [None])[0]
         pieces = [producer.get(s[:2]) for s in step.inputs]
@@ -50,13 +49,9 @@ def rewrite(steps, spec):
         step.kind = "concat_target"
 
 
-def _builtin(node, op_type):
-    return node.custom is None and node.op_type == op_type and node.primitive is REGISTRY.get(op_type)
-
-
 def _matmul_piece(step, spec):
     """A MatMul of a stack (or matrix) of rows by one 2-D matrix, with a known result."""
-    if not _builtin(step.node, "MatMul") or step.node.params.get("transpose_a"):
+    if not step.node.runs_builtin("MatMul") or step.node.params.get("transpose_a"):
         return False
     a, b = spec(step.inputs[0]), spec(step.inputs[1])
     specs = getattr(step.node, "specs", None)

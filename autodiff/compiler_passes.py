@@ -40,7 +40,6 @@ import numpy as np
 
 from . import backend, compiler_concat, compiler_seeds, nest
 from .graph import ASSIGN, Ref
-from .registry import REGISTRY
 
 __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 
@@ -166,12 +165,6 @@ def plan(graph):
     return Plan(steps, outputs, constants, last_use, _buffer_reuse(steps, outputs, last_use), spec)
 
 
-def _is_builtin(node, op_types):
-    """True for a node of one of ``op_types`` that runs the library's own op (not a custom gradient)."""
-    return node.custom is None and node.op_type in op_types \
-        and node.primitive is REGISTRY.get(node.op_type)
-
-
 _MAKES_ARRAYS = ("op", "one_hot_matmul")   # step kinds that compute a node's output
 
 
@@ -182,7 +175,7 @@ def _buffer_reuse(steps, outputs, last_use):
     for step in steps:
         if step.kind in _MAKES_ARRAYS:
             producer[("node", step.index)] = step
-        fresh = step.kind in _MAKES_ARRAYS and _is_builtin(step.node, FRESH)
+        fresh = step.kind in _MAKES_ARRAYS and step.node.runs_builtin(FRESH)
         for s in step.inputs:
             if s[0] == "node":
                 readers_fresh[s[:2]] = readers_fresh.get(s[:2], True) and fresh
@@ -190,7 +183,7 @@ def _buffer_reuse(steps, outputs, last_use):
                     kept.add(s[:2])
     reuse, taken = {}, set()
     for position, step in enumerate(steps):
-        if step.kind != "op" or not _is_builtin(step.node, IN_PLACE):
+        if step.kind != "op" or not step.node.runs_builtin(IN_PLACE):
             continue
         out_spec = (getattr(step.node, "specs", None) or [None])[0]
         if out_spec is None or len(out_spec[0]) == 0:
@@ -199,7 +192,7 @@ def _buffer_reuse(steps, outputs, last_use):
             owner = producer.get(s[:2])
             if s[0] == "node" and s[:2] not in kept and s[:2] not in taken \
                     and last_use.get(s[:2]) == position and readers_fresh.get(s[:2]) \
-                    and owner is not None and _is_builtin(owner.node, FRESH) \
+                    and owner is not None and owner.node.runs_builtin(FRESH) \
                     and tuple(owner.node.specs[0][0]) == tuple(out_spec[0]) \
                     and owner.node.specs[0][1] == out_spec[1]:
                 reuse[position] = s
@@ -271,7 +264,7 @@ def _constant_fill(node, inputs, constants):
     ``zeros_like(x)`` and ``ones_like(x)`` read only x's shape (forward mode makes many
     zero tangents); ``x ** 0`` is 1 even for NaN and inf.
     """
-    if node.op_type in ("ZerosLike", "OnesLike") and node.primitive is REGISTRY.get(node.op_type):
+    if node.runs_builtin(("ZerosLike", "OnesLike")):
         return 0 if node.op_type == "ZerosLike" else 1
     if node.op_type == "Pow" and _all_equal(constants, inputs[1], 0):
         return 1

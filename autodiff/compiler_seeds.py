@@ -29,7 +29,6 @@ turns the ``MatMul`` into a ``one_hot_matmul`` step; the ``Mul`` that built
 import numpy as np
 
 from . import backend
-from .registry import REGISTRY
 
 __all__ = ["rewrite", "one_hot_rows_matmul"]
 
@@ -63,10 +62,10 @@ def rewrite(steps, constants, spec):
     producer = {("node", step.index): step for step in steps if step.kind == "op"}
     for step in steps:
         node = step.node
-        if step.kind != "op" or not _builtin(node, "MatMul") or node.params.get("transpose_a"):
+        if step.kind != "op" or not node.runs_builtin("MatMul") or node.params.get("transpose_a"):
             continue
         product = producer.get(step.inputs[0][:2])
-        if product is None or not _builtin(product.node, "Mul"):
+        if product is None or not product.node.runs_builtin("Mul"):
             continue
         matrix = spec(step.inputs[1])
         for seed, local in (product.inputs, product.inputs[::-1]):
@@ -78,10 +77,6 @@ def rewrite(steps, constants, spec):
                 step.inputs = [local, step.inputs[1]]
                 step.rows = rows
                 break
-
-
-def _builtin(node, op_type):
-    return node.custom is None and node.op_type == op_type and node.primitive is REGISTRY.get(op_type)
 
 
 def _seed_rows(seed, g_spec, m_spec, transpose_b):

@@ -42,6 +42,7 @@ graph ops; here it is frozen into the graph.
 from . import backend, nest
 from . import tape as _tape
 from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
+from .registry import REGISTRY
 from .tensor import Tensor, Variable
 
 __all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "prune", "CustomGradient",
@@ -85,6 +86,14 @@ class Node:
     @property
     def op_type(self):
         return self.primitive.name
+
+    def runs_builtin(self, op_types):
+        """True when this node runs the library's own op of one of ``op_types`` (a name or a
+        collection of names), not a custom gradient or another op of the same name."""
+        name = self.primitive.name
+        return self.custom is None and (name == op_types if isinstance(op_types, str)
+                                        else name in op_types) \
+            and self.primitive is REGISTRY.get(name)
 
 
 class _Assign:
