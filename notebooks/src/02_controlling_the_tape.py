@@ -3,9 +3,10 @@
 # %% [markdown]
 # # Lesson 2: Controlling the tape
 #
-# Lesson 1 let the tape record everything it could. Real code needs more control: some
-# computations should not be recorded (a metric you only print), some recordings should be
-# thrown away, and some paths should deliberately carry no gradient. And sometimes a
+# Lesson 1 let the tape record everything it could, and asked it one question. Real code
+# needs more control: a tape that answers several questions (about intermediate results,
+# too), computations that should not be recorded (a metric you only print), recordings to
+# throw away, and paths that should deliberately carry no gradient. And sometimes a
 # gradient comes back as `None`: this lesson says what that means, and lesson 3 collects the
 # usual reasons.
 #
