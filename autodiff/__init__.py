@@ -29,6 +29,7 @@ from .ops.elementwise import abs, pow, round  # noqa: F401,A004  (shadow builtin
 from .ops.creation import range  # noqa: F401,A004
 from .ops.shape import shape  # noqa: F401  (the function; ops.shape is also a module)
 from .ops.math_extra import add_n, reverse  # noqa: F401  (top level in tf too)
+from .ops.trigonometry import *  # noqa: F401,F403  (tf.asin ... tf.atan2 are top level too)
 
 # ---- forward mode and the functional API (forward.py, functional.py) ----
 # ad.autodiff.ForwardAccumulator as in tf.autodiff; ad.functional: grad, jacobian, hessian, ...

@@ -5,3 +5,6 @@ from .ops.predicates import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .ops.clip import *  # noqa: F401,F403
 from .ops.math_extra import *  # noqa: F401,F403
+from .ops.special import (divide_no_nan, erfc, is_finite, is_inf, is_nan,  # noqa: F401
+                          log_sigmoid, multiply_no_nan, softsign, xdivy, xlogy)
+from .ops.trigonometry import *  # noqa: F401,F403

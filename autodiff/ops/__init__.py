@@ -10,7 +10,7 @@ from ..tensor import convert_to_tensor  # noqa: F401
 from . import (clip, creation, einsum, elementwise, grad_kernels, join, linalg, matmul,  # noqa: F401
                nn, predicates, random, reduce, shape, slicing, transfer)
 from . import conv, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
-from . import math_extra  # noqa: F401,E402  (ad.math's rest)
+from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
 from .clip import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .einsum import *  # noqa: F401,F403

@@ -149,3 +149,30 @@ def test_a_variable_argument_traces_once_per_variable(tf):
         np.testing.assert_array_equal(f(b, m.constant(2.0)).numpy(), [6.0, 8.0])
     assert f_tf.experimental_get_tracing_count() == 1
     assert f_ad.experimental_get_tracing_count() == 2
+
+
+def test_softsign_has_a_second_derivative_where_tensorflow_raises_lookup_error(tf):
+    # README, "Where this project differs from TensorFlow on purpose": "`softsign` ... its
+    # second derivative raises `LookupError`. First derivatives agree."
+    import pytest
+    values = [-3.0, -0.5, 0.0, 2.0]
+    tx = tf.constant(values, dtype=tf.float64)
+    with tf.GradientTape() as outer:
+        outer.watch(tx)
+        with tf.GradientTape() as inner:
+            inner.watch(tx)
+            ty = tf.nn.softsign(tx)
+        tg = inner.gradient(ty, tx)
+    with pytest.raises(LookupError):
+        outer.gradient(tg, tx)
+    x = ad.constant(values, dtype=ad.float64)
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = ad.nn.softsign(x)
+        g = inner.gradient(y, x)
+    second = outer.gradient(g, x)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-12)
+    a = np.abs(values)
+    np.testing.assert_allclose(second.numpy(), -2 * np.sign(values) / (1 + a) ** 3, rtol=1e-12)
