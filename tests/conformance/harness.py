@@ -158,6 +158,17 @@ def assert_same(case, tf, tol=None):
     return got
 
 
+def value_and_two_derivatives(m, f, x):
+    """[f(x), f'(x), f''(x)] through two nested tapes watching x (for ``m`` = ad or tf)."""
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    return [y, g, outer.gradient(g, x)]
+
+
 def same_on_both(case):
     """Turns ``case(m)`` into a pytest test that runs it on ad and on tf and compares.
 

@@ -5,18 +5,10 @@ Each test body is one function of the module ``m`` (see ``harness.py``).
 
 import numpy as np
 
-from .harness import attempt, same_on_both
+from .harness import attempt, same_on_both, value_and_two_derivatives
 
 
-def _grad2(m, f, x):
-    """[f(x), f'(x), f''(x)] through two nested tapes watching x."""
-    with m.GradientTape() as outer:
-        outer.watch(x)
-        with m.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        g = inner.gradient(y, x)
-    return [y, g, outer.gradient(g, x)]
+_grad2 = value_and_two_derivatives
 
 
 @same_on_both

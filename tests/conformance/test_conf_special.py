@@ -7,7 +7,7 @@ Each test body is one function of the module ``m`` (see ``harness.py``).
 
 import numpy as np
 
-from .harness import same_on_both
+from .harness import same_on_both, value_and_two_derivatives
 
 _INSIDE = [-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]
 _UNARY = {"asin": _INSIDE, "acos": _INSIDE, "atan": [-3.0, 0.0, 2.0, np.inf],
@@ -16,22 +16,12 @@ _UNARY = {"asin": _INSIDE, "acos": _INSIDE, "atan": [-3.0, 0.0, 2.0, np.inf],
           "log_sigmoid": [-100.0, -1.0, 0.0, 2.0, 100.0]}
 
 
-def _first_and_second(m, f, x):
-    with m.GradientTape() as outer:
-        outer.watch(x)
-        with m.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        g = inner.gradient(y, x)
-    return [y, g, outer.gradient(g, x)]
-
-
 @same_on_both
 def test_unary_values_and_two_derivatives(m):
     out = []
     for name, points in _UNARY.items():
         x = m.constant(points, dtype=m.float64)
-        out.append(_first_and_second(m, getattr(m.math, name), x))
+        out.append(value_and_two_derivatives(m, getattr(m.math, name), x))
     return out
 
 
