@@ -8,7 +8,6 @@ import numpy as np
 from .harness import attempt, same_on_both, value_and_two_derivatives
 
 
-_grad2 = value_and_two_derivatives
 
 
 @same_on_both
@@ -29,25 +28,25 @@ def test_kinks_first_derivative_at_zero(m):
 @same_on_both
 def test_relu_second_derivative(m):
     # divergence (4)
-    return _grad2(m, m.nn.relu, m.constant([1.0, -1.0, 0.0]))
+    return value_and_two_derivatives(m, m.nn.relu, m.constant([1.0, -1.0, 0.0]))
 
 
 @same_on_both
 def test_relu6_second_derivative(m):
     # divergence (4)
-    return _grad2(m, m.nn.relu6, m.constant([1.0, -1.0, 7.0]))
+    return value_and_two_derivatives(m, m.nn.relu6, m.constant([1.0, -1.0, 7.0]))
 
 
 @same_on_both
 def test_leaky_relu_second_derivative(m):
     # divergence (4)
-    return _grad2(m, lambda v: m.nn.leaky_relu(v, 0.3), m.constant([1.0, -1.0]))
+    return value_and_two_derivatives(m, lambda v: m.nn.leaky_relu(v, 0.3), m.constant([1.0, -1.0]))
 
 
 @same_on_both
 def test_exclusive_cumprod_second_derivative(m):
     # divergence (4)
-    return _grad2(m, lambda v: m.math.cumprod(v, exclusive=True), m.constant([2.0, 3.0, 4.0]))
+    return value_and_two_derivatives(m, lambda v: m.math.cumprod(v, exclusive=True), m.constant([2.0, 3.0, 4.0]))
 
 
 @same_on_both
@@ -55,7 +54,7 @@ def test_smooth_nn_second_derivatives(m):
     x = m.constant([-1.5, 0.0, 0.5], dtype=m.float64)
     fns = [m.nn.elu, m.nn.selu, m.nn.softplus, m.nn.sigmoid, m.nn.tanh, m.nn.gelu,
            lambda v: m.nn.gelu(v, approximate=True), m.nn.softmax, m.nn.log_softmax]
-    return [_grad2(m, f, x) for f in fns]
+    return [value_and_two_derivatives(m, f, x) for f in fns]
 
 
 @same_on_both
