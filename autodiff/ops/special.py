@@ -138,15 +138,22 @@ def erfc(x, name=None):
     return ERFC(_floating(ERFC, x))
 
 
+class _Composition:
+    """What ``_floating`` names in its error: a composition's own op name (no Primitive)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
 def log_sigmoid(x, name=None):
     """log(sigmoid(x)) without overflow: -softplus(-x), as TensorFlow computes it."""
-    x = _floating(SOFTPLUS, x)
+    x = _floating(_Composition("LogSigmoid"), x)
     return -softplus(-x)
 
 
 def softsign(features, name=None):
     """x / (1 + |x|) elementwise."""
-    x = _floating(SOFTPLUS, features)
+    x = _floating(_Composition("Softsign"), features)
     return x / (1 + abs(x))
 
 
@@ -166,6 +173,5 @@ def is_finite(x, name=None):
 
 
 from .creation import zeros_like  # noqa: E402
-from .elementwise import (SOFTPLUS, _as_pair, abs, cast, exp, softplus,  # noqa: E402,A004
-                          square)
+from .elementwise import _as_pair, abs, cast, exp, softplus, square  # noqa: E402,A004
 from .predicates import not_equal  # noqa: E402
