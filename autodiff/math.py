@@ -8,3 +8,6 @@ from .ops.math_extra import *  # noqa: F401,F403
 from .ops.special import (divide_no_nan, erfc, is_finite, is_inf, is_nan,  # noqa: F401
                           log_sigmoid, multiply_no_nan, softsign, xdivy, xlogy)
 from .ops.trigonometry import *  # noqa: F401,F403
+from .ops.compositions import l2_normalize, reduce_all, reduce_any  # noqa: F401
+from .ops.elementwise import divide as truediv  # noqa: F401
+from .ops.nn import log_softmax  # noqa: F401
