@@ -258,7 +258,7 @@ _FUNCTIONS = (
     # elementwise
     "subtract", "multiply", "true_divide", "negative", "positive", "square", "reciprocal",
     "copysign", "isfinite", "isnan", "isinf", "ascontiguousarray", "arcsin", "arccos", "arctan",
-    "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
+    "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "roll", "abs", "sign", "sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
     "round", "floor", "ceil", "conj", "real", "imag", "power", "maximum", "minimum", "floor_divide", "mod", "fmod",
     "logaddexp", "clip", "where",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

@@ -39,7 +39,7 @@ from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import Tensor, convert_to_tensor
 
-__all__ = ["gather", "boolean_mask"]
+__all__ = ["gather", "gather_nd", "boolean_mask"]
 
 REALS = (-2.0, 2.0)
 
@@ -322,6 +322,39 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if b == 0:
         return GATHER(x, key=(_encode(slice(None)),) * axis + (_index_array(idx),))
     return _batched_gather(x, idx, axis, b)
+
+
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """Picks the elements (or slices) of ``params`` whose index tuples are ``indices``' last axis.
+
+    ``indices`` has shape ``(..., K)``; each row is an index into the first K
+    axes of ``params``. The result has shape ``indices.shape[:-1] + params.shape[K:]``;
+    the gradient adds the cotangent back at those positions (repeats add up).
+
+    >>> ad.gather_nd(ad.constant([[1.0, 2.0], [3.0, 4.0]]), [[1, 0], [0, 1]]).numpy()
+    array([3., 2.], dtype=float32)
+    """
+    x = convert_to_tensor(params)
+    idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"GatherNd: indices must be integers, not {idx.dtype}")
+    if int(batch_dims) != 0:
+        raise ValueError("GatherNd: batch_dims other than 0 is not supported; "
+                         "use ad.gather with batch_dims, or index each batch")
+    if idx.ndim == 0 or not 0 < idx.shape[-1] <= x._value.ndim:
+        raise InvalidArgumentError(
+            f"GatherNd: the last axis of indices (shape {idx.shape}) must hold between 1 and "
+            f"rank(params) = {x._value.ndim} indices (params shape {tuple(x.shape)})")
+    idx = idx.astype(np.int64)
+    for k in range(idx.shape[-1]):
+        size = x._value.shape[k]
+        bad = np.argwhere((idx[..., k] < 0) | (idx[..., k] >= size))
+        if len(bad):
+            where = [int(i) for i in bad[0]] + [k]
+            raise InvalidArgumentError(
+                f"GatherNd: indices{where} = {idx[tuple(where)]} does not index into "
+                f"params of shape {tuple(x.shape)} (axis {k} has size {size})")
+    return GATHER(x, key=tuple(_index_array(idx[..., k]) for k in range(idx.shape[-1])))
 
 
 def _batched_gather(x, idx, axis, b):
