@@ -11,9 +11,10 @@ from . import (clip, creation, einsum, elementwise, grad_kernels, join, linalg, 
                nn, predicates, random, reduce, shape, slicing, transfer)
 from . import conv, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
 from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
-from . import rearrange  # noqa: F401,E402
+from . import rearrange, sorting  # noqa: F401,E402
 from .compositions import *  # noqa: F401,F403,E402
 from .rearrange import *  # noqa: F401,F403,E402
+from .sorting import *  # noqa: F401,F403,E402
 from .clip import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .einsum import *  # noqa: F401,F403
@@ -40,5 +41,5 @@ import sys as _sys  # noqa: E402
 
 __all__ = ["convert_to_tensor", "relu"] + [
     name for family in ("clip", "creation", "einsum", "elementwise", "join", "matmul",
-                        "predicates", "reduce", "shape", "slicing", "transfer", "compositions", "rearrange")
+                        "predicates", "reduce", "shape", "slicing", "transfer", "compositions", "rearrange", "sorting")
     for name in _sys.modules[f"{__name__}.{family}"].__all__]
