@@ -264,7 +264,7 @@ _FUNCTIONS = (
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not",
     # reductions and scans
-    "sum", "mean", "max", "min", "prod", "any", "all", "argsort", "take_along_axis",
+    "sum", "mean", "max", "min", "prod", "any", "all", "argsort", "take", "take_along_axis",
     "put_along_axis", "cumsum", "argmax", "argmin", "argwhere",
     # shapes and layout
     "reshape", "transpose", "swapaxes", "moveaxis", "broadcast_to", "flip", "tile", "pad",

@@ -34,9 +34,13 @@ as reduction axes and reshape targets are concrete numbers. Python code
 runs only while tracing, so Python side effects (``print``, appending to a
 list, ``Variable.assign``) happen once per trace, and Python control flow
 on tensor values (``if x > 0``) is decided once, at trace time, as is
-anything computed outside the library's ops (``x.numpy()``, masks turned
-into indices). TensorFlow's AutoGraph would turn such control flow into
-graph ops; here it is frozen into the graph.
+anything computed outside the library's ops (``x.numpy()``). TensorFlow's
+AutoGraph would turn such control flow into graph ops; here it is frozen into
+the graph. The library's own ops never freeze a value silently: ``gather``
+keeps tensor indices that come from the arguments as an input of its op
+(``ops/gather_dynamic.py``), and the ops that need a value on the host (a
+shape, a mask, a scalar index, a range's bounds) refuse such a tensor with a
+TypeError (``validate.host_value``).
 """
 
 from . import backend, nest
@@ -284,6 +288,14 @@ class Tracer:
 
     def knows(self, tensor):
         return tensor._id in self._where or (self._parent is not None and self._parent.knows(tensor))
+
+    def follows(self, tensor):
+        """Whether ``tensor``'s value comes from the graph's arguments (an argument or a node's
+        output, here or in an enclosing trace), so that it changes from call to call."""
+        where = self._where.get(tensor._id)
+        if where is not None and where.kind in ("arg", "node"):
+            return True
+        return self._parent is not None and self._parent.follows(tensor)
 
     # ---- finishing ------------------------------------------------------------
     def finish(self, result):

@@ -76,3 +76,34 @@ def check_dtype(op, x, allowed, what):
         raise InvalidArgumentError(f"{op}: x has dtype {x.dtype.name}, but {op} takes only "
                                    f"{what} tensors (cast it first, e.g. ad.cast(x, ad.float32))")
     return x
+
+
+def traced(tensor):
+    """Whether ``ad.function`` is tracing in this thread and ``tensor`` depends on the traced
+    function's arguments (so its value changes from call to call)."""
+    from . import tape   # (tape imports the ops' modules that import this one)
+    for recorder in tape.thread_state.active:
+        follows = getattr(recorder, "follows", None)
+        if follows is not None and follows(tensor):
+            return True
+    return False
+
+
+def host_value(tensor, op, arg):
+    """``tensor``'s value as a NumPy array, for an op that needs it on the host (a shape,
+    indices, a mask).
+
+    Inside ``ad.function`` such a value would be frozen into the trace at the first call,
+    and later calls would silently reuse it; a tensor computed from the traced function's
+    arguments is therefore refused, with what to do instead.
+
+    Raises:
+        TypeError: while tracing, when ``tensor`` depends on the function's arguments.
+    """
+    if traced(tensor):
+        raise TypeError(
+            f"{op}: {arg} is computed from the arguments of the ad.function being traced, "
+            f"but {op} needs its value while tracing; the trace would keep the first call's "
+            f"{arg} for every later call. Pass {arg} as a Python value (or a tensor made "
+            f"outside the function), or call the function without ad.function")
+    return tensor.numpy()

@@ -35,9 +35,10 @@ def static_shape(shape, op_type="shape", min_size=0):
         InvalidArgumentError: when a size is below ``min_size``.
     """
     if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
+        shape = _validate.host_value(shape, op_type, "shape").tolist()
     elif isinstance(shape, (list, tuple)):  # sizes may be scalar int tensors (TF packs them)
-        shape = [d.numpy().item() if isinstance(d, Tensor) and d.dtype.is_integer and d.ndim == 0
+        shape = [_validate.host_value(d, op_type, "shape").item()
+                 if isinstance(d, Tensor) and d.dtype.is_integer and d.ndim == 0
                  else d for d in shape]
     if isinstance(shape, _numbers.Integral) and not isinstance(shape, bool):
         dims = (int(shape),)
@@ -208,7 +209,8 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """
     if limit is None:
         start, limit = 0, start
-    args = [a.numpy().item() if isinstance(a, Tensor) else a for a in (start, limit, delta)]
+    args = [_validate.host_value(a, "Range", "start, limit and delta").item()
+            if isinstance(a, Tensor) else a for a in (start, limit, delta)]
     for arg, a in zip(("start", "limit", "delta"), args):
         if isinstance(a, bool) or not isinstance(a, (_numbers.Real)):
             raise TypeError(f"Range: {arg} must be a number, got {a!r} ({type(a).__name__})")

@@ -6,6 +6,7 @@ the rules are counted from the end (``axis - ndim``) so that leading batch
 axes on ``g`` pass through untouched.
 """
 
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -202,7 +203,7 @@ MIRROR_PAD = Primitive("MirrorPad", _pad_forward, (_mirror_pad_grad,),
 
 def _paddings(paddings, x):
     if isinstance(paddings, Tensor):
-        paddings = paddings.numpy().tolist()
+        paddings = _validate.host_value(paddings, "Pad", "paddings").tolist()
     try:
         widths = tuple((int(a), int(b)) for a, b in paddings)
     except (TypeError, ValueError):
@@ -231,7 +232,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     widths = _paddings(paddings, x)
     mode = str(mode).upper()
     if mode == "CONSTANT":
-        value = constant_values.numpy() if isinstance(constant_values, Tensor) else constant_values
+        value = (_validate.host_value(constant_values, "PadV2", "constant_values")
+                 if isinstance(constant_values, Tensor) else constant_values)
         value = value.item() if hasattr(value, "item") else value
         if isinstance(value, float) and not x.dtype.is_differentiable and value != int(value):
             raise TypeError(f"PadV2: constant_values {value} does not fit dtype {x.dtype.name}")

@@ -16,6 +16,7 @@ ops, and its gradient is theirs. Two details copy TensorFlow exactly:
 
 import numbers
 
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, convert_to_tensor
 
@@ -55,7 +56,7 @@ def _noise_shape(x, noise_shape):
     if noise_shape is None:
         return shape
     if isinstance(noise_shape, Tensor):
-        noise_shape = noise_shape.numpy().tolist()
+        noise_shape = _validate.host_value(noise_shape, "dropout", "noise_shape").tolist()
     noise_shape = [None if d is None else int(d) for d in noise_shape]
     if len(noise_shape) == len(shape):   # None means "as x" (TensorFlow's _get_noise_shape)
         noise_shape = [s if d is None else d for d, s in zip(noise_shape, shape)]

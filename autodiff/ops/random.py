@@ -25,6 +25,7 @@ from the ``z * stddev + mean`` that follows the draw.
 
 import numpy as np
 
+from .. import validate as _validate
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
@@ -209,7 +210,8 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
 
 
 def _number(value):
-    return value.numpy().item() if isinstance(value, Tensor) else value
+    return _validate.host_value(value, "random", "a parameter").item() \
+        if isinstance(value, Tensor) else value
 
 
 def _shuffle_forward(xp, x, seed=None):

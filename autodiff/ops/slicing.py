@@ -35,6 +35,7 @@ import operator
 
 import numpy as np
 
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -198,8 +199,9 @@ def _item(item):
     if isinstance(item, (int, np.integer)):
         return int(item)
     if isinstance(item, Tensor) and item._value.ndim == 0 and item.dtype.is_integer:
-        return int(item)
-    array = np.asarray(item.numpy() if isinstance(item, Tensor) else item)
+        return int(_validate.host_value(item, "StridedSlice", "an index"))
+    array = np.asarray(_validate.host_value(item, "StridedSlice", "an index")
+                       if isinstance(item, Tensor) else item)
     if array.dtype.kind == "b" and array.ndim:
         return array
     if array.dtype.kind in "iu" or (array.size == 0 and array.dtype.kind != "b"):
@@ -300,7 +302,12 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     array([30., 10., 30.], dtype=float32)
     """
     x = convert_to_tensor(params)
-    idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    if isinstance(indices, Tensor) and int(batch_dims) == 0 and _validate.traced(indices):
+        # inside ad.function, indices computed from the arguments stay an input of the op
+        axis = 0 if axis is None else int(axis) % max(x._value.ndim, 1)
+        return gather_traced(x, indices, axis)
+    idx = np.asarray(_validate.host_value(indices, "GatherV2", "indices")
+                     if isinstance(indices, Tensor) else indices)
     if idx.dtype.kind not in "iu" and idx.size:
         raise TypeError(f"GatherV2: indices must be integers, not {idx.dtype}")
     idx = idx.astype(np.int64)
@@ -335,7 +342,8 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     array([3., 2.], dtype=float32)
     """
     x = convert_to_tensor(params)
-    idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    idx = np.asarray(_validate.host_value(indices, "GatherNd", "indices")
+                     if isinstance(indices, Tensor) else indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"GatherNd: indices must be integers, not {idx.dtype}")
     if int(batch_dims) != 0:
@@ -386,9 +394,11 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     array([1., 3.], dtype=float32)
     """
     x = convert_to_tensor(tensor)
-    mask = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask, dtype=bool)
+    mask = np.asarray(_validate.host_value(mask, "boolean_mask", "mask")
+                      if isinstance(mask, Tensor) else mask, dtype=bool)
     axis = 0 if axis is None else int(axis) % max(x._value.ndim, 1)
     return getitem(x, (slice(None),) * axis + (mask,))
 
 
 from .shape import transpose  # noqa: E402
+from .gather_dynamic import gather_traced  # noqa: E402

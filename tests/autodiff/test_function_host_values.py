@@ -1,0 +1,69 @@
+"""Values an op needs on the host (indices, shapes, masks) inside ``ad.function``.
+
+A trace runs the Python function once; a value read on the host while tracing
+would be frozen for every later call. ``gather`` keeps tensor indices computed
+from the arguments as an input of its op (``GatherTake``), so each call gathers
+its own; the other ops that read a value (shapes, masks, scalar indices, range
+bounds, paddings) refuse such a value with a TypeError naming the op, instead
+of silently reusing the first call's.
+"""
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_gather_with_indices_from_the_arguments_uses_each_calls_indices(jit):
+    table = ad.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], name="table")
+
+    @ad.function(jit_compile=jit)
+    def step(ids):
+        with ad.GradientTape() as tape:
+            rows = ad.gather(table, ids)
+            loss = ad.reduce_sum(rows * rows)
+        return rows, tape.gradient(loss, table)
+
+    for ids in ([0, 2, 2], [1, 1, 0], [2]):
+        rows, grad = step(ad.constant(ids))
+        want_rows = table.numpy()[ids]
+        want_grad = np.zeros((3, 2), np.float32)
+        np.add.at(want_grad, ids, 2 * want_rows)
+        np.testing.assert_array_equal(rows.numpy(), want_rows)
+        np.testing.assert_array_equal(grad.numpy(), want_grad)
+
+
+def test_a_traced_gather_is_differentiated_by_an_outer_tape_and_checks_its_range():
+    f = ad.function(lambda x, ids: ad.gather(x, ids, axis=1) ** 2)
+    x = ad.constant([[1.0, 2.0, 3.0]])
+    for ids in ([2, 0], [1, 1]):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, ad.constant(ids))
+        want = np.zeros((1, 3), np.float32)
+        np.add.at(want[0], ids, 2 * x.numpy()[0, ids])
+        np.testing.assert_array_equal(tape.gradient(y, x).numpy(), want)
+    with pytest.raises(ad.errors.InvalidArgumentError, match=r"not in \[0, 3\)"):
+        f(x, ad.constant([3]))
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: ad.zeros(n),
+    lambda n: ad.range(n),
+    lambda n: ad.ones([n, 2]),
+    lambda n: ad.constant([1.0, 2.0, 3.0, 4.0])[n],
+    lambda n: ad.boolean_mask(ad.constant([1.0, 2.0]), ad.equal(n, 0) | ad.constant([True, False])),
+    lambda n: ad.pad(ad.constant([1.0]), ad.reshape(ad.stack([n, n]), [1, 2])),
+], ids=["zeros", "range", "ones", "getitem", "boolean_mask", "pad"])
+def test_other_host_values_from_the_arguments_are_refused_by_name(make):
+    f = ad.function(make)
+    with pytest.raises(TypeError, match="computed from the arguments of the ad.function"):
+        f(ad.constant(2))
+
+
+def test_the_same_calls_work_eagerly_and_with_python_values_inside_a_function():
+    assert ad.zeros(ad.constant(2)).shape == (2,)
+    assert float(ad.constant([1.0, 2.0, 3.0])[ad.constant(1)]) == 2.0
+    f = ad.function(lambda x: ad.zeros(3) + x[1])
+    np.testing.assert_array_equal(f(ad.constant([1.0, 2.0])).numpy(), [2.0, 2.0, 2.0])
