@@ -192,8 +192,9 @@ def _item(item):
     if item is None or item is Ellipsis:
         return item
     if isinstance(item, slice):
-        return slice(*(None if v is None else operator.index(v)
-                       for v in (item.start, item.stop, item.step)))
+        return slice(*(None if v is None else operator.index(
+            _validate.host_value(v, "StridedSlice", "a slice bound").item()
+            if isinstance(v, Tensor) else v) for v in (item.start, item.stop, item.step)))
     if isinstance(item, (bool, np.bool_)):
         raise TypeError(f"a Python bool ({item}) is not a valid index; use a bool tensor as a mask")
     if isinstance(item, (int, np.integer)):
@@ -262,6 +263,12 @@ def getitem(tensor, key):
     x = convert_to_tensor(tensor)
     if type(key) is int:   # the commonest key (iterating): nothing to parse
         return STRIDED_SLICE(x, key=(key,))
+    if isinstance(key, Tensor) and key.dtype.is_integer and key._value.ndim == 0 \
+            and x._value.ndim and _validate.traced(key):
+        # x[i] inside ad.function, i from the arguments: a gather that reads i when it runs
+        # (negative i counts from the end, as x[i] does)
+        i = where(key < 0, key + x._value.shape[0], key)
+        return gather_traced(x, i, 0)
     items = _python_key(x, key)
     encoded = tuple(_encode(k) for k in items)
     if any(isinstance(k, np.ndarray) for k in items):
@@ -402,3 +409,4 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 from .shape import transpose  # noqa: E402
 from .gather_dynamic import gather_traced  # noqa: E402
+from .predicates import where  # noqa: E402
