@@ -12,3 +12,4 @@ from .ops.compositions import l2_normalize, reduce_all, reduce_any  # noqa: F401
 from .ops.elementwise import divide as truediv  # noqa: F401
 from .ops.nn import log_softmax  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
+from .ops.gather_dynamic import segment_sum, unsorted_segment_sum  # noqa: F401

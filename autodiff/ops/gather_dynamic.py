@@ -8,6 +8,10 @@ function's arguments change from call to call, so they must stay an input:
 into zeros at the same places (repeated indices add up). Each is the other's
 VJP, so every order of derivative works, and both accept cotangents with
 leading batch axes (``n_batch``), as the vectorized ``jacobian`` sends.
+
+The segment sums of ``tf.math`` are the same scatter-add: ``unsorted_segment_sum``
+adds each slice of ``data`` into the row its id names (TensorFlow's gradient:
+gather the cotangent back), and ``segment_sum`` is it for sorted ids.
 """
 
 import numpy as np
@@ -15,14 +19,14 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 
-__all__ = []
+__all__ = ["unsorted_segment_sum", "segment_sum"]
 
 
-def _check_range(xp, indices, size):
+def _check_range(xp, indices, size, op="GatherV2", what="indices"):
     bad = (indices < 0) | (indices >= size)
     if xp.any(bad).item():   # one boolean read from the device, as TensorFlow's CPU kernel checks
         first = int(xp.argmax(bad.reshape(-1)).item())
-        raise InvalidArgumentError(f"GatherV2: indices[{first}] (flattened) = "
+        raise InvalidArgumentError(f"{op}: {what}[{first}] (flattened) = "
                                    f"{int(indices.reshape(-1)[first].item())} is not in [0, {size})")
 
 
@@ -32,6 +36,7 @@ def _take_forward(xp, x, indices, axis, n_batch=0):
 
 
 def _put_forward(xp, g, indices, shape, axis, n_batch=0):
+    _check_range(xp, indices, shape[axis])
     out = xp.zeros(g.shape[:n_batch] + tuple(shape), dtype=g.dtype)
     key = (slice(None),) * (n_batch + axis) + (indices,)
     xp.add.at(out, key, g)
@@ -79,3 +84,56 @@ def gather_traced(x, indices, axis):
     if not indices.dtype.is_integer:
         raise TypeError(f"GatherV2: indices must be integers, not {indices.dtype.name}")
     return GATHER_TAKE(x, indices, axis=axis)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sums the slices of ``data`` that share a segment id: ``out[s] = sum of data[i]``
+    over ``segment_ids[i] == s``, for ``s`` in ``[0, num_segments)``.
+
+    ``segment_ids`` has the shape of ``data``'s leading axes; a negative id drops its
+    slice (as in TensorFlow). The gradient gathers the cotangent back (0 for dropped
+    slices), and the ids stay an input of the op, so a traced function uses each call's.
+
+    >>> ad.math.unsorted_segment_sum(ad.constant([1.0, 2.0, 3.0]), [1, 0, 1], 2).numpy()
+    array([2., 4.], dtype=float32)
+    """
+    x = convert_to_tensor(data)
+    ids = convert_to_tensor(segment_ids)
+    if not ids.dtype.is_integer:
+        raise TypeError(f"UnsortedSegmentSum: segment_ids must be integers, not {ids.dtype.name}")
+    n = _validate.as_int("UnsortedSegmentSum", "num_segments", num_segments
+                         if not isinstance(num_segments, Tensor) else
+                         _validate.host_value(num_segments, "UnsortedSegmentSum",
+                                              "num_segments").item())
+    k = ids._value.ndim
+    if tuple(x._value.shape[:k]) != tuple(ids._value.shape) or n < 0:
+        raise InvalidArgumentError(
+            f"UnsortedSegmentSum: segment_ids of shape {tuple(ids.shape)} must match the leading "
+            f"axes of data {tuple(x.shape)}, and num_segments ({n}) must be >= 0")
+    flat_ids = reshape(ids, [-1])
+    rows = reshape(x, [-1] + list(x._value.shape[k:]))
+    # negative ids go to one extra segment, cut off at the end (their gradient is 0)
+    safe = where(flat_ids < 0, fill(flat_ids._value.shape, n, flat_ids.dtype), flat_ids)
+    summed = GATHER_TAKE_GRAD(rows, safe, shape=(n + 1,) + tuple(x._value.shape[k:]), axis=0)
+    return summed[:n]
+
+
+def segment_sum(data, segment_ids, name=None):
+    """``unsorted_segment_sum`` for sorted ids, with ``max(segment_ids) + 1`` segments.
+
+    Raises:
+        InvalidArgumentError: the ids are not sorted (non-decreasing) or are negative.
+    """
+    ids = convert_to_tensor(segment_ids)
+    host = np.asarray(_validate.host_value(ids, "SegmentSum", "segment_ids"))
+    if host.ndim != 1 or (host.size and (host.min() < 0 or np.any(np.diff(host) < 0))):
+        raise InvalidArgumentError(f"SegmentSum: segment_ids must be a sorted vector of ids >= 0, "
+                                   f"got {host.tolist()[:10]}")
+    return unsorted_segment_sum(data, ids, int(host.max()) + 1 if host.size else 0)
+
+
+from .. import validate as _validate  # noqa: E402
+from ..tensor import Tensor, convert_to_tensor  # noqa: E402
+from .creation import fill  # noqa: E402
+from .predicates import where  # noqa: E402
+from .shape import reshape  # noqa: E402
