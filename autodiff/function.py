@@ -34,7 +34,8 @@ Differences from TensorFlow, all from tracing on concrete values: a graph
 is specialized to concrete shapes, so a signature with ``None`` dimensions
 traces once per concrete shape it meets (TensorFlow traces it once,
 symbolically); Python control flow on tensor values is frozen at trace time
-(TensorFlow's AutoGraph converts it); a Variable passed as an argument
+(TensorFlow's AutoGraph converts it; here reading a traced value on the host
+warns, see ``tensor._warn_if_traced``); a Variable passed as an argument
 without ``input_signature`` is captured by reference (one trace per
 variable).
 

@@ -19,6 +19,7 @@ The operators (``x * y``, ``x[1:]``, ``x @ w``) only forward to the ops in
 """
 
 import itertools
+import warnings
 
 import numpy as np
 
@@ -155,6 +156,8 @@ class Tensor:
         """
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
+        if _tape.thread_state.active:
+            _warn_if_traced(self, ".numpy()", stacklevel=3)
         return self._host_copy()
 
     def _host_copy(self):
@@ -214,6 +217,8 @@ class Tensor:
     def _scalar(self, what):
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, what)
+        if _tape.thread_state.active:
+            _warn_if_traced(self, f"{what}()", stacklevel=4)
         if self._value.ndim != 0 and self._value.size != 1:
             raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")
         return backend.to_numpy(self._value).reshape(())[()]
@@ -409,6 +414,19 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 # Imported last: these modules need the classes above.
+def _warn_if_traced(tensor, how, stacklevel=4):
+    """Warns when ``ad.function`` is tracing and ``tensor``'s value, which comes from the
+    traced function's arguments, is read on the host: the trace keeps this one value."""
+    from . import validate
+    if validate.traced(tensor):
+        warnings.warn(
+            f"ad.function is tracing, and {how} reads the value of a tensor computed from the "
+            f"function's arguments: the trace keeps this call's value (and any Python `if` or "
+            f"loop decided by it) for every later call with the same shapes. Use the library's "
+            f"ops (ad.where, ad.maximum...) instead of Python control flow on tensor values, "
+            f"or call the function without ad.function.", _tape.AutodiffWarning, stacklevel=stacklevel)
+
+
 from .variable import Variable  # noqa: E402  (a Tensor subclass; ad.Variable)
 from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402  (the hottest operators skip a wrapper)

@@ -75,3 +75,22 @@ def test_the_same_calls_work_eagerly_and_with_python_values_inside_a_function():
     assert float(ad.constant([1.0, 2.0, 3.0])[ad.constant(1)]) == 2.0
     f = ad.function(lambda x: ad.zeros(3) + x[1])
     np.testing.assert_array_equal(f(ad.constant([1.0, 2.0])).numpy(), [2.0, 2.0, 2.0])
+
+
+def test_python_control_flow_on_a_traced_value_warns_that_the_trace_keeps_it():
+    f = ad.function(lambda x: x * 2.0 if float(x) > 0 else -x)
+    with pytest.warns(ad.AutodiffWarning, match="the trace keeps this call's value"):
+        assert float(f(ad.constant(1.0))) == 2.0
+    g = ad.function(lambda x: ad.constant(x.numpy() * 3.0))
+    with pytest.warns(ad.AutodiffWarning, match=r"\.numpy\(\) reads the value"):
+        g(ad.constant(1.0))
+
+
+def test_reading_constants_while_tracing_and_tensors_eagerly_does_not_warn():
+    import warnings
+    c = ad.constant(2.0)
+    f = ad.function(lambda x: x * float(c))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(ad.constant(3.0))) == 6.0
+        assert float(ad.constant(1.5)) == 1.5 and ad.constant([1.0]).numpy()[0] == 1.0
