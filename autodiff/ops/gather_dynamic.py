@@ -30,13 +30,36 @@ def _check_range(xp, indices, size, op="GatherV2", what="indices"):
                                    f"{int(indices.reshape(-1)[first].item())} is not in [0, {size})")
 
 
+def _in_range(xp, indices, size, op):
+    """``(indices, valid)``. On the host an index out of ``[0, size)`` raises, as TensorFlow's
+    CPU kernel does; on a device (no copy to the host) it is answered as TensorFlow's GPU
+    kernel does: gathered as 0, and not scattered at all (``valid`` marks the others)."""
+    if xp is np:
+        _check_range(xp, indices, size, op)
+        return indices, None
+    valid = (indices >= 0) & (indices < size)
+    return xp.where(valid, indices, 0), valid
+
+
+def _around(valid, before, after):
+    """``valid`` reshaped to line up with an array of ``before`` + its axes + ``after`` axes."""
+    return valid.reshape((1,) * before + valid.shape + (1,) * after)
+
+
 def _take_forward(xp, x, indices, axis, n_batch=0):
-    _check_range(xp, indices, x.shape[n_batch + axis])
-    return xp.take(x, indices, axis=n_batch + axis)
+    indices, valid = _in_range(xp, indices, x.shape[n_batch + axis], "GatherV2")
+    out = xp.take(x, indices, axis=n_batch + axis)
+    if valid is not None:
+        out = xp.where(_around(valid, n_batch + axis, x.ndim - n_batch - axis - 1), out,
+                       xp.zeros((), dtype=out.dtype))
+    return out
 
 
 def _put_forward(xp, g, indices, shape, axis, n_batch=0):
-    _check_range(xp, indices, shape[axis])
+    indices, valid = _in_range(xp, indices, shape[axis], "GatherV2Grad")
+    if valid is not None:
+        g = xp.where(_around(valid, n_batch + axis, len(shape) - axis - 1), g,
+                     xp.zeros((), dtype=g.dtype))
     out = xp.zeros(g.shape[:n_batch] + tuple(shape), dtype=g.dtype)
     key = (slice(None),) * (n_batch + axis) + (indices,)
     xp.add.at(out, key, g)

@@ -44,8 +44,11 @@ def test_a_traced_gather_is_differentiated_by_an_outer_tape_and_checks_its_range
         want = np.zeros((1, 3), np.float32)
         np.add.at(want[0], ids, 2 * x.numpy()[0, ids])
         np.testing.assert_array_equal(tape.gradient(y, x).numpy(), want)
-    with pytest.raises(ad.errors.InvalidArgumentError, match=r"not in \[0, 3\)"):
-        f(x, ad.constant([3]))
+    if ad.get_backend() == "numpy":   # on the host, as TensorFlow's CPU kernel: an error
+        with pytest.raises(ad.errors.InvalidArgumentError, match=r"not in \[0, 3\)"):
+            f(x, ad.constant([3]))
+    else:   # on a device, as TensorFlow's GPU kernel (no copy to the host): gathered as 0
+        np.testing.assert_array_equal(f(x, ad.constant([3, 1])).numpy(), [[0.0, 4.0]])
 
 
 @pytest.mark.parametrize("make", [
