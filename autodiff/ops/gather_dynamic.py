@@ -31,9 +31,10 @@ def _check_range(xp, indices, size, op="GatherV2", what="indices"):
 
 
 def _in_range(xp, indices, size, op):
-    """``(indices, valid)``. On the host an index out of ``[0, size)`` raises, as TensorFlow's
-    CPU kernel does; on a device (no copy to the host) it is answered as TensorFlow's GPU
-    kernel does: gathered as 0, and not scattered at all (``valid`` marks the others)."""
+    """``(indices, valid)``. On the host an index out of ``[0, size)`` raises
+    InvalidArgumentError (as TensorFlow does on its CPU: tested in ``tests/conformance``). On
+    a device, checking would copy to the host, so such an index is gathered as 0 and not
+    scattered at all (``valid`` marks the others)."""
     if xp is np:
         _check_range(xp, indices, size, op)
         return indices, None
