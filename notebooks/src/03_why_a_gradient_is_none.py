@@ -14,8 +14,9 @@
 # 3. `widgets.explain_none_gradient`, which reads a tape and names the break.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 7, the checklist and the explainer on all seven take about 40 minutes
-# with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
+# **Plan for one class hour.** The lesson's sections 1 to 7, the checklist and the
+# explainer on all seven take about 40 minutes with the predictions and a little
+# discussion; then all 3 exercises (about 12 minutes).
 
 # %%
 import numpy as np
