@@ -319,13 +319,16 @@ def _python_mix(primitive, x, y, err):
     return new
 
 
-def _floating(primitive, x):
-    """``x`` as a tensor, refused (as TensorFlow does) unless floating or complex."""
+def _floating(op, x):
+    """``x`` as a tensor, refused (as TensorFlow does) unless floating or complex.
+
+    ``op`` (a Primitive, or the name of a composition of ops) names the error."""
     if not isinstance(x, Tensor):
         x = convert_to_tensor(x)
     if x.dtype._np.kind in "fc":  # the valid call's whole cost: one isinstance, one lookup
         return x
-    return _validate.check_dtype(primitive.name, x, lambda d: False, "floating-point or complex")
+    return _validate.check_dtype(getattr(op, "name", op), x, lambda d: False,
+                                 "floating-point or complex")
 
 
 def _numeric(primitive, x):

@@ -22,11 +22,11 @@ from ..registry import Primitive
 __all__ = ["unsorted_segment_sum", "segment_sum"]
 
 
-def _check_range(xp, indices, size, op="GatherV2", what="indices"):
+def _check_range(xp, indices, size, op):
     bad = (indices < 0) | (indices >= size)
-    if xp.any(bad).item():   # one boolean read from the device, as TensorFlow's CPU kernel checks
+    if xp.any(bad).item():
         first = int(xp.argmax(bad.reshape(-1)).item())
-        raise InvalidArgumentError(f"{op}: {what}[{first}] (flattened) = "
+        raise InvalidArgumentError(f"{op}: indices[{first}] (flattened) = "
                                    f"{int(indices.reshape(-1)[first].item())} is not in [0, {size})")
 
 
@@ -65,10 +65,6 @@ def _put_forward(xp, g, indices, shape, axis, n_batch=0):
     key = (slice(None),) * (n_batch + axis) + (indices,)
     xp.add.at(out, key, g)
     return out
-
-
-def _n_batch(g, ans, n_batch):
-    return g._value.ndim - ans._value.ndim + n_batch
 
 
 def _index_inputs(rng, shapes):
@@ -159,5 +155,6 @@ def segment_sum(data, segment_ids, name=None):
 from .. import validate as _validate  # noqa: E402
 from ..tensor import Tensor, convert_to_tensor  # noqa: E402
 from .creation import fill  # noqa: E402
+from .slicing import _n_batch  # noqa: E402  (the static gather's rule for batch axes)
 from .predicates import where  # noqa: E402
 from .shape import reshape  # noqa: E402

@@ -138,22 +138,15 @@ def erfc(x, name=None):
     return ERFC(_floating(ERFC, x))
 
 
-class _Composition:
-    """What ``_floating`` names in its error: a composition's own op name (no Primitive)."""
-
-    def __init__(self, name):
-        self.name = name
-
-
 def log_sigmoid(x, name=None):
     """log(sigmoid(x)) without overflow: -softplus(-x), as TensorFlow computes it."""
-    x = _floating(_Composition("LogSigmoid"), x)
+    x = _floating("LogSigmoid", x)
     return -softplus(-x)
 
 
 def softsign(features, name=None):
     """x / (1 + |x|) elementwise."""
-    x = _floating(_Composition("Softsign"), features)
+    x = _floating("Softsign", features)
     return x / (1 + abs(x))
 
 
