@@ -94,7 +94,8 @@ def _pow_forward(xp, x, y):
         cheap = _CHEAP_POWERS.get(c)
         if cheap is not None:
             return cheap(x) if xp is _np else getattr(xp, cheap.__name__)(x)
-        if abs(c) < 2 ** 24 and c == int(c):   # (NaN and inf fail the first test)
+        # (``_math.fabs``: this module's ``abs`` is the op; NaN and inf fail the first test)
+        if _math.fabs(c) < 2 ** 24 and c == int(c):
             # An integer power of a negative base is |x| ** c with x's sign when c is
             # odd (C's pow does the same); NumPy's power is ~30x slower on negative bases.
             magnitude = xp.power(xp.abs(x), y)

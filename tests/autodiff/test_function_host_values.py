@@ -97,3 +97,16 @@ def test_reading_constants_while_tracing_and_tensors_eagerly_does_not_warn():
         warnings.simplefilter("error")
         assert float(f(ad.constant(3.0))) == 6.0
         assert float(ad.constant(1.5)) == 1.5 and ad.constant([1.0]).numpy()[0] == 1.0
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_power_with_a_traced_exponent_neither_warns_nor_freezes_it(jit):
+    # Pow's forward reads a scalar exponent on the host to pick a cheaper ufunc; that
+    # read is of the array its forward was given, every call, so nothing is kept.
+    import warnings
+    f = ad.function(lambda x, y: x ** y, jit_compile=jit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for y, want in ((2.5, 2.0 ** 2.5), (3.0, -8.0), (2.0, 4.0), (-1.0, -0.5)):
+            x = 2.0 if y == 2.5 else -2.0
+            np.testing.assert_allclose(float(f(ad.constant(x), ad.constant(y))), want, rtol=1e-6)
