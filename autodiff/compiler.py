@@ -48,6 +48,7 @@ import weakref
 from . import backend, nest
 from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
 from .compiler_seeds import one_hot_rows_matmul
+from .compiler_zeros import all_finite
 from .graph import ASSIGN, Ref
 from .tensor import Tensor
 
@@ -78,8 +79,16 @@ class Program:
         self.name = _identifier(name, "f")
         self.plan = plan(graph)
         self.source, namespace = _write(graph, self.plan, self.name, arg_names)
-        exec(compile(self.source, f"<ad.function {self.name} (jit_compile)>", "exec"), namespace)
-        self._fn = namespace[self.name]
+        self._fn = _exec(self.source, namespace, self.name)
+        self._exact = None
+        if self.plan.guarded:   # the same graph with every zero multiplied out
+            exact_name = self.name + "_exact"
+            self.exact_source, namespace = _write(graph, plan(graph, skip_zero_tangents=False),
+                                                  exact_name, arg_names)
+            self._exact = _exec(self.exact_source, namespace, exact_name)
+            self.source += (f"\n\n# When a guard above fails (a NaN or inf where zeros were skipped),"
+                            f"\n# {self.name} returns None and this exact program runs instead:\n\n"
+                            + self.exact_source)
         self._pack = _packer(graph.outputs)
 
     def __repr__(self):
@@ -88,7 +97,16 @@ class Program:
 
     def run(self, args):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs."""
-        return self._pack(iter(self._fn(backend.xp, *[a._value for a in args])))
+        arrays = [a._value for a in args]
+        results = self._fn(backend.xp, *arrays)
+        if results is None:   # a guard failed: the exact program gives eager's NaNs
+            results = self._exact(backend.xp, *arrays)
+        return self._pack(iter(results))
+
+
+def _exec(source, namespace, name):
+    exec(compile(source, f"<ad.function {name} (jit_compile)>", "exec"), namespace)
+    return namespace[name]
 
 
 def _packer(structure):
@@ -132,8 +150,8 @@ class _Names:
 
 def _write(graph, plan, name, arg_names):
     """The source text of ``plan`` and the namespace it runs in."""
-    names = _Names({"xp", name, "_assign"})
-    namespace = {"_assign": _assign}
+    names = _Names({"xp", name, "_assign", "all_finite"})
+    namespace = {"_assign": _assign, "all_finite": all_finite}
     params = []
     for k in range(len(graph.arg_specs)):
         names.of[("arg", k)] = names.fresh(arg_names[k] if k < len(arg_names) else f"a{k}", f"a{k}")
@@ -168,6 +186,7 @@ def _write(graph, plan, name, arg_names):
         return names.of[src]
 
     returned = {s[:2] for s in plan.outputs}
+    factors, factor_names = _shared_tanh_factors(plan), {}
     forwards = {}
     counter = 0
 
@@ -205,6 +224,22 @@ def _write(graph, plan, name, arg_names):
             _write_matmul_into(lines, step, args, names, plan, text)
             _free(lines, step, position, plan, names, returned)
             continue
+        if step.kind == "guard":
+            lines.append(f"    if not all_finite(xp, {args[0]}):"
+                         f"  # the zeros skipped below meet {args[0]}: exact only if it is finite")
+            lines.append("        return None")
+            _free(lines, step, position, plan, names, returned)
+            continue
+        if step.kind == "fold" and getattr(step, "zero_guards", None) is not None:
+            src = ("fold", step.index)
+            names.of[src] = target = names.fresh(f"z{counter}", "z")
+            counter += 1
+            namespace[target] = plan.constants[src]
+            label = _label(node, args) or f"{node.op_type}({', '.join(args)})"
+            met = ", ".join(text(g) for g in step.zero_guards)
+            lines.append(f"    # {target} = {label} is zeros"
+                         + (f" ({met} checked finite above): skipped" if met else ": skipped"))
+            continue
         if step.kind == "fold":
             src = ("fold", step.index)
             names.of[src] = target = names.fresh(f"k{counter}", "k")
@@ -215,10 +250,23 @@ def _write(graph, plan, name, arg_names):
                          f"{_describe_constant(plan.constants[src])}")
             continue
         template = _inline_template(node, step, plan, plan.spec)
+        if position in factors:   # tanh's chain rule, its factor shared with the others on y
+            first = factors[position][0]
+            if first:
+                factor_names[step.inputs[0]] = names.fresh(f"dtanh_{args[0]}", "dtanh")
+                lines.append(f"    {factor_names[step.inputs[0]]} = 1 - {args[0]} * {args[0]}"
+                             f"  # tanh' = 1 - tanh**2, for the chain rules through {args[0]} below")
+            factor = factor_names[step.inputs[0]]
+            template = "{1} * " + factor
         if template is not None:
             target = name_result(step)
             lines.append(f"    {target} = {_expression(template, node, args, position, plan, text)}")
             _free(lines, step, position, plan, names, returned)
+            if position in factors and factors[position][1]:
+                if lines[-1].startswith("    del "):
+                    lines[-1] += f", {factor}"
+                else:
+                    lines.append(f"    del {factor}")
             continue
         key = (node.op_type, id(node.primitive))
         if key not in forwards:
@@ -272,6 +320,17 @@ def _inline_template(node, step, plan, spec):
             # read once, while compiling (a device scalar is copied to the host here only)
             return _CONSTANT_POWERS.get(float(backend.to_numpy(exponent)))
     return None
+
+
+def _shared_tanh_factors(plan):
+    """``{position: (first, last)}`` for the TanhGrad steps that share their ``y`` with
+    another: ``1 - y * y`` is computed once for all of them (the same floats)."""
+    by_y = {}
+    for position, step in enumerate(plan.steps):
+        if step.kind == "op" and step.node.runs_builtin("TanhGrad") and not step.node.params:
+            by_y.setdefault(step.inputs[0], []).append(position)
+    return {p: (p == uses[0], p == uses[-1])
+            for uses in by_y.values() if len(uses) > 1 for p in uses}
 
 
 def _transposed(operand, flag):

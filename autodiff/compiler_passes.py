@@ -21,7 +21,10 @@ each value's last use is found so the program can free it right there.
 
 A Jacobian's one-hot seed stack times a matrix becomes a broadcast multiply
 (``compiler_seeds.py``), and the chunks of a Jacobian are written straight
-into the result instead of being concatenated (``compiler_concat.py``). Last, **buffers are reused**: an elementwise step whose input dies at that
+into the result instead of being concatenated (``compiler_concat.py``).
+On NumPy, forward mode's zero tangents are skipped where the values they
+meet are checked finite at run time (``compiler_zeros.py``); a failed
+check runs the exact plan instead. Last, **buffers are reused**: an elementwise step whose input dies at that
 step writes its result into that input's array (``xp.multiply(a, b,
 out=a)``) instead of allocating a new one. Only arrays the program made
 itself qualify, and only when nothing could still see them: the producer
@@ -38,7 +41,7 @@ import json
 
 import numpy as np
 
-from . import backend, compiler_concat, compiler_seeds, nest
+from . import backend, compiler_concat, compiler_seeds, compiler_zeros, nest
 from .graph import ASSIGN, Ref
 
 __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
@@ -70,7 +73,8 @@ class Step:
     """One thing the program does: run an op (``"op"``), write a constant (``"fold"``)
     or assign a variable (``"assign"``). ``inputs`` are sources."""
 
-    __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start", "rows", "target")
+    __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start", "rows", "target",
+                 "zero_guards")
 
     def __init__(self, kind, index, node, inputs, n_outputs=1):
         self.kind, self.index, self.node, self.inputs = kind, index, node, inputs
@@ -83,14 +87,21 @@ class Plan:
     ``last_use`` maps a node source to the position of the last step reading it;
     ``reuse`` maps a step's position to the input source whose buffer it writes into."""
 
-    def __init__(self, steps, outputs, constants, last_use, reuse=None, spec=None):
+    def __init__(self, steps, outputs, constants, last_use, reuse=None, spec=None, guarded=False):
         self.steps, self.outputs, self.constants, self.last_use = steps, outputs, constants, last_use
         self.reuse = reuse or {}
         self.spec = spec or (lambda src: None)   # source -> (shape, dtype), or None
+        self.guarded = guarded   # zero tangents skipped under guards (``compiler_zeros.py``)
 
 
-def plan(graph):
-    """The Plan of ``graph``: see the module docstring."""
+def plan(graph, skip_zero_tangents=True):
+    """The Plan of ``graph``: see the module docstring.
+
+    With ``skip_zero_tangents``, forward mode's zero tangents are skipped
+    where the values they meet are finite, behind guards
+    (``compiler_zeros.py``); ``Plan.guarded`` says whether any was, and then
+    the program may give up (return None) for the exact plan to run.
+    """
     constants, canonical = _constants(graph)
     epoch, value_of, seen, steps = {}, {}, {}, []
 
@@ -154,7 +165,12 @@ def plan(graph):
 
     outputs = [source(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
     compiler_seeds.rewrite(steps, constants, spec)
-    steps = _live_steps(steps, outputs)
+    guarded = False
+    if skip_zero_tangents and compiler_zeros.applies(steps):
+        steps, outputs, guarded = compiler_zeros.rewrite(steps, outputs, constants, spec,
+                                                         _live_steps, Step)
+    else:
+        steps = _live_steps(steps, outputs)
     compiler_concat.rewrite(steps, spec)
     _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
     last_use = {}
@@ -162,7 +178,8 @@ def plan(graph):
         for s in step.inputs:
             if s[0] == "node":
                 last_use[s[:2]] = position
-    return Plan(steps, outputs, constants, last_use, _buffer_reuse(steps, outputs, last_use), spec)
+    return Plan(steps, outputs, constants, last_use, _buffer_reuse(steps, outputs, last_use), spec,
+                guarded)
 
 
 _MAKES_ARRAYS = ("op", "one_hot_matmul")   # step kinds that compute a node's output
@@ -175,7 +192,9 @@ def _buffer_reuse(steps, outputs, last_use):
     for step in steps:
         if step.kind in _MAKES_ARRAYS:
             producer[("node", step.index)] = step
-        fresh = step.kind in _MAKES_ARRAYS and step.node.runs_builtin(FRESH)
+        # a guard reads its value once, where it is made, and keeps nothing
+        fresh = step.kind == "guard" or (step.kind in _MAKES_ARRAYS
+                                         and step.node.runs_builtin(FRESH))
         for s in step.inputs:
             if s[0] == "node":
                 readers_fresh[s[:2]] = readers_fresh.get(s[:2], True) and fresh
@@ -284,7 +303,7 @@ def _live_steps(steps, outputs):
     needed = {s[:2] for s in outputs if s[0] in ("node", "fold")}
     kept = []
     for step in reversed(steps):
-        if step.kind == "assign" or (step.kind, step.index) in needed \
+        if step.kind in ("assign", "guard") or (step.kind, step.index) in needed \
                 or ("node", step.index) in needed:
             kept.append(step)
             needed.update(s[:2] for s in step.inputs if s[0] in ("node", "fold"))

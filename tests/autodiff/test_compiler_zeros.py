@@ -1,0 +1,133 @@
+"""Forward mode's zero tangents in compiled programs (``autodiff/compiler_zeros.py``).
+
+The compiled program skips products with zero tangents behind guards that
+check the values the zeros meet are finite; when one is not, the exact
+program runs. So the results equal eager's, NaN for NaN, and the fast
+program does less work.
+"""
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from autodiff import compiler
+
+
+def _hvp_function(weights):
+    """Forward-over-reverse HVP of a two-layer tanh net's loss w.r.t. its first kernel."""
+    k1, b1, k2 = weights
+
+    def hvp(x, v):
+        def loss(k):
+            h = ad.tanh(ad.matmul(x, k) + b1)
+            out = ad.tanh(ad.matmul(h, k2))
+            return ad.reduce_mean(out ** 2)
+        return ad.functional.hvp(loss, k1, v)
+    return hvp
+
+
+def _weights(rng, bad=None):
+    k1 = rng.standard_normal((4, 5)).astype(np.float32)
+    b1 = rng.standard_normal(5).astype(np.float32)
+    k2 = rng.standard_normal((5, 3)).astype(np.float32)
+    if bad is not None:
+        k1[1, 2] = bad
+    return [ad.Variable(k1, name="k1"), ad.Variable(b1, name="b1"), ad.Variable(k2, name="k2")]
+
+
+def _compiled_and_eager(f, *args):
+    compiled = ad.function(f, jit_compile=True)(*args)
+    eager = f(*args)
+    return compiled.numpy(), eager.numpy()
+
+
+def test_the_fast_program_skips_the_zero_tangents_and_keeps_eagers_values():
+    rng = np.random.default_rng(0)
+    hvp = _hvp_function(_weights(rng))
+    x, v = ad.constant(rng.standard_normal((6, 4)).astype(np.float32)), ad.constant(
+        rng.standard_normal((4, 5)).astype(np.float32))
+    compiled, eager = _compiled_and_eager(hvp, x, v)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-5, atol=1e-7)
+    program = ad.function(hvp, jit_compile=True).experimental_get_compiler_ir(x, v)(stage="python")
+    if ad.get_backend() != "numpy":   # the pass runs on NumPy only: one exact program
+        assert "all_finite" not in program and "return None" not in program
+        return
+    fast, exact = program.split("\n\n# When a guard above fails")
+    assert "if not all_finite(xp, k1):" in fast and "return None" in fast
+    # the exact program multiplies every zero tangent out; the fast one does not
+    assert "ZerosLike" in exact and "ZerosLike" not in fast
+    assert fast.count(" @ ") < exact.count(" @ ") - 2
+    assert "dtanh_" in fast   # tanh's factor shared by its chain rules
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_weight_that_is_not_finite_gives_eagers_nans(bad):
+    rng = np.random.default_rng(1)
+    hvp = _hvp_function(_weights(rng, bad=bad))
+    x, v = ad.constant(rng.standard_normal((6, 4)).astype(np.float32)), ad.constant(
+        rng.standard_normal((4, 5)).astype(np.float32))
+    compiled, eager = _compiled_and_eager(hvp, x, v)
+    assert np.isnan(eager).any()
+    np.testing.assert_array_equal(np.isnan(compiled), np.isnan(eager))
+    np.testing.assert_allclose(compiled, eager, rtol=1e-5, atol=1e-7, equal_nan=True)
+
+
+def _overflowing():
+    """An HVP whose zero tangent meets exp(b) = inf inside the program: eager gives NaN."""
+    b = ad.Variable(np.array([1.0, 100.0, 2.0], np.float32), name="b")
+
+    def hvp(k, v):
+        return ad.functional.hvp(lambda k: ad.reduce_sum(ad.exp(b) * k * k), k, v)
+    return hvp
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_a_zero_tangent_that_meets_an_overflow_inside_the_program_gives_eagers_nan():
+    k, v = ad.constant([1.0, 2.0, 3.0]), ad.constant([1.0, 1.0, 1.0])
+    compiled, eager = _compiled_and_eager(_overflowing(), k, v)
+    assert np.isnan(eager[1]) and np.isfinite(eager[[0, 2]]).all()
+    np.testing.assert_array_equal(compiled, eager)
+
+
+def test_the_guards_are_what_keeps_the_nans(monkeypatch):
+    # With guards that always pass, the fast program loses eager's NaNs: the test above
+    # would fail if the pass skipped the zeros without checking.
+    monkeypatch.setattr(compiler, "all_finite", lambda xp, array: True)
+    rng = np.random.default_rng(1)
+    hvp = _hvp_function(_weights(rng, bad=np.inf))
+    x, v = ad.constant(rng.standard_normal((6, 4)).astype(np.float32)), ad.constant(
+        rng.standard_normal((4, 5)).astype(np.float32))
+    compiled, eager = _compiled_and_eager(hvp, x, v)
+    assert np.isnan(eager).sum() == 20
+    if ad.get_backend() == "numpy":
+        assert not np.isnan(compiled).any()
+    else:   # the strict backend compiles without the pass: every zero multiplied out
+        np.testing.assert_array_equal(np.isnan(compiled), np.isnan(eager))
+
+
+def test_programs_that_assign_or_draw_random_numbers_keep_every_zero():
+    w = ad.Variable([1.0, 2.0], name="w")
+
+    def step(x):
+        with ad.autodiff.ForwardAccumulator(x, ad.ones_like(x)) as acc:
+            y = x * w
+        w.assign_add(ad.constant([0.5, 0.5]))
+        return acc.jvp(y)
+    f = ad.function(step, jit_compile=True)
+    x = ad.constant([3.0, 4.0])
+    source = f.experimental_get_compiler_ir(x)(stage="python")
+    assert "all_finite" not in source
+    before = w.numpy()
+    np.testing.assert_array_equal(f(x).numpy(), before)   # the tangent is x's times w as read
+    np.testing.assert_array_equal(w.numpy(), before + 0.5)
+
+
+def test_all_finite_is_false_for_nan_inf_and_overflowing_sums():
+    from autodiff.compiler_zeros import all_finite
+    assert all_finite(np, np.array([1.0, -2.0], np.float32))
+    assert all_finite(np, np.zeros((0, 3)))
+    for bad in (np.nan, np.inf, -np.inf):
+        assert not all_finite(np, np.array([1.0, bad]))
+    assert not all_finite(np, np.array([3e38, 3e38], np.float32))   # conservative: exact path
+    assert not all_finite(np, np.array([1 + 1j, complex(0, np.inf)]))
