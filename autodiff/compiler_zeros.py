@@ -1,13 +1,13 @@
 """Zero tangents in compiled programs: skipped while the values they meet are finite.
 
-Forward mode gives every input without a tangent a tangent of zeros (as
-TensorFlow's ``ForwardAccumulator`` does), and the JVP rules then multiply
-those zeros through the computation: in an HVP, ``zeros @ w`` for every
-weight, and a whole ``log(x)`` branch of a power rule whose exponent is a
-constant. Almost always the result is zero. Not always: ``0 * inf`` and
-``0 * nan`` are NaN, so a zero tangent that meets an overflowed activation
-or a weight that went to inf turns into NaN, and eager code (and
-TensorFlow) says so.
+Forward mode gives an op's inputs without a tangent a tangent of zeros,
+and the JVP rules then multiply those zeros through the computation: in an
+HVP, ``zeros @ w`` for every weight, and a whole ``log(x)`` branch of a
+power rule whose exponent is a constant. Almost always the result is zero.
+Not always: ``0 * inf`` and ``0 * nan`` are NaN, so a zero tangent that
+meets an overflowed activation or a weight that went to inf turns into NaN,
+and eager code says so (as TensorFlow does:
+``test_forward_over_reverse_zero_tangent_meeting_inf_is_nan``).
 
 So the compiled program skips that work under a **guard**: it checks, once,
 that the values the zeros would have met are finite

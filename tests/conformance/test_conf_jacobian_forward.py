@@ -232,3 +232,17 @@ def test_gradient_inside_its_own_recording_context(m):
         g = t.gradient(y, x)  # TF warns; the tape records the backward ops
         h = t.gradient(g, x)
     return [g, h]
+
+
+@same_on_both
+def test_forward_over_reverse_zero_tangent_meeting_inf_is_nan(m):
+    # exp(100) overflows float32 and meets a zero tangent inside the backward pass:
+    # element 1 of the HVP is 0 * inf = NaN, not inf (compiler_zeros.py keeps this).
+    b = m.Variable([1.0, 100.0, 2.0])
+    k = m.constant([1.0, 2.0, 3.0])
+    with m.autodiff.ForwardAccumulator(k, m.constant([1.0, 1.0, 1.0])) as acc:
+        with m.GradientTape() as tape:
+            tape.watch(k)
+            loss = m.reduce_sum(m.exp(b) * k * k)
+        grad = tape.gradient(loss, k)
+    return acc.jvp(grad)
