@@ -12,13 +12,15 @@
 # 1. Hessian-vector products two ways, forward-over-reverse and reverse-over-reverse, and
 #    why they cost about as much as a gradient;
 # 2. the largest curvature of a loss by power iteration, from products alone;
-# 3. forward mode with `ForwardAccumulator`, built from scratch with dual numbers in a dozen
+# 3. what a Hessian-vector product computes, printed as a program, and how a zero tangent
+#    can still turn into NaN;
+# 4. forward mode with `ForwardAccumulator`, built from scratch with dual numbers in a dozen
 #    lines, and when it beats reverse mode (count the passes).
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 3 take about 25 minutes
+# **Plan for one class hour.** The lesson's sections 1 to 3 take about 30 minutes
 # with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
 
 # %%
@@ -141,6 +143,78 @@ print("eigvalsh       : %.3f" % top_eigenvalue)
 
 # %% [markdown]
 # Thirty Hessian-vector products, and the $12 \times 12$ matrix was never formed.
+
+# %% [markdown]
+# ### The product as a program
+#
+# What does forward-over-reverse compute, op by op? Compile it with
+# `ad.function(..., jit_compile=True)` (lesson 11 reads a compiled gradient the same way)
+# and print the program it writes:
+
+# %%
+kernel = ad.constant(layer.kernel.numpy())
+
+def hvp_of_tanh_loss(kernel, direction):
+    return ad.functional.hvp(loss_of_kernel, kernel, direction)
+
+compiled_hvp = ad.function(hvp_of_tanh_loss, jit_compile=True)
+print("same as eager:", np.allclose(compiled_hvp(kernel, u).numpy(),
+                                    hvp_of_tanh_loss(kernel, u).numpy(), atol=1e-6))
+
+# %% tags=["nbval-ignore-output"]
+print(compiled_hvp.experimental_get_compiler_ir(kernel, u)(stage="python"))
+
+# %% [markdown]
+# Read the first function top down. The forward pass (`c0 @ kernel`, with `c0` the
+# `inputs`, the bias, `xp.tanh`) comes with its tangent beside it: `c0 @ direction` times
+# `1 - tanh**2`, the chain rule pushed forward. After the "backward pass" comment, the
+# gradient's steps and their tangents' steps alternate, down to `c0.T @ ...`: the HVP.
+#
+# Now compare it with the second function, the **exact** program. It has more lines:
+# `k1 @ kernel` where `k1` is `ZerosLike(c0)`, `v4 + k6` with `k6` the bias's zeros,
+# `k26 * v8`, `k1.T @ v30`, and a whole `log` branch of the power rule multiplied by
+# `k15 = 0`. The accumulator gives each input of an op that has no tangent of its own
+# (the `inputs`, the bias, the gradient's seed $1$, the exponent $2$) a tangent of
+# **zeros**, and the JVP rules multiply those zeros through. The first program skips all
+# of that. What it has instead are lines like `if not all_finite(xp, v3): return None`:
+# skipping is only safe because $0 \cdot a = 0$, and that holds only while $a$ is finite
+# ($0 \cdot \infty$ is NaN). So the fast program checks the values the zeros would have
+# met; if one is inf or NaN it gives up, and the exact program runs instead.
+#
+# **Predict.** Can a zero tangent really change an answer? Take
+# $L(k) = \sum_i e^{b_i} k_i^2$ with `b = [1, 100, 2]` in float32, where $e^{100}$
+# overflows to `inf`, at $k = [1, 2, 3]$ along $v = [1, 1, 1]$. On paper
+# $Hv = 2 e^{b} v$, so element 1 "should" be `inf`. What does the engine give for element
+# 1: `np.inf` or `np.nan`?
+
+# %% tags=["solution"]
+b = ad.Variable([1.0, 100.0, 2.0])
+
+def overflowing_loss(k):
+    return ad.reduce_sum(ad.exp(b) * k * k)
+
+k, along = ad.constant([1.0, 2.0, 3.0]), ad.constant([1.0, 1.0, 1.0])
+with np.errstate(over="ignore", invalid="ignore"):
+    hv_eager = ad.functional.hvp(overflowing_loss, k, along)
+    hv_compiled = ad.function(lambda k, v: ad.functional.hvp(overflowing_loss, k, v),
+                              jit_compile=True)(k, along)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = np.nan
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, hv_eager[1],
+      hint="the gradient's seed has a tangent of zeros, and it meets exp(100) * k")
+print("eager   :", hv_eager.numpy())
+print("compiled:", hv_compiled.numpy())
+
+# %% [markdown]
+# NaN: inside the backward pass the seed's zero tangent is multiplied by
+# $e^{100} k_1 = \infty$. TensorFlow gives the same NaN (the project's conformance tests
+# run this code on TensorFlow), and so does the compiled program, because of its checks.
+# When an HVP turns into NaN where you expected a large number, look for an overflow.
 #
 # ## 3. Forward mode, and when it wins
 #

@@ -131,3 +131,39 @@ def test_all_finite_is_false_for_nan_inf_and_overflowing_sums():
         assert not all_finite(np, np.array([1.0, bad]))
     assert not all_finite(np, np.array([3e38, 3e38], np.float32))   # conservative: exact path
     assert not all_finite(np, np.array([1 + 1j, complex(0, np.inf)]))
+
+
+def test_the_programs_lesson_10_reads_line_by_line():
+    """Lesson 10 compares the fast and the exact HVP programs by their lines: keep them true."""
+    rng = np.random.default_rng(8)
+    inputs = ad.constant(rng.standard_normal((8, 4)).astype(np.float32))
+    layer = ad.layers.Dense(3, activation="tanh")
+    layer(inputs)
+
+    def loss_of_kernel(kernel):
+        return ad.reduce_mean(ad.tanh(inputs @ kernel + layer.bias) ** 2)
+
+    def hvp_of_tanh_loss(kernel, direction):
+        return ad.functional.hvp(loss_of_kernel, kernel, direction)
+
+    kernel = ad.constant(layer.kernel.numpy())
+    u = ad.constant(rng.standard_normal((4, 3)).astype(np.float32))
+    source = ad.function(hvp_of_tanh_loss, jit_compile=True).experimental_get_compiler_ir(
+        kernel, u)(stage="python")
+    if ad.get_backend() != "numpy":   # the lesson runs on NumPy; elsewhere one exact program
+        assert "all_finite" not in source
+        return
+    fast, exact = source.split("\n\n# When a guard above fails")
+    fast_lines = [line.split("  #")[0].strip() for line in fast.splitlines()]
+    exact_lines = [line.split("  #")[0].strip() for line in exact.splitlines()]
+    for expected in ("v0 = c0 @ kernel", "v1 = c0 @ direction", "if not all_finite(xp, v3):",
+                     "return None", "dtanh_v3 = 1 - v3 * v3", "v4 = v1 * dtanh_v3",
+                     "v16 = c0.T @ v15"):
+        assert expected in fast_lines, f"{expected!r} not in\n{fast}"
+    for expected in ("v2 = k1 @ kernel", "v7 = xp.add(v4, k6, out=v4)", "v27 = k26 * v8",
+                     "v36 = k1.T @ v30", "v16 = k15 * v8", "v20 = xp.log(v19)"):
+        assert expected in exact_lines, f"{expected!r} not in\n{exact}"
+    for expected in ("# k1 = ZerosLike(c0) is constant", "# k6 = ZerosLike(dense_bias",
+                     "# k15 = ZerosLike(k14) is constant, computed once: float32 0.0"):
+        assert expected in exact, f"{expected!r} not in\n{exact}"
+    assert "ZerosLike" not in fast and "xp.log" not in fast
