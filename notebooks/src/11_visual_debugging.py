@@ -172,16 +172,19 @@ print("\ngradients:", [round(float(g), 4) for g in trace.gradients],
 # arrays. `f.experimental_get_compiler_ir(x)(stage="python")` prints it, so you can read
 # reverse mode as a program: the forward ops, then the backward ops the rules produced.
 #
-# Here is the tape of a small loss, and then the same loss and its gradient, compiled:
+# Here is the tape of a small loss in the player (step through its backward pass), and
+# then the same loss and its gradient, compiled:
 
 # %%
 w = ad.Variable([[0.5], [-0.25]], name="w")
 inputs = ad.constant([[1.0, 1.0]])
 
-with ad.GradientTape() as tape:
+with ad.GradientTape(persistent=True) as tape:
     loss = ad.reduce_sum(ad.tanh(inputs @ w) ** 2)
 print(tape)
+widgets.TapePlayer(tape, target=loss, sources=w, names={"loss": loss})
 
+# %%
 @ad.function(jit_compile=True)
 def loss_and_grad(x):
     with ad.GradientTape() as tape:
@@ -197,8 +200,9 @@ print(loss_and_grad.experimental_get_compiler_ir(inputs)(stage="python"))
 
 # %% [markdown]
 # (The printout follows the compiler as it changes, so the tests do not compare it.) Read
-# it against the tape. The first lines are the tape's four records, written as you would
-# write them by hand (`x @ w`, `xp.tanh`, `xp.square` for `** 2`, the sum). After the
+# it against the tape, or step through the player beside it. The first lines are the
+# tape's four records, written as you would write them by hand (`x @ w`, `xp.tanh`,
+# `xp.square` for `** 2`, the sum). After the
 # "backward pass" comment comes what the rules of those records compute, in reverse:
 # the seed $1$ times `Pow`'s rule $2 \tanh$ (the compiler folded the constants into one
 # number, `k5`, computed once), then the rule of `Tanh` written out, `v6 * (1 - v1 * v1)`:
