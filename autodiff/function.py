@@ -97,7 +97,9 @@ class ConcreteFunction:
         # A compiled program computes on raw arrays, which no tape could record:
         # while anything records in this thread, replay the graph op by op instead.
         if self._jit_compile and not _tape.thread_state.active:
-            program = self._compiled_or_none()
+            program = self._program
+            if program is None or isinstance(program, Exception):
+                program = self._compiled_or_none()
             if program is not None:
                 return program.run(flat_tensors)
         return self.graph.run(flat_tensors)
@@ -211,23 +213,29 @@ class Function:
         return bound
 
     def __call__(self, *args, **kwargs):
-        tensors_only = not kwargs and self._input_signature is None \
-            and all(type(a) is Tensor for a in args)
-        if tensors_only:
+        shapes = None
+        if not kwargs and self._input_signature is None:
             # The commonest call, f(x, y) on tensors: found by shapes and dtypes alone,
-            # without building the call's structure and signature key (W1, W6).
-            shapes = tuple((a._value.shape, a._value.dtype) for a in args)
+            # without building the call's structure and signature key (W1, W5, W6).
+            shapes = []
+            for a in args:
+                if type(a) is not Tensor:
+                    shapes = None
+                    break
+                shapes.append((a._value.shape, a._value.dtype))
+        if shapes is not None:
+            shapes = tuple(shapes)
             key = self._keys_by_shapes.get(shapes)
             concrete = self._concrete.get(key) if key is not None else None
             if concrete is not None:
                 self._concrete.move_to_end(key)
-                self._note_call(traced=False)
-                return concrete._run(list(args))
+                self._recent.append(False)   # _note_call(traced=False): nothing to warn
+                return concrete._run(args)
         structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
         count = self._tracing_count
         concrete = self._concrete_for(structure)
         self._note_call(traced=self._tracing_count > count)
-        if tensors_only:
+        if shapes is not None:
             if len(self._keys_by_shapes) >= 4 * MAX_TRACES:
                 self._keys_by_shapes.clear()
             self._keys_by_shapes[shapes] = concrete._key
