@@ -24,7 +24,9 @@ A Jacobian's one-hot seed stack times a matrix becomes a broadcast multiply
 into the result instead of being concatenated (``compiler_concat.py``).
 On NumPy, forward mode's zero tangents are skipped where the values they
 meet are checked finite at run time (``compiler_zeros.py``); a failed
-check runs the exact plan instead. Last, **buffers are reused**: an elementwise step whose input dies at that
+check runs the exact plan instead.
+
+Last, **buffers are reused**: an elementwise step whose input dies at that
 step writes its result into that input's array (``xp.multiply(a, b,
 out=a)``) instead of allocating a new one. Only arrays the program made
 itself qualify, and only when nothing could still see them: the producer
