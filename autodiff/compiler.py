@@ -48,7 +48,7 @@ import weakref
 from . import backend, nest
 from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
 from .compiler_seeds import one_hot_rows_matmul
-from .compiler_zeros import all_finite
+from .compiler_zeros import all_finite, check_lines, isfinite
 from .graph import ASSIGN, Ref
 from .tensor import Tensor
 
@@ -150,8 +150,8 @@ class _Names:
 
 def _write(graph, plan, name, arg_names):
     """The source text of ``plan`` and the namespace it runs in."""
-    names = _Names({"xp", name, "_assign", "all_finite"})
-    namespace = {"_assign": _assign, "all_finite": all_finite}
+    names = _Names({"xp", name, "_assign", "all_finite", "isfinite"})
+    namespace = {"_assign": _assign, "all_finite": all_finite, "isfinite": isfinite}
     params = []
     for k in range(len(graph.arg_specs)):
         names.of[("arg", k)] = names.fresh(arg_names[k] if k < len(arg_names) else f"a{k}", f"a{k}")
@@ -225,9 +225,7 @@ def _write(graph, plan, name, arg_names):
             _free(lines, step, position, plan, names, returned)
             continue
         if step.kind == "guard":
-            lines.append(f"    if not all_finite(xp, {args[0]}):"
-                         f"  # the zeros skipped below meet {args[0]}: exact only if it is finite")
-            lines.append("        return None")
+            lines.extend(check_lines(args[0], plan.spec(step.inputs[0])))
             _free(lines, step, position, plan, names, returned)
             continue
         if step.kind == "fold" and getattr(step, "zero_guards", None) is not None:

@@ -11,8 +11,8 @@ and eager code says so (as TensorFlow does:
 
 So the compiled program skips that work under a **guard**: it checks, once,
 that the values the zeros would have met are finite
-(``if not all_finite(xp, w): return None``), and a step whose result can
-only be zero becomes the constant zeros. When a guard fails the program
+(``if not isfinite(xp.vdot(w, w)): return None``, see ``check_lines``), and
+a step whose result can only be zero becomes the constant zeros. When a guard fails the program
 gives up and the exact program (every zero multiplied out) runs instead,
 so the results are eager's, NaN for NaN. Only the sign of a zero may
 differ: ``a + 0.0`` is ``+0.0`` where ``a`` is ``-0.0``, and the skipped
@@ -38,10 +38,11 @@ after a failed guard does nothing twice.
 """
 
 import math
+from math import isfinite
 
 from . import backend
 
-__all__ = ["rewrite", "all_finite"]
+__all__ = ["rewrite", "all_finite", "isfinite", "check_lines"]
 
 # Op types whose result is zero when the zero input meets finite values: op -> rule.
 _TIMES = frozenset({"Mul", "MatMul", "BatchMatMulV2"})
@@ -66,6 +67,29 @@ def all_finite(xp, array):
     """
     total = array.sum()
     return math.isfinite(total.real) and math.isfinite(total.imag)
+
+
+def check_lines(value, spec):
+    """The program's lines that give up (return None) unless the array named ``value`` is
+    all finite; ``spec`` is its (shape, dtype).
+
+    A float32 or float64 array is checked by the dot product of the array with itself,
+    one BLAS call: a sum of squares is finite only if every element is (and none is so
+    large that its square overflows, about 1.8e19 in float32, where the exact program
+    runs instead). Other dtypes call ``all_finite``.
+
+    >>> import numpy as np
+    >>> print("\\n".join(check_lines("v3", ((64, 32), np.dtype("float32")))))
+        if not isfinite(xp.vdot(v3, v3)):  # the zeros skipped below meet v3; v3 . v3 is finite only if all of v3 is
+            return None
+    """
+    if spec is not None and spec[1].char in "fd":
+        test = f"isfinite(xp.vdot({value}, {value}))"
+        why = f"{value} . {value} is finite only if all of {value} is"
+    else:
+        test, why = f"all_finite(xp, {value})", f"is all of {value} finite?"
+    return [f"    if not {test}:  # the zeros skipped below meet {value}; {why}",
+            "        return None"]
 
 
 def applies(steps):

@@ -176,10 +176,12 @@ print(compiled_hvp.experimental_get_compiler_ir(kernel, u)(stage="python"))
 # `k15 = 0`. The accumulator gives each input of an op that has no tangent of its own
 # (the `inputs`, the bias, the gradient's seed $1$, the exponent $2$) a tangent of
 # **zeros**, and the JVP rules multiply those zeros through. The first program skips all
-# of that. What it has instead are lines like `if not all_finite(xp, v3): return None`:
-# skipping is only safe because $0 \cdot a = 0$, and that holds only while $a$ is finite
-# ($0 \cdot \infty$ is NaN). So the fast program checks the values the zeros would have
-# met; if one is inf or NaN it gives up, and the exact program runs instead.
+# of that. What it has instead are lines like
+# `if not isfinite(xp.vdot(v3, v3)): return None`: skipping is only safe because
+# $0 \cdot a = 0$, and that holds only while $a$ is finite ($0 \cdot \infty$ is NaN). So
+# the fast program checks the values the zeros would have met (`v3 · v3`, a sum of
+# squares, is finite only if every element of `v3` is); if one is inf or NaN it gives
+# up, and the exact program runs instead.
 #
 # **Predict.** Can a zero tangent really change an answer? Take
 # $L(k) = \sum_i e^{b_i} k_i^2$ with `b = [1, 100, 2]` in float32, where $e^{100}$

@@ -6,6 +6,7 @@ program runs. So the results equal eager's, NaN for NaN, and the fast
 program does less work.
 """
 
+import math
 import re
 
 import numpy as np
@@ -52,10 +53,10 @@ def test_the_fast_program_skips_the_zero_tangents_and_keeps_eagers_values():
     np.testing.assert_allclose(compiled, eager, rtol=1e-5, atol=1e-7)
     program = ad.function(hvp, jit_compile=True).experimental_get_compiler_ir(x, v)(stage="python")
     if ad.get_backend() != "numpy":   # the pass runs on NumPy only: one exact program
-        assert "all_finite" not in program and "return None" not in program
+        assert "isfinite" not in program and "return None" not in program
         return
     fast, exact = program.split("\n\n# When a guard above fails")
-    assert "if not all_finite(xp, k1):" in fast and "return None" in fast
+    assert "if not isfinite(xp.vdot(k1, k1)):" in fast and "return None" in fast
     # the exact program multiplies every zero tangent out; the fast one does not
     assert "ZerosLike" in exact and "ZerosLike" not in fast
     assert fast.count(" @ ") < exact.count(" @ ") - 2
@@ -95,6 +96,7 @@ def test_a_zero_tangent_that_meets_an_overflow_inside_the_program_gives_eagers_n
 def test_the_guards_are_what_keeps_the_nans(monkeypatch):
     # With guards that always pass, the fast program loses eager's NaNs: the test above
     # would fail if the pass skipped the zeros without checking.
+    monkeypatch.setattr(compiler, "isfinite", lambda number: True)
     monkeypatch.setattr(compiler, "all_finite", lambda xp, array: True)
     rng = np.random.default_rng(1)
     hvp = _hvp_function(_weights(rng, bad=np.inf))
@@ -125,7 +127,7 @@ def test_programs_that_assign_or_draw_random_numbers_keep_every_zero():
     np.testing.assert_array_equal(w.numpy(), before + 0.5)
 
 
-def test_all_finite_is_false_for_nan_inf_and_overflowing_sums():
+def test_the_checks_are_false_for_nan_inf_and_overflow():
     from autodiff.compiler_zeros import all_finite
     assert all_finite(np, np.array([1.0, -2.0], np.float32))
     assert all_finite(np, np.zeros((0, 3)))
@@ -133,6 +135,19 @@ def test_all_finite_is_false_for_nan_inf_and_overflowing_sums():
         assert not all_finite(np, np.array([1.0, bad]))
     assert not all_finite(np, np.array([3e38, 3e38], np.float32))   # conservative: exact path
     assert not all_finite(np, np.array([1 + 1j, complex(0, np.inf)]))
+    # the float32/float64 check a program writes: a sum of squares, one BLAS call
+    from autodiff.compiler_zeros import check_lines
+    test = check_lines("a", ((2,), np.dtype("float32")))[0].split("if not ")[1].split(":  #")[0]
+    assert test == "isfinite(xp.vdot(a, a))"
+    for a, finite in ((np.array([1.0, -2.0], np.float32), True), (np.zeros((0,), np.float32), True),
+                      (np.array([1.0, np.nan], np.float32), False),
+                      (np.array([np.inf, -np.inf], np.float32), False),
+                      (np.array([2e19, 1.0], np.float32), False),     # conservative: exact path
+                      (np.ones((3, 4), np.float64)[:, ::2], True)):   # not contiguous: copied
+        with np.errstate(over="ignore", invalid="ignore"):
+            assert eval(test, {"isfinite": math.isfinite, "xp": np, "a": a}) is finite, a
+    assert check_lines("a", ((2,), np.dtype("complex64")))[0].startswith("    if not all_finite(xp, a):")
+    assert check_lines("a", ((2,), np.dtype("float16")))[0].startswith("    if not all_finite(xp, a):")
 
 
 def test_the_programs_lesson_10_reads_line_by_line():
@@ -153,12 +168,12 @@ def test_the_programs_lesson_10_reads_line_by_line():
     source = ad.function(hvp_of_tanh_loss, jit_compile=True).experimental_get_compiler_ir(
         kernel, u)(stage="python")
     if ad.get_backend() != "numpy":   # the lesson runs on NumPy; elsewhere one exact program
-        assert "all_finite" not in source
+        assert "isfinite" not in source
         return
     fast, exact = source.split("\n\n# When a guard above fails")
     fast_lines = [line.split("  #")[0].strip() for line in fast.splitlines()]
     exact_lines = [line.split("  #")[0].strip() for line in exact.splitlines()]
-    for expected in ("v0 = c0 @ kernel", "v1 = c0 @ direction", "if not all_finite(xp, v3):",
+    for expected in ("v0 = c0 @ kernel", "v1 = c0 @ direction", "if not isfinite(xp.vdot(v3, v3)):",
                      "return None", "dtanh_v3 = 1 - v3 * v3", "v4 = v1 * dtanh_v3",
                      "v16 = c0.T @ v15"):
         assert expected in fast_lines, f"{expected!r} not in\n{fast}"
