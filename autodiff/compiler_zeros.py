@@ -37,8 +37,9 @@ no variable and draw no random numbers, so that running the exact program
 after a failed guard does nothing twice.
 """
 
-import math
 from math import isfinite
+
+import numpy as np
 
 from . import backend
 
@@ -66,7 +67,7 @@ def all_finite(xp, array):
     (True, False)
     """
     total = array.sum()
-    return math.isfinite(total.real) and math.isfinite(total.imag)
+    return isfinite(total.real) and isfinite(total.imag)
 
 
 def check_lines(value, spec):
@@ -124,7 +125,7 @@ def rewrite(steps, outputs, constants, spec, live_steps, step_class):
         if not idle:
             return live, new_outputs, True
         for g in idle:   # move the guard to the inputs, or give up skipping what needed it
-            if _liftable(g, producer, constants, spec) and g[:2] not in lifted:
+            if _lift(g, producer, constants) is not None and g[:2] not in lifted:
                 lifted.add(g[:2])
             else:
                 forbidden.update(needs[g])
@@ -213,10 +214,6 @@ def _zero_rule(node, inputs, is_zero, spec, out):
     return None
 
 
-def _liftable(src, producer, constants, spec):
-    return _lift(src, producer, constants) is not None
-
-
 def _lift(src, producer, constants):
     """The inputs whose finiteness makes ``src`` finite, or None when its op could overflow."""
     step = producer.get(src[:2])
@@ -256,8 +253,7 @@ def _place_guards(steps, guard_at):
 
 
 def _guard_step(src, step_class):
-    step = step_class("guard", -1, None, [src])
-    return step
+    return step_class("guard", -1, None, [src])
 
 
 def _copy(step, step_class, inputs):
@@ -277,11 +273,9 @@ def _all_zeros(value):
 
 
 def _all_finite_constant(value):
-    import numpy as np
     return bool(np.isfinite(_host(value)).all())
 
 
 def _all_positive_finite(value):
-    import numpy as np
     host = _host(value)
     return host.dtype.kind == "f" and bool(((host > 0) & np.isfinite(host)).all())
