@@ -18,8 +18,8 @@ forward and nothing else: no Tensor wrappers, no dispatch through
 The program is meant to be read. ``f.experimental_get_compiler_ir(*args)(stage="python")``
 returns its source: one line per op, named like the tape's printout. The
 simple ops are written as the expressions their forwards compute (``x @ w``,
-``v6 * (1 - v1 * v1)`` for tanh's chain rule); the others call the op's own
-forward (the one declared in ``autodiff/ops``)::
+``v6 * (1 - v1 * v1)`` for tanh's chain rule; ``compiler_inline.py``); the
+others call the op's own forward (the one declared in ``autodiff/ops``)::
 
     def loss_and_grad(xp, x):
         w = w_variable._value
@@ -46,7 +46,8 @@ import re
 import weakref
 
 from . import backend, nest
-from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, IN_PLACE, plan
+from .compiler_inline import expression, inline_template, shared_tanh_factors, transposed
+from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
 from .compiler_seeds import one_hot_rows_matmul
 from .compiler_zeros import all_finite, check_lines, isfinite
 from .graph import ASSIGN, Ref
@@ -186,7 +187,7 @@ def _write(graph, plan, name, arg_names):
         return names.of[src]
 
     returned = {s[:2] for s in plan.outputs}
-    factors, factor_names = _shared_tanh_factors(plan), {}
+    factors, factor_names = shared_tanh_factors(plan), {}
     forwards = {}
     counter = 0
 
@@ -213,7 +214,7 @@ def _write(graph, plan, name, arg_names):
         if step.kind == "one_hot_matmul":
             target = name_result(step)
             namespace["one_hot_rows_matmul"] = one_hot_rows_matmul
-            matrix = _transposed(args[1], node.params.get("transpose_b"))
+            matrix = transposed(args[1], node.params.get("transpose_b"))
             start, stop = step.rows
             lines.append(f"    {target} = one_hot_rows_matmul(xp, {args[0]}, {matrix}, {start}, {stop})"
                          f"  # (one-hot seeds * {args[0]}) @ {matrix}: row j is {args[0]}[:, j] "
@@ -247,7 +248,7 @@ def _write(graph, plan, name, arg_names):
             lines.append(f"    # {target} = {node.op_type}({call}) is constant, computed once: "
                          f"{_describe_constant(plan.constants[src])}")
             continue
-        template = _inline_template(node, step, plan, plan.spec)
+        template = inline_template(node, step, plan, plan.spec)
         if position in factors:   # tanh's chain rule, its factor shared with the others on y
             first = factors[position][0]
             if first:
@@ -258,7 +259,7 @@ def _write(graph, plan, name, arg_names):
             template = "{1} * " + factor
         if template is not None:
             target = name_result(step)
-            lines.append(f"    {target} = {_expression(template, node, args, position, plan, text)}")
+            lines.append(f"    {target} = {expression(template, node, args, position, plan, text)}")
             _free(lines, step, position, plan, names, returned)
             if position in factors and factors[position][1]:
                 if lines[-1].startswith("    del "):
@@ -289,63 +290,6 @@ def _write(graph, plan, name, arg_names):
     return "\n".join(lines) + "\n", namespace
 
 
-# The library's ops whose forward is exactly this expression: written inline,
-# as a person would write them by hand.
-_INLINE = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "RealDiv": "{0} / {1}",
-           "Neg": "-{0}", "Square": "{0} * {0}", "Sin": "xp.sin({0})", "Cos": "xp.cos({0})",
-           "Exp": "xp.exp({0})", "Log": "xp.log({0})", "Tanh": "xp.tanh({0})",
-           "Sqrt": "xp.sqrt({0})", "TanhGrad": "{1} * (1 - {0} * {0})",
-           "Relu": "xp.maximum(0, {0})", "ReluGrad": "{0} * ({1} > 0)"}
-# Pow by a constant float exponent that its forward computes with a cheaper
-# ufunc (``ops/elementwise.py``, as NumPy's own ``**`` does): the same floats.
-_CONSTANT_POWERS = {2.0: "xp.square({0})", -1.0: "xp.reciprocal({0})"}
-
-
-def _inline_template(node, step, plan, spec):
-    """The expression an op is written as, or None when it is written as a call."""
-    if not node.runs_builtin(node.op_type):
-        return None
-    if node.op_type in _INLINE and not node.params:
-        return _INLINE[node.op_type]
-    if node.op_type == "MatMul" and set(node.params) <= {"transpose_a", "transpose_b"} \
-            and all(s is not None and len(s[0]) == 2 for s in map(spec, step.inputs)):
-        return _transposed("{0}", node.params.get("transpose_a")) + " @ " \
-            + _transposed("{1}", node.params.get("transpose_b"))
-    if node.op_type == "Pow":
-        exponent, base = plan.constants.get(step.inputs[1]), spec(step.inputs[0])
-        if exponent is not None and exponent.ndim == 0 and base is not None \
-                and base[1].kind == "f" and exponent.dtype == base[1]:
-            # read once, while compiling (a device scalar is copied to the host here only)
-            return _CONSTANT_POWERS.get(float(backend.to_numpy(exponent)))
-    return None
-
-
-def _shared_tanh_factors(plan):
-    """``{position: (first, last)}`` for the TanhGrad steps that share their ``y`` with
-    another: ``1 - y * y`` is computed once for all of them (the same floats)."""
-    by_y = {}
-    for position, step in enumerate(plan.steps):
-        if step.kind == "op" and step.node.runs_builtin("TanhGrad") and not step.node.params:
-            by_y.setdefault(step.inputs[0], []).append(position)
-    return {p: (p == uses[0], p == uses[-1])
-            for uses in by_y.values() if len(uses) > 1 for p in uses}
-
-
-def _transposed(operand, flag):
-    """``x.T`` for a MatMul operand with its ``transpose_*`` flag set (2-D operands only)."""
-    return operand + ".T" if flag else operand
-
-
-def _expression(template, node, args, position, plan, text):
-    """The right-hand side of an inline op: an expression, or a ufunc writing over a dying input."""
-    written = template.format(*args)
-    if position not in plan.reuse:
-        return written
-    buffer = text(plan.reuse[position])
-    return (IN_PLACE[node.op_type].format(*args, out=buffer)
-            + f"  # {written}, written over {buffer} (not needed again)")
-
-
 def _write_matmul_into(lines, step, args, names, plan, text):
     """A chunk's MatMul writing into its rows of the joined result (``compiler_concat.py``)."""
     concat = step.target
@@ -356,7 +300,7 @@ def _write_matmul_into(lines, step, args, names, plan, text):
         lines.append(f"    {names.of[key]} = xp.empty({tuple(shape)!r}, dtype=xp.{dtype.name})"
                      f"  # filled by the products below (ConcatV2 along axis 0)")
     a_spec, b_spec = plan.spec(step.inputs[0]), plan.spec(step.inputs[1])
-    b = _transposed(args[1], step.node.params.get("transpose_b"))
+    b = transposed(args[1], step.node.params.get("transpose_b"))
     start, stop = step.rows
     rows = f"{names.of[key]}[{start}:{stop}]"
     if len(a_spec[0]) > 2:
