@@ -8,6 +8,8 @@ import numpy as np
 
 import autodiff as ad
 
+from .harness import value_and_two_derivatives
+
 
 def test_tape_hessian_exists_in_ad_and_not_in_tf(tf):
     # README, "What it does": "`tape.hessian` (TensorFlow has none)"
@@ -48,13 +50,7 @@ def test_float16_reduce_mean_accumulates_in_float32(tf):
 
 
 def _second_derivative(m, f, x):
-    with m.GradientTape() as outer:
-        outer.watch(x)
-        with m.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        g = inner.gradient(y, x)
-    return g, outer.gradient(g, x)
+    return value_and_two_derivatives(m, f, x)[1:]
 
 
 def test_reduce_prod_second_derivative_at_zeros_is_exact(tf):
@@ -165,14 +161,7 @@ def test_softsign_has_a_second_derivative_where_tensorflow_raises_lookup_error(t
         tg = inner.gradient(ty, tx)
     with pytest.raises(LookupError):
         outer.gradient(tg, tx)
-    x = ad.constant(values, dtype=ad.float64)
-    with ad.GradientTape() as outer:
-        outer.watch(x)
-        with ad.GradientTape() as inner:
-            inner.watch(x)
-            y = ad.nn.softsign(x)
-        g = inner.gradient(y, x)
-    second = outer.gradient(g, x)
+    g, second = _second_derivative(ad, ad.nn.softsign, ad.constant(values, dtype=ad.float64))
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-12)
     a = np.abs(values)
     np.testing.assert_allclose(second.numpy(), -2 * np.sign(values) / (1 + a) ** 3, rtol=1e-12)
