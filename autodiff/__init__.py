@@ -10,45 +10,67 @@ replaced by ``ad.``:
     >>> print(tape.gradient(y, x))
     ad.Tensor(6.0, shape=(), dtype=float32)
 
-Where to read: ``tape.py`` (reverse mode), ``registry.py`` (how an op and its
-derivative are declared), ``ops/`` (the ops), ``tensor.py`` (values).
+A reader's map, in reading order. The engine, at the front:
+
+    tape.py              recording ops, and ``gradient``: start here
+    backward.py          the reverse sweep over the records
+    registry.py          how an op and its derivative rules are declared
+    ops/                 the ops, one file per family (``ops/elementwise.py`` first)
+    tensor.py, variable.py, dtypes.py, records.py   values, and what a tape stores
+    forward.py           forward mode (``ad.autodiff.ForwardAccumulator``)
+    jacobian.py          many cotangents in one backward pass
+    functional.py        ``grad``, ``jacobian``, ``hessian``, ``hvp`` as functions
+    custom_gradient.py, user_ops.py   your own gradients, your own ops
+    testing.py           gradients checked against finite differences
+    backend.py           the only file that knows NumPy from CuPy
+
+Subsystems built on the engine (the engine imports none of them):
+
+    tracing/             ``ad.function``: trace once per signature, replay the graph
+    compiler/            ``jit_compile=True``: a trace written out as a Python program
+    saved_model/         ``ad.saved_model``: save and load traced functions, no pickle
+    models/              ``ad.Module``, ``ad.layers``, ``ad.optimizers``
+
+The one tie that runs both ways is between the tape and the ops: an op
+records itself on the tape, and the tape's backward pass calls the ops'
+VJP rules (which are ops). The modules involved import ``ops`` at their
+bottom, each with a comment saying so.
 """
 
-from . import errors, linalg, math, nest, nn, random, testing  # noqa: F401
-from .backend import get_backend, set_backend, use_backend  # noqa: F401
-from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: F401
+import sys as _sys
+import types as _types
+
+from . import errors, linalg, math, nest, nn, random, testing
+from .backend import get_backend, set_backend, use_backend
+from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: A004
                      float64, int8, int16, int32, int64, uint8)
-from .functional import gradients, gradients_function  # noqa: F401
-from .ops import *  # noqa: F401,F403
-from .ops import convert_to_tensor  # noqa: F401
-from .registry import NotDifferentiable, Primitive  # noqa: F401
-from .records import BackwardStep, BackwardTrace, TapeRecord  # noqa: F401
-from .tape import AutodiffWarning, GradientTape, UnconnectedGradients  # noqa: F401
-from .tensor import Tensor, TensorShape, Variable, constant  # noqa: F401
-from .ops.elementwise import abs, pow, round  # noqa: F401,A004  (shadow builtins, as tf does)
-from .ops.creation import range  # noqa: F401,A004
-from .ops.shape import shape  # noqa: F401  (the function; ops.shape is also a module)
-from .ops.math_extra import add_n, reverse  # noqa: F401  (top level in tf too)
-from .ops.trigonometry import *  # noqa: F401,F403  (tf.asin ... tf.atan2 are top level too)
+from .functional import gradients, gradients_function
+from .ops import *  # noqa: F403
+from .ops import convert_to_tensor
+from .registry import NotDifferentiable, Primitive
+from .records import BackwardStep, BackwardTrace, TapeRecord
+from .tape import AutodiffWarning, GradientTape, UnconnectedGradients
+from .tensor import Tensor, TensorShape, Variable, constant
+from .ops.elementwise import abs, pow, round  # noqa: A004  (shadow builtins, as tf does)
+from .ops.creation import range  # noqa: A004
+from .ops.shape import shape  # the function; ops.shape is also a module
+from .ops.math_extra import add_n, reverse  # top level in tf too
+from .ops.trigonometry import *  # noqa: F403  (tf.asin ... tf.atan2 are top level too)
+from .ops.losses import one_hot
+from . import autodiff, functional  # ad.autodiff.ForwardAccumulator, as tf.autodiff
+from .custom_gradient import custom_gradient
+from .name_scope import name_scope
+from .user_ops import RegisterGradient, no_gradient, primitive
 
-# ---- forward mode and the functional API (forward.py, functional.py) ----
-# ad.autodiff.ForwardAccumulator as in tf.autodiff; ad.functional: grad, jacobian, hessian, ...
-from . import autodiff, forward, functional  # noqa: F401
-# ---- end forward mode and the functional API ----
+from .tracing import TensorSpec
+from .tracing.function import function
+from .models import Module, layers, optimizers
+from . import saved_model
 
-# ---- custom gradients and user-defined ops (custom_gradient.py, user_ops.py) ----
-from .custom_gradient import custom_gradient  # noqa: F401,E402
-from .user_ops import RegisterGradient, no_gradient, primitive  # noqa: F401,E402
-# ---- end custom gradients and user-defined ops ----
-
-# ---- modules, layers, traced functions, saved models (module.py, layers.py, function.py, ...) ----
-from . import layers, saved_model  # noqa: F401,E402
-from .function import TensorSpec, function  # noqa: F401,E402
-from .module import Module  # noqa: F401,E402
-from .name_scope import name_scope  # noqa: F401,E402
-from .ops.losses import one_hot  # noqa: F401,E402
-from . import optimizers  # noqa: F401,E402
-# ---- end modules, layers, traced functions, saved models ----
+# ``import autodiff.layers`` and ``from autodiff.optimizers import Adam`` name
+# the same modules as ``ad.layers`` and ``ad.optimizers``.
+_sys.modules[__name__ + ".layers"] = layers
+_sys.modules[__name__ + ".optimizers"] = optimizers
 
 
 def stop_gradient(input, name=None):  # noqa: A002
@@ -61,3 +83,16 @@ def stop_gradient(input, name=None):  # noqa: A002
 
 
 __version__ = "0.1.0"
+
+# The public names: every function, class and dtype above, and the public
+# namespaces; not the engine's modules (``ad.tape``, ``ad.backward``, ...),
+# which stay importable for readers of the source.
+_NAMESPACES = ("autodiff", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
+               "optimizers", "random", "saved_model", "testing")
+__all__ = sorted([name for name, value in globals().items()
+                  if not name.startswith("_") and not isinstance(value, _types.ModuleType)]
+                 + list(_NAMESPACES))
+
+
+def __dir__():
+    return __all__

@@ -41,6 +41,10 @@ __all__ = ["grad", "value_and_grad", "jacobian", "hessian", "hvp", "jvp", "vjp",
            "tape_hessian", "gradients_function", "gradients"]
 
 
+def __dir__():   # dir(ad.functional) shows the functions, not this module's imports
+    return __all__
+
+
 # ---- helpers ---------------------------------------------------------------------
 
 def _as_tensors(value):

@@ -13,3 +13,5 @@ from .ops.elementwise import divide as truediv  # noqa: F401
 from .ops.nn import log_softmax  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
 from .ops.gather_dynamic import segment_sum, unsorted_segment_sum  # noqa: F401
+
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -11,3 +11,5 @@ from .ops.pooling import avg_pool2d, max_pool2d  # noqa: F401
 from .ops.special import softsign  # noqa: F401  (also ad.math.softsign, as in tf)
 from .ops.compositions import bias_add, l2_normalize  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
+
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

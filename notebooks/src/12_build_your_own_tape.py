@@ -610,3 +610,9 @@ check(my_prediction, trace.gradients,
 # pushes a stack of cotangents through `backward`; `forward.py` pushes tangents the other
 # way; `custom_gradient.py` records a whole Python function as one `IdentityN` record.
 # Open them: each file starts with a docstring that says what it owns.
+#
+# Past the engine stand four packages that build on it, and that it never imports:
+# `tracing/` (`ad.function`: run Python once, keep the graph), `compiler/`
+# (`jit_compile=True`: that graph written out as a program), `saved_model/` and `models/`
+# (`ad.Module`, the layers, the optimizers). The docstring of `autodiff/__init__.py` maps
+# them all, in the order to read them.

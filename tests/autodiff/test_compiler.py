@@ -1,4 +1,4 @@
-"""Compiled traces (``autodiff/compiler.py``) compute what the graph replay computes.
+"""Compiled traces (``autodiff/compiler/program.py``) compute what the graph replay computes.
 
 Table-driven over the op registry: for every op and case, a function that
 applies the op and takes its gradient is traced, written out as a program,
@@ -12,14 +12,15 @@ import pytest
 
 import autodiff as ad
 from autodiff import nest, testing
-from autodiff.compiler import _IMPURE_PREFIXES, compile_graph
+from autodiff.compiler import compile_graph
+from autodiff.compiler.passes import IMPURE_PREFIXES
 from autodiff.registry import REGISTRY
 
 
 def _cases():
     params = []
     for name, prim in sorted(REGISTRY.items()):
-        if name.startswith(_IMPURE_PREFIXES):
+        if name.startswith(IMPURE_PREFIXES):
             continue  # a new draw per run: nothing to compare
         try:
             n = len(testing.op_cases(prim))
@@ -167,8 +168,7 @@ def test_a_tape_outside_a_jit_compiled_function_still_differentiates_it():
 
 
 def test_a_trace_that_cannot_be_compiled_runs_op_by_op_with_one_warning(monkeypatch):
-    import importlib
-    function_module = importlib.import_module("autodiff.function")  # ad.function hides the module
+    from autodiff.tracing import function as function_module
 
     def broken(*args, **kwargs):
         raise NotImplementedError("no code for this op")

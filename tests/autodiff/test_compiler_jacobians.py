@@ -1,8 +1,8 @@
 """Compiled Jacobians: one-hot seed products and chunks written into the result.
 
-``compiler_seeds.py`` replaces ``(S * g) @ M`` (S a one-hot seed chunk) by a
+``compiler/seeds.py`` replaces ``(S * g) @ M`` (S a one-hot seed chunk) by a
 broadcast multiply, and must give the full product's numbers, NaN included
-wherever a zero meets an inf or a NaN; ``compiler_concat.py`` writes each
+wherever a zero meets an inf or a NaN; ``compiler/concat.py`` writes each
 chunk's product into the joined result. Both are checked against the full
 computation, with infs and NaNs planted in the inputs and the weights.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.compiler_seeds import one_hot_rows_matmul
+from autodiff.compiler.seeds import one_hot_rows_matmul
 
 
 def _full_product(g, m, start, stop):

@@ -1,4 +1,4 @@
-"""Forward mode's zero tangents in compiled programs (``autodiff/compiler_zeros.py``).
+"""Forward mode's zero tangents in compiled programs (``autodiff/compiler/zeros.py``).
 
 The compiled program skips products with zero tangents behind guards that
 check the values the zeros meet are finite; when one is not, the exact
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff import compiler
+from autodiff.compiler import program as compiler
 
 
 def _hvp_function(weights):
@@ -128,7 +128,7 @@ def test_programs_that_assign_or_draw_random_numbers_keep_every_zero():
 
 
 def test_the_checks_are_false_for_nan_inf_and_overflow():
-    from autodiff.compiler_zeros import all_finite
+    from autodiff.compiler.zeros import all_finite
     assert all_finite(np, np.array([1.0, -2.0], np.float32))
     assert all_finite(np, np.zeros((0, 3)))
     for bad in (np.nan, np.inf, -np.inf):
@@ -136,7 +136,7 @@ def test_the_checks_are_false_for_nan_inf_and_overflow():
     assert not all_finite(np, np.array([3e38, 3e38], np.float32))   # conservative: exact path
     assert not all_finite(np, np.array([1 + 1j, complex(0, np.inf)]))
     # the float32/float64 check a program writes: a sum of squares, one BLAS call
-    from autodiff.compiler_zeros import check_lines
+    from autodiff.compiler.zeros import check_lines
     test = check_lines("a", ((2,), np.dtype("float32")))[0].split("if not ")[1].split(":  #")[0]
     assert test == "isfinite(xp.vdot(a, a))"
     for a, finite in ((np.array([1.0, -2.0], np.float32), True), (np.zeros((0,), np.float32), True),

@@ -1,7 +1,7 @@
 """Custom gradients inside ad.function: traced once, right on every call, to every order.
 
 A custom-gradient call becomes an ``IdentityN`` node whose VJP runs the
-traced ``grad_fn`` (see ``autodiff/graph_custom_gradient.py``); these tests
+traced ``grad_fn`` (see ``autodiff/tracing/graph_custom_gradient.py``); these tests
 check that it uses each call's values, not the trace's, and that it agrees
 with the eager ``ad.custom_gradient`` for several outputs, variables,
 nesting, second derivatives and Jacobians.

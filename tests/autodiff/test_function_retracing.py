@@ -8,7 +8,6 @@ warning in its own words.
 """
 
 import gc
-import sys
 import tracemalloc
 import warnings
 import weakref
@@ -17,8 +16,8 @@ import pytest
 
 import autodiff as ad
 from autodiff.tape import AutodiffWarning
+from autodiff.tracing import function as function_module
 
-function_module = sys.modules["autodiff.function"]  # ad.function, the name, is the decorator
 
 
 def _scale(x, a):

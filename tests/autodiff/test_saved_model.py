@@ -55,8 +55,8 @@ def run_fresh(code):
 
 
 def version_of(path):
-    """The version directory a model's pointer names (``saved_model_store.py``)."""
-    return Path(ad.saved_model_store.resolve(str(path)))
+    """The version directory a model's pointer names (``autodiff/saved_model/store.py``)."""
+    return Path(ad.saved_model.store.resolve(str(path)))
 
 
 def save_guide_module(path, custom_gradients):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import autodiff as ad
-from autodiff import saved_model_store as store
+from autodiff.saved_model import store
 
 ROOT = Path(__file__).resolve().parents[2]
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="fork and SIGKILL are POSIX")

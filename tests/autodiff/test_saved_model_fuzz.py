@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff import saved_model_store as store
+from autodiff.saved_model import store
 
 WRONG_VALUES = [None, -1, 2 ** 70, "x", [], {}, True, 1.5, [[["deep"]]], {"ref": ["node", 9, 9]}]
 

@@ -981,7 +981,7 @@ def test_claim_truncated_normal_within_two_stddev(tf):
         assert np.abs(draws).max() <= 3.0 and np.abs(draws).max() > 2.5
 
 
-# autodiff/module.py:4 "``trainable_variables`` walks the attributes each time it is asked,
+# autodiff/models/module.py:4 "``trainable_variables`` walks the attributes each time it is asked,
 # as ``tf.Module`` does, in a fixed order (attribute names sorted ...)"; :45
 # "``'BatchNormalization'`` -> ``'batch_normalization'`` (TensorFlow's default names)"
 def test_claim_module_variable_order_and_default_name(tf):
@@ -999,7 +999,7 @@ def test_claim_module_variable_order_and_default_name(tf):
     assert run(tf)[0] == "batch_normalization"
 
 
-# autodiff/function.py:17 "the value of every Python argument (``f(x, 2)`` and ``f(x, 3)``
+# autodiff/tracing/function.py:17 "the value of every Python argument (``f(x, 2)`` and ``f(x, 3)``
 # are two traces, as in TensorFlow)"
 def test_claim_function_traces_once_per_python_value(tf):
     def run(m):
@@ -1016,7 +1016,7 @@ def test_claim_function_traces_once_per_python_value(tf):
     assert run(tf) == run(ad) == [2, 3]
 
 
-# autodiff/saved_model.py:103 "``experimental_custom_gradients`` (default True, as in
+# autodiff/saved_model/save.py:103 "``experimental_custom_gradients`` (default True, as in
 # TensorFlow)"
 def test_claim_save_options_custom_gradients_default_true(tf):
     assert tf.saved_model.SaveOptions().experimental_custom_gradients is True
@@ -1170,7 +1170,7 @@ def test_claim_traced_function_draws_fresh_numbers(tf):
         assert not np.array_equal(f().numpy(), f().numpy())
 
 
-# autodiff/graph.py:243 "An assign while tracing becomes a node; ... only running the graph
+# autodiff/tracing/graph.py:243 "An assign while tracing becomes a node; ... only running the graph
 # changes it (as in TensorFlow)"
 def test_claim_assign_inside_traced_function_runs_once_per_call(tf):
     for m in (tf, ad):
@@ -1230,7 +1230,7 @@ def test_claim_pow_jvp_wrt_exponent_at_nonpositive_base(tf):
     _assert_same(run(tf), run(ad))
 
 
-# autodiff/module.py:6 "a module's own attributes before those of its submodules"; :180
+# autodiff/models/module.py:6 "a module's own attributes before those of its submodules"; :180
 # "Depth-first across modules, as tf.Module"; :77 "(as ``tf.Module.name_scope``)"
 def test_claim_module_submodule_order_and_name_scope(tf):
     def run(m):
@@ -1312,7 +1312,7 @@ def _run(source, module, path):
 
 # 05_nan_gradients_and_new_ops.py "Saved without, the fresh process has no gradient for the
 # `IdentityN` op: `LookupError`, exactly the error TensorFlow raises in the same situation";
-# autodiff/saved_model.py:63 "As in TensorFlow, loading in that same process still finds the
+# autodiff/saved_model/save.py:63 "As in TensorFlow, loading in that same process still finds the
 # gradient; in a fresh process ... ``LookupError: No gradient defined for operation
 # 'IdentityN' (op type: IdentityN)``"
 @pytest.mark.parametrize("module", ["tensorflow", "autodiff"])

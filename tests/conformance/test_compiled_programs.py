@@ -3,7 +3,7 @@
 TensorFlow only generates the programs here (their shapes are checked by it);
 both sides of every comparison are ad: the program run eagerly, and the same
 program traced with its inputs as arguments and run as compiled Python
-(``autodiff/compiler.py``). Values, dtypes and None-ness must agree.
+(``autodiff/compiler/program.py``). Values, dtypes and None-ness must agree.
 """
 
 import numpy as np
@@ -88,7 +88,7 @@ def test_generated_programs_compiled_equal_eager(tf, chunk):
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
 def test_compiled_programs_keep_eagers_nans_when_an_input_is_not_finite(tf, bad):
     # The compiled program skips forward mode's zero tangents behind finiteness checks
-    # (compiler_zeros.py); with an inf or a NaN in any input, each output must still be
+    # (autodiff/compiler/zeros.py); with an inf or a NaN in any input, each output must still be
     # eager's, NaN for NaN. Forward mode and second order, where those zeros live.
     checked = 0
     for seed in SEEDS:

@@ -237,7 +237,7 @@ def test_gradient_inside_its_own_recording_context(m):
 @same_on_both
 def test_forward_over_reverse_zero_tangent_meeting_inf_is_nan(m):
     # exp(100) overflows float32 and meets a zero tangent inside the backward pass:
-    # element 1 of the HVP is 0 * inf = NaN, not inf (compiler_zeros.py keeps this).
+    # element 1 of the HVP is 0 * inf = NaN, not inf (autodiff/compiler/zeros.py keeps this).
     # Backs lesson 10's "TensorFlow gives the same NaN" (the lesson's cell, on both).
     b = m.Variable([1.0, 100.0, 2.0])
     k = m.constant([1.0, 2.0, 3.0])

@@ -4,14 +4,14 @@ The library's ops whose forward is exactly an expression (``x + y``,
 ``xp.tanh(x)``, tanh's chain rule ``dy * (1 - y * y)``, ``x.T @ g``) are
 written as that expression instead of a call of the op's forward; the floats
 are the same, because the forward computes this very expression. When the
-plan lets a step write over an input that dies there (``compiler_passes.py``,
+plan lets a step write over an input that dies there (``passes.py``,
 ``IN_PLACE``), the expression becomes the ufunc call with ``out=``, and the
 expression stays beside it as a comment. Tanh's ``1 - y * y`` is computed
 once for all the chain rules through the same ``y``.
 """
 
-from . import backend
-from .compiler_passes import IN_PLACE
+from .. import backend
+from .passes import IN_PLACE
 
 __all__ = ["inline_template", "expression", "shared_tanh_factors", "transposed"]
 

@@ -28,7 +28,7 @@ turns the ``MatMul`` into a ``one_hot_matmul`` step; the ``Mul`` that built
 
 import numpy as np
 
-from . import backend
+from .. import backend
 
 __all__ = ["rewrite", "one_hot_rows_matmul"]
 

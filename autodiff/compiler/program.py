@@ -1,6 +1,6 @@
 """``ad.function(f, jit_compile=True)``: a traced graph written out as a Python program.
 
-A trace (``graph.py``) is already a straight list of ops, the backward pass
+A trace (``tracing/graph.py``) is already a straight list of ops, the backward pass
 included when ``f`` calls ``tape.gradient``: the ops of the VJP rules were
 traced like any others. This module writes that list out as one Python
 function over raw backend arrays, so running it costs one call of each op's
@@ -13,12 +13,12 @@ forward and nothing else: no Tensor wrappers, no dispatch through
 - **constants** (captured tensors, such as a Jacobian's one-hot seed stack)
   are built once, when the function is traced, and passed in by reference;
 - **buffers are reused**: an elementwise op writes over an input array that
-  dies there, when nothing else could see it (``compiler_passes.py``).
+  dies there, when nothing else could see it (``passes.py``).
 
 The program is meant to be read. ``f.experimental_get_compiler_ir(*args)(stage="python")``
 returns its source: one line per op, named like the tape's printout. The
 simple ops are written as the expressions their forwards compute (``x @ w``,
-``v6 * (1 - v1 * v1)`` for tanh's chain rule; ``compiler_inline.py``); the
+``v6 * (1 - v1 * v1)`` for tanh's chain rule; ``inline.py``); the
 others call the op's own forward (the one declared in ``autodiff/ops``)::
 
     def loss_and_grad(xp, x):
@@ -45,13 +45,13 @@ import keyword
 import re
 import weakref
 
-from . import backend, nest
-from .compiler_inline import expression, inline_template, shared_tanh_factors, transposed
-from .compiler_passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
-from .compiler_seeds import one_hot_rows_matmul
-from .compiler_zeros import all_finite, check_lines, isfinite
-from .graph import ASSIGN, Ref
-from .tensor import Tensor
+from .. import backend, nest
+from ..tensor import Tensor
+from ..tracing.graph import ASSIGN, Ref
+from .inline import expression, inline_template, shared_tanh_factors, transposed
+from .passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
+from .seeds import one_hot_rows_matmul
+from .zeros import all_finite, check_lines, isfinite
 
 __all__ = ["Program", "compile_graph", "STAGES"]
 
@@ -291,7 +291,7 @@ def _write(graph, plan, name, arg_names):
 
 
 def _write_matmul_into(lines, step, args, names, plan, text):
-    """A chunk's MatMul writing into its rows of the joined result (``compiler_concat.py``)."""
+    """A chunk's MatMul writing into its rows of the joined result (``concat.py``)."""
     concat = step.target
     key = ("node", concat.index)
     if key not in names.of:

@@ -15,7 +15,7 @@ those), checks before reading a byte of data:
 
 Then exactly ``nbytes`` are read, so memory is bounded by what the JSON
 declares. Every problem is a ``FormatError`` naming the file and member.
-It does not know the layout of the model directory (``saved_model_store.py``).
+It does not know the layout of the model directory (``store.py``).
 """
 
 import math
@@ -24,7 +24,7 @@ import zlib
 
 import numpy as np
 
-from .saved_model_format import FormatError
+from .file_format import FormatError
 
 __all__ = ["ArrayFile", "MAX_ARRAY_BYTES", "MAX_TOTAL_BYTES"]
 

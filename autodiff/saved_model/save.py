@@ -1,4 +1,4 @@
-"""``ad.saved_model``: save a module's traced functions and variables; load them anywhere.
+"""``ad.saved_model.save``: a module's traced functions and variables, written to a directory.
 
     >>> class MyModule(ad.Module):
     ...     @ad.function(input_signature=[ad.TensorSpec(None)])
@@ -22,11 +22,11 @@ with the functions as attributes, ``.variables`` and ``.trainable_variables``.
 A signature with unknown sizes that was never called is traced at save
 time on the smallest shape it allows (unknown rank: a scalar; unknown
 size: 1); call the function on the shapes you need before saving (graphs
-are specialized to shapes, see ``function.py``).
+are specialized to shapes, see ``tracing/function.py``).
 
 The format (version 1): two files, never a pickle, in a version directory
 that ``export_dir/saved_model.current`` names (the layout and how a save is
-published atomically: ``saved_model_store.py``).
+published atomically: ``store.py``).
 
 ``saved_model.json`` (human-readable)::
 
@@ -57,7 +57,7 @@ published atomically: ``saved_model_store.py``).
   ``{"python": value}``; params are JSON with tuples as lists.
 - A custom-gradient call is ``{"op": "IdentityN", "inputs": [y..., x...,
   captures...], "custom_gradient": {"n_y": 1, "n_x": 1, "graph": {...}}}``,
-  its gradient graph taking ``(dy..., inputs...)`` (see ``graph.py``). Saved
+  its gradient graph taking ``(dy..., inputs...)`` (see ``tracing/graph.py``). Saved
   with ``experimental_custom_gradients=False``, ``"graph"`` is replaced by
   ``"gradient_op_type": "CustomGradient-<random hex>"``, a name only the
   saving process knows. As in TensorFlow, loading in that same process
@@ -84,15 +84,14 @@ import warnings
 
 import numpy as np
 
-from . import saved_model_store as store
-from .function import Function
-from .module import Module
-from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, Writer,
-                                 encode_structure)
-from .saved_model_format import FormatError
-from .saved_model_load import LoadedModel, MissingFileError, load  # noqa: F401 (public)
+from ..models.module import Module
+from ..tracing.function import Function
+from . import store
+from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError, Writer,
+                          encode_structure)
+from .load import LoadedModel
 
-__all__ = ["save", "load", "SaveOptions", "FormatError", "MissingFileError", "current_version"]
+__all__ = ["save", "SaveOptions", "current_version"]
 
 
 def current_version(export_dir):
@@ -141,7 +140,7 @@ def save(obj, export_dir, signatures=None, options=None):
         signatures: accepted for TensorFlow compatibility; ignored.
         options: a ``SaveOptions``.
 
-    The model is published as one unit (``saved_model_store.py``): a reader
+    The model is published as one unit (``store.py``): a reader
     loading meanwhile gets the old model or the new one, whole; a crash at
     any instant leaves one of them loadable.
 

@@ -19,12 +19,16 @@ do not exist for variables [...]"); all None raises ValueError;
 
 import warnings
 
-from . import dtypes
-from .ops import creation, elementwise
-from .tensor import Tensor, convert_to_tensor
-from .variable import Variable
+from .. import dtypes
+from ..ops import creation, elementwise
+from ..tensor import Tensor, convert_to_tensor
+from ..variable import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam"]
+
+
+def __dir__():   # dir(ad.optimizers) shows the optimizers, not this module's imports
+    return __all__
 
 
 class Optimizer:
@@ -118,7 +122,7 @@ class Optimizer:
             var_list: the variables to update.
             tape: the GradientTape that recorded ``loss`` (needed for a Tensor).
         """
-        from .tape import GradientTape
+        from ..tape import GradientTape
         if callable(loss):
             with GradientTape() as tape:
                 value = loss()

@@ -26,15 +26,19 @@ import inspect
 import itertools
 import math as _math
 
-from . import dtypes, nn
+from .. import dtypes, nn
+from ..ops import creation, elementwise, reduce
+from ..ops import random as _random
+from ..ops.matmul import matmul
+from ..ops.shape import STOP_GRADIENT, reshape
+from ..tensor import Variable, convert_to_tensor
 from .module import Module, camel_to_snake
-from .ops import creation, elementwise, reduce
-from .ops import random as _random
-from .ops.matmul import matmul
-from .ops.shape import STOP_GRADIENT, reshape
-from .tensor import Variable, convert_to_tensor
 
 __all__ = ["Layer", "Dense", "BatchNormalization", "Conv2D"]
+
+
+def __dir__():   # dir(ad.layers) and tab completion show the layers, not this module's imports
+    return __all__
 
 _name_counters = {}  # base name -> itertools.count, so names are unique per run (Keras' uids)
 
@@ -209,7 +213,7 @@ class BatchNormalization(Layer):
     ``moving = moving * momentum + batch * (1 - momentum)``, outside every tape.
     With ``training=False`` (the default) the moving statistics are used.
     Inside an ``ad.function`` the moving statistics are updated only while
-    tracing (``assign`` is a Python side effect, see ``graph.py``).
+    tracing (``assign`` is a Python side effect, see ``tracing/graph.py``).
 
     Args:
         axis: the feature axis (an int or a list of ints; default the last).

@@ -18,8 +18,8 @@ import json
 
 import numpy as np
 
-from . import backend, dtypes, nest
-from .tensor import Tensor, TensorShape, Variable, convert_to_tensor
+from .. import backend, dtypes, nest
+from ..tensor import Tensor, TensorShape, Variable, convert_to_tensor
 
 __all__ = ["TensorSpec", "describe", "describe_text", "key_of", "bind", "conform",
            "is_placeholder", "shape_compatible", "probe_value"]

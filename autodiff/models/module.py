@@ -34,9 +34,9 @@ import inspect
 import re
 import threading
 
-from . import nest
-from .name_scope import name_scope as _name_scope
-from .tensor import Variable
+from .. import nest
+from ..name_scope import name_scope as _name_scope
+from ..tensor import Variable
 
 __all__ = ["Module"]
 

@@ -41,7 +41,7 @@ from math import isfinite
 
 import numpy as np
 
-from . import backend
+from .. import backend
 
 __all__ = ["rewrite", "all_finite", "isfinite", "check_lines"]
 
@@ -95,7 +95,7 @@ def check_lines(value, spec):
 
 def applies(steps):
     """Whether the pass may run on a program with these steps (see the module docstring)."""
-    from .compiler_passes import IMPURE_PREFIXES
+    from .passes import IMPURE_PREFIXES
     return backend.xp is backend.namespace("numpy") and not any(
         step.kind == "assign" or step.node.custom is not None
         or step.node.primitive.name.startswith(IMPURE_PREFIXES) for step in steps)

@@ -1,7 +1,7 @@
 """Where a saved model lives on disk, and how a save is published as one unit.
 
 This module owns the directory protocol only; what goes *in* the files is
-``saved_model_format.py`` (JSON) and ``saved_model_arrays.py`` (.npz). It
+``file_format.py`` (JSON) and ``arrays.py`` (.npz). It
 never parses a model.
 
 Layout of ``export_dir``::
@@ -46,7 +46,7 @@ import re
 import secrets
 import shutil
 
-from .saved_model_format import FORMAT_NAME
+from .file_format import FORMAT_NAME
 
 __all__ = ["POINTER_FILE", "STEPS", "resolve", "read_with_retries", "publish", "is_ours"]
 
@@ -73,7 +73,7 @@ def _step(name):
 
 
 class StoreError(ValueError):
-    """The pointer file is damaged; ``saved_model_load`` turns it into a FormatError."""
+    """The pointer file is damaged; ``load.py`` turns it into a FormatError."""
 
 
 # ---- reading ------------------------------------------------------------------------

@@ -43,11 +43,11 @@ shape, a mask, a scalar index, a range's bounds) refuse such a tensor with a
 TypeError (``validate.host_value``).
 """
 
-from . import backend, nest
-from . import tape as _tape
+from .. import backend, nest
+from .. import tape as _tape
 from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
-from .registry import REGISTRY
-from .tensor import Tensor, Variable
+from ..registry import REGISTRY
+from ..tensor import Tensor, Variable
 
 __all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "prune", "CustomGradient",
            "custom_gradient_primitive"]

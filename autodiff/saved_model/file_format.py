@@ -1,7 +1,7 @@
 """The saved-model file format: graphs to JSON and back, checking everything read.
 
-``saved_model.py`` documents the format and does the file handling; this
-module converts between in-memory Graphs (``graph.py``) and their JSON
+``save.py`` documents the format and does the file handling; this
+module converts between in-memory Graphs (``tracing/graph.py``) and their JSON
 form, and validates a loaded file *before* anything runs: every op type
 must be registered in this process, every reference must point at
 something that exists and came earlier, every array must be in the
@@ -20,9 +20,9 @@ import math
 import uuid
 import weakref
 
-from . import dtypes
-from .graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
-from .registry import REGISTRY, Primitive
+from .. import dtypes
+from ..tracing.graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
+from ..registry import REGISTRY, Primitive
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "JSON_FILE", "ARRAYS_FILE", "IDENTITY_N", "Writer",
            "Reader", "FormatError"]

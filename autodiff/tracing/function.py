@@ -53,14 +53,14 @@ import inspect
 import warnings
 import weakref
 
-from . import nest
-from . import tape as _tape
-from .tape import AutodiffWarning
-from .compiler import STAGES, compile_graph
+from .. import nest
+from .. import tape as _tape
+from ..tape import AutodiffWarning
+from ..tensor import Tensor, Variable
+from ..compiler import STAGES, compile_graph
 from .graph import Tracer, trace
 from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
                         probe_value)
-from .tensor import Tensor, Variable
 
 __all__ = ["TensorSpec", "function", "Function", "ConcreteFunction", "CompileError"]
 
@@ -71,7 +71,7 @@ RETRACE_MAX_WARNINGS = 2   # and at most twice per function
 
 
 class CompileError(RuntimeError):
-    """``jit_compile=True`` could not write a trace out as a program (see ``compiler.py``)."""
+    """``jit_compile=True`` could not write a trace out as a program (see ``compiler/program.py``)."""
 
 
 class ConcreteFunction:
@@ -105,7 +105,7 @@ class ConcreteFunction:
         return self.graph.run(flat_tensors)
 
     def program(self):
-        """This trace written out as Python (``compiler.py``), compiled on first use.
+        """This trace written out as Python (``compiler/program.py``), compiled on first use.
 
         Raises:
             CompileError: what could not be compiled, and why.
@@ -321,7 +321,7 @@ class Function:
         """The compiled form of the trace for these arguments (TensorFlow's method).
 
         Returns a function ``ir(stage="python")``: ``"python"`` gives the
-        straight-line program ``jit_compile=True`` runs (``compiler.py``),
+        straight-line program ``jit_compile=True`` runs (``compiler/program.py``),
         ``"graph"`` the traced graph. It works with or without ``jit_compile``.
 
         >>> f = ad.function(lambda x: ad.sin(x) * x, jit_compile=True)
@@ -396,7 +396,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
         input_signature: a list of ``ad.TensorSpec`` (nested lists allowed),
             one per argument; calls must fit it.
         jit_compile: True writes each trace out as a straight-line Python
-            program over the backend's arrays (``compiler.py``) and runs that
+            program over the backend's arrays (``compiler/program.py``) and runs that
             when no tape records; ``f.experimental_get_compiler_ir(*args)()``
             shows it. Results equal the uncompiled ones.
         autograph, reduce_retracing: accepted for TensorFlow compatibility;

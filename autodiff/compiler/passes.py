@@ -20,10 +20,10 @@ own ``1.0``). Then the steps nothing needs are dropped (dead code), and
 each value's last use is found so the program can free it right there.
 
 A Jacobian's one-hot seed stack times a matrix becomes a broadcast multiply
-(``compiler_seeds.py``), and the chunks of a Jacobian are written straight
-into the result instead of being concatenated (``compiler_concat.py``).
+(``seeds.py``), and the chunks of a Jacobian are written straight
+into the result instead of being concatenated (``concat.py``).
 On NumPy, forward mode's zero tangents are skipped where the values they
-meet are checked finite at run time (``compiler_zeros.py``); a failed
+meet are checked finite at run time (``zeros.py``); a failed
 check runs the exact plan instead.
 
 Last, **buffers are reused**: an elementwise step whose input dies at that
@@ -43,8 +43,9 @@ import json
 
 import numpy as np
 
-from . import backend, compiler_concat, compiler_seeds, compiler_zeros, nest
-from .graph import ASSIGN, Ref
+from .. import backend, nest
+from ..tracing.graph import ASSIGN, Ref
+from . import concat, seeds, zeros
 
 __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 
@@ -93,7 +94,7 @@ class Plan:
         self.steps, self.outputs, self.constants, self.last_use = steps, outputs, constants, last_use
         self.reuse = reuse or {}
         self.spec = spec or (lambda src: None)   # source -> (shape, dtype), or None
-        self.guarded = guarded   # zero tangents skipped under guards (``compiler_zeros.py``)
+        self.guarded = guarded   # zero tangents skipped under guards (``zeros.py``)
 
 
 def plan(graph, skip_zero_tangents=True):
@@ -101,7 +102,7 @@ def plan(graph, skip_zero_tangents=True):
 
     With ``skip_zero_tangents``, forward mode's zero tangents are skipped
     where the values they meet are finite, behind guards
-    (``compiler_zeros.py``); ``Plan.guarded`` says whether any was, and then
+    (``zeros.py``); ``Plan.guarded`` says whether any was, and then
     the program may give up (return None) for the exact plan to run.
     """
     constants, canonical = _constants(graph)
@@ -166,14 +167,14 @@ def plan(graph, skip_zero_tangents=True):
         value_of[i] = [("node", i, j) for j in range(n if n is not None else _max_output(graph, i))]
 
     outputs = [source(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
-    compiler_seeds.rewrite(steps, constants, spec)
+    seeds.rewrite(steps, constants, spec)
     guarded = False
-    if skip_zero_tangents and compiler_zeros.applies(steps):
-        steps, outputs, guarded = compiler_zeros.rewrite(steps, outputs, constants, spec,
+    if skip_zero_tangents and zeros.applies(steps):
+        steps, outputs, guarded = zeros.rewrite(steps, outputs, constants, spec,
                                                          _live_steps, Step)
     else:
         steps = _live_steps(steps, outputs)
-    compiler_concat.rewrite(steps, spec)
+    concat.rewrite(steps, spec)
     _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
     last_use = {}
     for position, step in enumerate(steps):

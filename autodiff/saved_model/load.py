@@ -1,13 +1,13 @@
 """Loading a saved model (``ad.saved_model.load``): check everything, then rebuild.
 
-The format is documented in ``saved_model.py``, the directory layout in
-``saved_model_store.py``. Loading resolves the pointer to one version,
+The format is documented in ``save.py``, the directory layout in
+``store.py``. Loading resolves the pointer to one version,
 reads its ``saved_model.json`` (bounded in size and depth) and only the
-``variables.npz`` members it refers to (``saved_model_arrays.py``: sizes
+``variables.npz`` members it refers to (``arrays.py``: sizes
 checked before anything inflates, never a pickle), checks
 the format name and version, rebuilds the variables and constants (every
 array must have the shape and dtype the JSON promises), and rebuilds each
-traced graph through the op registry (``saved_model_format.Reader``). The
+traced graph through the op registry (``file_format.Reader``). The
 result is a ``LoadedModel``: each saved function is an attribute that picks
 the trace matching its arguments. Nothing from the files is ever executed
 as code. Every malformed input raises one error type, ``FormatError``
@@ -19,15 +19,15 @@ import os
 
 import numpy as np
 
-from . import nest
-from . import saved_model_store as store
-from .saved_model_arrays import ArrayFile
-from .function import ConcreteFunction
-from .module import Module
-from .saved_model_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError,
-                                 Reader, decode_dtype, decode_shape, decode_structure, field)
-from .signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
-from .tensor import Variable, constant
+from .. import nest
+from ..tensor import Variable, constant
+from ..models.module import Module
+from ..tracing.function import ConcreteFunction
+from ..tracing.signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
+from . import store
+from .arrays import ArrayFile
+from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError,
+                          Reader, decode_dtype, decode_shape, decode_structure, field)
 
 __all__ = ["load", "LoadedModel", "LoadedFunction", "FormatError", "MissingFileError"]
 
@@ -98,7 +98,7 @@ class LoadedModel(Module):
 def load(export_dir, tags=None, options=None):
     """Loads a model written by ``save`` (in this process or any other).
 
-    Reads the version ``saved_model.current`` names (``saved_model_store.py``),
+    Reads the version ``saved_model.current`` names (``store.py``),
     or the two files of the older layout, and only the arrays the JSON refers to.
 
     Returns:

@@ -29,7 +29,7 @@ are ordinary primitives, so an outer tape differentiates them again
 ``x``). Saved models store the gradient graph as JSON.
 """
 
-from .registry import Primitive
+from ..registry import Primitive
 
 __all__ = ["CustomGradient", "custom_gradient_primitive"]
 

@@ -1,0 +1,18 @@
+"""The compiler: a traced graph written out as one straight-line Python program.
+
+``ad.function(f, jit_compile=True)`` hands its trace here. Reading order:
+``program.py`` (writing the program, line by line), ``passes.py`` (what is
+planned before writing: dead code, shared subexpressions, constants, buffer
+reuse), then the rewrites the plan applies: ``seeds.py`` (a Jacobian's
+one-hot seeds), ``zeros.py`` (forward mode's zero tangents, behind
+finiteness checks), ``concat.py`` (Jacobian chunks written into their
+result), and ``inline.py`` (simple ops as the expressions they compute).
+
+May import: the engine and the graph it compiles (``autodiff.tracing.graph``).
+It never imports ``tracing.function``, which calls it, and the engine never
+imports it.
+"""
+
+from .program import STAGES, Program, compile_graph
+
+__all__ = ["compile_graph", "Program", "STAGES"]

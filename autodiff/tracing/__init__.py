@@ -1,0 +1,19 @@
+"""Traced functions: ``ad.function`` runs Python once per signature and keeps the graph.
+
+Reading order: ``function.py`` (tracing, the trace cache, calling a trace),
+``signature.py`` (how a call's arguments become a cache key; ``ad.TensorSpec``),
+``graph.py`` (the graph: its nodes, the Tracer that records them, replay),
+``graph_custom_gradient.py`` (an ``ad.custom_gradient`` inside a graph).
+
+May import: the engine (``autodiff``'s top-level modules and ``ops/``), and
+the compiler (``autodiff.compiler``) for ``jit_compile=True``. The engine
+never imports this package: a tracer plugs into the tape's observer list
+(``tape.thread_state.observers``) instead.
+"""
+
+from .function import CompileError, ConcreteFunction, Function
+from .signature import TensorSpec
+
+# ``ad.function``, the decorator, is ``function.function``; here ``function``
+# stays the module's name, so ``autodiff.tracing.function.MAX_TRACES`` reads.
+__all__ = ["Function", "ConcreteFunction", "CompileError", "TensorSpec"]
