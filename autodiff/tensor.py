@@ -174,6 +174,8 @@ class Tensor:
         # an implicit conversion would be a hidden copy to the host.
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
+        if _tape.thread_state.active:
+            _warn_if_traced(self, "np.asarray()", stacklevel=3)
         out = backend.to_numpy(self._value, implicit=True)
         return out.astype(dtype) if dtype is not None else out
 
@@ -416,15 +418,18 @@ def constant(value, dtype=None, shape=None, name=None):
 # Imported last: these modules need the classes above.
 def _warn_if_traced(tensor, how, stacklevel=4):
     """Warns when ``ad.function`` is tracing and ``tensor``'s value, which comes from the
-    traced function's arguments, is read on the host: the trace keeps this one value."""
+    traced function's arguments or from a Variable, is read on the host: the trace keeps
+    this one value."""
     from . import validate
     if validate.traced(tensor):
+        what = ("a Variable" if isinstance(tensor, Variable)
+                else "a tensor computed from the function's arguments or variables")
         warnings.warn(
-            f"ad.function is tracing, and {how} reads the value of a tensor computed from the "
-            f"function's arguments: the trace keeps this call's value (and any Python `if` or "
-            f"loop decided by it) for every later call with the same shapes. Use the library's "
-            f"ops (ad.where, ad.maximum...) instead of Python control flow on tensor values, "
-            f"or call the function without ad.function.", _tape.AutodiffWarning, stacklevel=stacklevel)
+            f"ad.function is tracing, and {how} reads the value of {what}: the trace keeps "
+            f"this call's value (and any Python `if` or loop decided by it) for every later "
+            f"call with the same shapes, however the value changes. Compute with the library's "
+            f"ops instead (ad.where, ad.maximum, ad.cast(step, ad.float32) ...), or call the "
+            f"function without ad.function.", _tape.AutodiffWarning, stacklevel=stacklevel)
 
 
 from .variable import Variable  # noqa: E402  (a Tensor subclass; ad.Variable)

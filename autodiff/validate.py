@@ -102,7 +102,8 @@ def host_value(tensor, op, arg):
     """
     if traced(tensor):
         raise TypeError(
-            f"{op}: {arg} is computed from the arguments of the ad.function being traced, "
+            f"{op}: {arg} is computed from the arguments of the ad.function being traced "
+            f"(or is a Variable, or computed from one), "
             f"but {op} needs its value while tracing; the trace would keep the first call's "
             f"{arg} for every later call. Pass {arg} as a Python value (or a tensor made "
             f"outside the function), or call the function without ad.function")

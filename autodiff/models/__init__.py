@@ -2,7 +2,8 @@
 
 Reading order: ``module.py`` (a container that finds its variables),
 ``layers.py`` (Keras layers: variables made on the first call),
-``optimizers.py`` (gradients to variable updates, outside every tape).
+``optimizers.py`` (gradients to variable updates, outside every tape),
+``schedules.py`` (learning rates that follow the optimizer's step counter).
 
 May import: the engine only. Traced functions, the compiler and saved
 models do not come in here; ``autodiff.saved_model`` imports ``module.py``.

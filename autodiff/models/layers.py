@@ -212,8 +212,8 @@ class BatchNormalization(Layer):
     moving statistics towards the batch's:
     ``moving = moving * momentum + batch * (1 - momentum)``, outside every tape.
     With ``training=False`` (the default) the moving statistics are used.
-    Inside an ``ad.function`` the moving statistics are updated only while
-    tracing (``assign`` is a Python side effect, see ``tracing/graph.py``).
+    Inside an ``ad.function`` (compiled or not) the update is traced and
+    runs on every call, exactly as the eager call would make it.
 
     Args:
         axis: the feature axis (an int or a list of ints; default the last).

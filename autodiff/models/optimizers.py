@@ -1,4 +1,4 @@
-"""``ad.optimizers``: SGD and Adam with Keras 3's update rules and ``apply_gradients``.
+"""``ad.optimizers``: SGD, Adam, AdamW and RMSprop with Keras 3's update rules.
 
 An optimizer turns gradients into Variable updates, outside every tape:
 
@@ -15,6 +15,14 @@ Keras to rounding. Per-variable state ("slots": momentum, Adam's ``m`` and
 As in Keras 3: a None gradient skips its variable with a warning ("Gradients
 do not exist for variables [...]"); all None raises ValueError;
 ``iterations`` (an int64 Variable) counts ``apply_gradients`` calls.
+
+Everything that changes from step to step lives in Variables and is read
+with ops: the step counter (Adam's bias correction reads ``iterations``),
+the learning rate (a float becomes the Variable ``learning_rate``; a
+schedule is called with ``iterations``), the slots. So a training step
+traced by ``ad.function``, compiled or not, updates the same state in the
+same way on every call as the eager step does; nothing is read on the host
+and frozen into the trace.
 """
 
 import warnings
@@ -23,8 +31,10 @@ from .. import dtypes
 from ..ops import creation, elementwise
 from ..tensor import Tensor, convert_to_tensor
 from ..variable import Variable
+from . import schedules
+from .schedules import LearningRateSchedule
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "schedules"]
 
 
 def __dir__():   # dir(ad.optimizers) shows the optimizers, not this module's imports
@@ -35,34 +45,59 @@ class Optimizer:
     """The shared part: learning rate, ``iterations``, slots and ``apply_gradients``.
 
     Args:
-        learning_rate: a float, or a callable ``step -> float`` (a schedule,
-            called with the current ``iterations`` value).
+        learning_rate: a float (kept in the float32 Variable ``learning_rate``),
+            a ``schedules.LearningRateSchedule`` (called with ``iterations``),
+            or a callable taking no arguments, as in Keras 3.
         name: the optimizer's name (``'sgd'``, ``'adam'``).
 
     Subclasses implement ``update_step(gradient, variable, learning_rate)``.
     """
 
     def __init__(self, learning_rate, name):
-        self._learning_rate = learning_rate
         self.name = name
         self.iterations = Variable(0, dtype=dtypes.int64, trainable=False,
                                    name=f"{name}/iteration")
+        self._learning_rate = self._build_learning_rate(learning_rate)
         self._slots = {}   # (slot name, variable id) -> Variable
+
+    def _build_learning_rate(self, learning_rate):
+        if isinstance(learning_rate, LearningRateSchedule) or callable(learning_rate):
+            return learning_rate
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float, Tensor)):
+            raise ValueError(f"{type(self).__name__}: `learning_rate` must be a float, a "
+                             f"LearningRateSchedule or a callable; received "
+                             f"learning_rate={learning_rate!r}")
+        return Variable(learning_rate, dtype=dtypes.float32, trainable=False,
+                        name=f"{self.name}/learning_rate")
 
     @property
     def learning_rate(self):
-        """The current learning rate as a Python float (a schedule is evaluated)."""
+        """The current learning rate: the ``learning_rate`` Variable, or the schedule's
+        value at ``iterations`` (a tensor), as Keras 3's ``optimizer.learning_rate``."""
         lr = self._learning_rate
-        return float(lr(int(self.iterations.numpy())) if callable(lr) else lr)
+        if isinstance(lr, LearningRateSchedule):
+            return lr(self.iterations)
+        return lr() if callable(lr) else lr
 
     @learning_rate.setter
     def learning_rate(self, value):
-        self._learning_rate = value
+        if isinstance(self._learning_rate, LearningRateSchedule):
+            raise TypeError(
+                "This optimizer was created with a `LearningRateSchedule` object as its "
+                "`learning_rate` constructor argument, hence its learning rate is not "
+                "settable. If you need the learning rate to be settable, you should "
+                "instantiate the optimizer with a float `learning_rate` argument.")
+        if isinstance(self._learning_rate, Variable) and not callable(value):
+            self._learning_rate.assign(value)   # a step traced earlier reads the new value
+        else:
+            self._learning_rate = self._build_learning_rate(value)
 
     @property
     def variables(self):
-        """``iterations`` and every slot, in creation order."""
-        return [self.iterations] + list(self._slots.values())
+        """``iterations``, ``learning_rate`` (when it is a Variable) and every slot, in
+        creation order, as Keras 3."""
+        rate = [self._learning_rate] if isinstance(self._learning_rate, Variable) else []
+        return [self.iterations] + rate + list(self._slots.values())
 
     def slot(self, variable, name):
         """The optimizer's ``name`` state for ``variable`` (zeros like it, made on first use)."""
@@ -98,6 +133,7 @@ class Optimizer:
                           f"None (the loss does not depend on them); they are left unchanged",
                           UserWarning, stacklevel=2)
         lr = self.learning_rate
+        self._apply_weight_decay([v for _, v in kept], lr)
         for g, v in kept:
             if not isinstance(v, Variable):
                 raise TypeError(f"{type(self).__name__}.apply_gradients: expected Variables, "
@@ -134,6 +170,15 @@ class Optimizer:
 
     def update_step(self, gradient, variable, learning_rate):
         raise NotImplementedError
+
+    def _apply_weight_decay(self, variables, learning_rate):
+        """Decoupled weight decay (AdamW): ``w -= w * weight_decay * lr``, before the step."""
+        decay = getattr(self, "weight_decay", None)
+        if not decay:
+            return
+        for variable in variables:
+            variable.assign(variable - variable * _scalar(decay, variable)
+                            * _scalar(learning_rate, variable))
 
     def __repr__(self):
         return f"<{type(self).__name__} learning_rate={self._learning_rate!r}>"
@@ -204,10 +249,10 @@ class Adam(Optimizer):
         self.epsilon = float(epsilon)
 
     def update_step(self, gradient, variable, learning_rate):
-        step = float(int(self.iterations.numpy()) + 1)
+        step = _scalar(self.iterations + 1, variable)   # read with ops: traced, never frozen
         one = _scalar(1.0, variable)
-        beta_1_power = _scalar(self.beta_1, variable) ** _scalar(step, variable)
-        beta_2_power = _scalar(self.beta_2, variable) ** _scalar(step, variable)
+        beta_1_power = _scalar(self.beta_1, variable) ** step
+        beta_2_power = _scalar(self.beta_2, variable) ** step
         alpha = _scalar(learning_rate, variable) * elementwise.sqrt(one - beta_2_power) / (
             one - beta_1_power)
         m = self.slot(variable, "momentum")
@@ -215,6 +260,81 @@ class Adam(Optimizer):
         m.assign_add((gradient - m) * (1 - self.beta_1))
         v.assign_add((elementwise.square(gradient) - v) * (1 - self.beta_2))
         variable.assign_sub((m * alpha) / (elementwise.sqrt(v) + self.epsilon))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay, as ``keras.optimizers.AdamW``.
+
+    Before each Adam step every updated variable shrinks:
+    ``w -= w * weight_decay * lr`` (Loshchilov and Hutter's decoupling: the
+    decay does not pass through Adam's averages).
+
+    Args:
+        learning_rate: float or schedule (default 0.001).
+        weight_decay: the decay per step, times the learning rate (default 0.004).
+        beta_1, beta_2, epsilon: as ``Adam``.
+
+    >>> w = ad.Variable(1.0)
+    >>> ad.optimizers.AdamW(0.1, weight_decay=0.5).apply_gradients([(ad.constant(2.0), w)])
+    >>> round(float(w.numpy()), 4)          # 1 - 1 * 0.5 * 0.1, then Adam's first step
+    0.85
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-7, name=None):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, name=name or "adamw")
+        if not isinstance(weight_decay, (int, float)) or isinstance(weight_decay, bool):
+            raise ValueError(f"AdamW: `weight_decay` must be a float; received "
+                             f"weight_decay={weight_decay!r}")
+        self.weight_decay = float(weight_decay)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, as ``keras.optimizers.RMSprop``.
+
+    A running average of the squared gradient, ``v = rho * v + (1 - rho) * g^2``;
+    the step is ``lr * g / sqrt(v + epsilon)`` (centered: ``v - mean(g)^2``
+    inside the root), with optional momentum on the steps.
+
+    Args:
+        learning_rate: float or schedule (default 0.001).
+        rho: decay of the average.
+        momentum: momentum on the steps (0: none).
+        epsilon: added inside the square root (Keras' default 1e-7).
+        centered: subtract the running mean gradient's square.
+
+    >>> w = ad.Variable(1.0)
+    >>> ad.optimizers.RMSprop(0.01).apply_gradients([(ad.constant(2.0), w)])
+    >>> round(float(w.numpy()), 4)          # 1 - 0.01 * 2 / sqrt(0.1 * 4)
+    0.9684
+    """
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
+                 centered=False, name=None):
+        super().__init__(learning_rate, name or "rmsprop")
+        self.rho = float(rho)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.centered = bool(centered)
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = _scalar(learning_rate, variable)
+        rho = self.rho
+        velocity = self.slot(variable, "velocity")
+        velocity.assign(velocity * rho + elementwise.square(gradient) * (1 - rho))
+        if self.centered:
+            average = self.slot(variable, "average_gradient")
+            average.assign(average * rho + gradient * (1 - rho))
+            denominator = velocity - elementwise.square(average) + self.epsilon
+        else:
+            denominator = velocity + self.epsilon
+        increment = gradient * lr / elementwise.sqrt(denominator)
+        if self.momentum > 0:
+            momentum = self.slot(variable, "momentum")
+            momentum.assign(momentum * self.momentum + increment)
+            variable.assign_sub(momentum)
+        else:
+            variable.assign_sub(increment)
 
 
 def _scalar(value, variable):

@@ -55,6 +55,28 @@ def set_seed(seed):
     _op_streams.clear()
 
 
+def streams_state():
+    """Where every random stream stands now, for ``restore_streams``.
+
+    Tracing runs the function's ops once to learn the graph; the draws made
+    then are given back afterwards (``tracing/graph.trace``), so the traced
+    function's first call draws the numbers the eager function would.
+    """
+    return (_global_seed, _global_stream, _global_stream.bit_generator.state,
+            {key: (stream, stream.bit_generator.state) for key, stream in _op_streams.items()})
+
+
+def restore_streams(state):
+    """Puts every random stream back where ``streams_state()`` found it."""
+    global _global_seed, _global_stream
+    _global_seed, _global_stream, global_state, streams = state
+    _global_stream.bit_generator.state = global_state
+    _op_streams.clear()
+    for key, (stream, stream_state) in streams.items():
+        stream.bit_generator.state = stream_state
+        _op_streams[key] = stream
+
+
 def _nonnegative(seed):
     return int(seed) % (1 << 64)
 

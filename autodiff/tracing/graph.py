@@ -45,9 +45,10 @@ TypeError (``validate.host_value``).
 
 from .. import backend, nest
 from .. import tape as _tape
-from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
+from ..ops import random as random_ops
 from ..registry import REGISTRY
 from ..tensor import Tensor, Variable
+from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
 
 __all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "prune", "CustomGradient",
            "custom_gradient_primitive"]
@@ -290,10 +291,14 @@ class Tracer:
         return tensor._id in self._where or (self._parent is not None and self._parent.knows(tensor))
 
     def follows(self, tensor):
-        """Whether ``tensor``'s value comes from the graph's arguments (an argument or a node's
-        output, here or in an enclosing trace), so that it changes from call to call."""
+        """Whether ``tensor``'s value can change from call to call: it comes from the graph's
+        arguments (an argument or a node's output, here or in an enclosing trace), or it is a
+        Variable or a read of one (the graph reads the variable each time it runs, and an
+        optimizer's step counter or a layer's moving mean changes between calls)."""
+        if isinstance(tensor, Variable):
+            return True
         where = self._where.get(tensor._id)
-        if where is not None and where.kind in ("arg", "node"):
+        if where is not None and where.kind in ("arg", "node", "var"):
             return True
         return self._parent is not None and self._parent.follows(tensor)
 
@@ -390,7 +395,11 @@ def trace(tracer, thunk):
 
     The tapes (and accumulators) that were recording are paused meanwhile:
     they should see the graph's ops when it runs, not while it is traced.
+    Tracing leaves no trace in the program's state: variables it assigned
+    get their values back, and the random streams stand where they stood,
+    so running the graph afterwards does exactly what the eager call would.
     """
+    streams = random_ops.streams_state()
     saved = list(_tape.thread_state.active)
     _tape.thread_state.active[:] = [tracer]
     _tape.thread_state.observers.append(tracer)
@@ -402,4 +411,5 @@ def trace(tracer, thunk):
         _tape.thread_state.observers.remove(tracer)
         for variable, before in tracer._assigned.values():
             variable._value = before  # tracing has no side effects; running the graph does
+        random_ops.restore_streams(streams)
     return graph

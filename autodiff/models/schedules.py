@@ -1,0 +1,176 @@
+"""``ad.optimizers.schedules``: learning rates that change with the step, as Keras 3's.
+
+An optimizer calls its schedule with its ``iterations`` Variable at every
+``apply_gradients``; the schedule computes the rate with the library's ops:
+
+    >>> decay = ad.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    >>> float(decay(ad.constant(10)))
+    0.05
+    >>> opt = ad.optimizers.SGD(learning_rate=decay)
+
+Because the step is read as a tensor, never as a Python number, a training
+step inside ``ad.function`` (compiled or not) reads the counter each time it
+runs, and the rate moves on exactly as in eager code. A schedule written by
+hand should do the same: ``float(step)`` inside it would be frozen into the
+trace (and ``ad.function`` warns when that happens).
+"""
+
+import math as _math
+
+from ..ops import elementwise, predicates
+from ..tensor import convert_to_tensor
+
+__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay"]
+
+
+def __dir__():
+    return __all__
+
+
+class LearningRateSchedule:
+    """The base class: ``schedule(step) -> learning rate`` (a scalar tensor).
+
+    Subclasses implement ``__call__(step)`` with the library's ops and
+    ``get_config()`` (the arguments they were made with).
+    """
+
+    def __call__(self, step):
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(step)")
+
+    def get_config(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items() if k != "name")
+        return f"{type(self).__name__}({args})"
+
+
+def _as(value, dtype):
+    """``value`` (a Python number or a tensor of any dtype) as a tensor of ``dtype``."""
+    value = convert_to_tensor(value)
+    return value if value.dtype == dtype else elementwise.cast(value, dtype)
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)``.
+
+    Args:
+        initial_learning_rate: the rate at step 0.
+        decay_steps: steps over which the rate is multiplied by ``decay_rate`` (> 0).
+        decay_rate: the factor per ``decay_steps``.
+        staircase: floor ``step / decay_steps``, so the rate drops in steps.
+    """
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        if decay_steps <= 0:
+            raise ValueError(f"Argument `decay_steps` must be > 0. Received: "
+                             f"decay_steps={decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step):
+        initial = convert_to_tensor(self.initial_learning_rate)
+        dtype = initial.dtype
+        p = _as(step, dtype) / _as(self.decay_steps, dtype)
+        if self.staircase:
+            p = elementwise.floor(p)
+        return initial * elementwise.pow(_as(self.decay_rate, dtype), p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class CosineDecay(LearningRateSchedule):
+    """Half a cosine from the rate down to ``alpha`` times it over ``decay_steps``, then flat.
+
+    With ``warmup_target``, the rate first climbs linearly from
+    ``initial_learning_rate`` to ``warmup_target`` over ``warmup_steps``, and
+    the cosine then decays from ``warmup_target``.
+
+    Args:
+        initial_learning_rate: the rate at step 0.
+        decay_steps: length of the cosine.
+        alpha: the final rate as a fraction of the decayed-from rate.
+        warmup_target: the rate the warmup reaches (None: no warmup).
+        warmup_steps: length of the warmup.
+    """
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
+                 warmup_target=None, warmup_steps=0):
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.alpha = alpha
+        self.name = name
+        self.warmup_target = warmup_target
+        self.warmup_steps = warmup_steps
+
+    def _decay(self, step, decay_steps, decay_from, dtype):
+        fraction = step / decay_steps
+        cosine = 0.5 * (1.0 + elementwise.cos(_as(_math.pi, dtype) * fraction))
+        return decay_from * ((1 - self.alpha) * cosine + self.alpha)
+
+    def __call__(self, step):
+        initial = convert_to_tensor(self.initial_learning_rate)
+        dtype = initial.dtype
+        decay_steps = _as(self.decay_steps, dtype)
+        step = _as(step, dtype)
+        if self.warmup_target is None:
+            return self._decay(elementwise.minimum(step, decay_steps), decay_steps, initial, dtype)
+        target = _as(self.warmup_target, dtype)
+        warmup_steps = _as(self.warmup_steps, dtype)
+        step = elementwise.minimum(step, decay_steps + warmup_steps)
+        warming = (target - initial) * (step / warmup_steps) + initial
+        decaying = self._decay(step - warmup_steps, decay_steps, target, dtype)
+        # Both sides are computed (a graph has no Python `if` on a tensor); where picks one.
+        return predicates.where(predicates.less(step, warmup_steps), warming, decaying)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
+                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """``values[0]`` while ``step <= boundaries[0]``, ``values[1]`` up to ``boundaries[1]``, ...
+
+    Args:
+        boundaries: increasing step numbers.
+        values: one more value than boundaries.
+    """
+
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
+        if len(boundaries) != len(values) - 1:
+            raise ValueError(
+                "The length of boundaries should be 1 less than the length of values. "
+                f"Received: boundaries={boundaries} of length {len(boundaries)}, and "
+                f"values={values} of length {len(values)}.")
+        self.boundaries = list(boundaries)
+        self.values = list(values)
+        self.name = name
+
+    def __call__(self, step):
+        step = convert_to_tensor(step)
+        values = [convert_to_tensor(v) for v in self.values]
+        dtype = values[0].dtype
+        bounds = [_as(b, step.dtype) for b in self.boundaries]
+
+        def indicator(condition):   # 1.0 where the condition holds, as the rate's dtype
+            return elementwise.cast(condition, dtype)
+
+        rate = indicator(predicates.less_equal(step, bounds[0])) * values[0]
+        rate = rate + indicator(predicates.greater(step, bounds[-1])) * values[-1]
+        for low, high, value in zip(bounds[:-1], bounds[1:], values[1:-1]):
+            inside = predicates.logical_and(predicates.greater(step, low),
+                                            predicates.less_equal(step, high))
+            rate = rate + indicator(inside) * value
+        return rate
+
+    def get_config(self):
+        return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
+
