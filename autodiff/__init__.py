@@ -40,7 +40,7 @@ bottom, each with a comment saying so.
 import sys as _sys
 import types as _types
 
-from . import errors, linalg, math, nest, nn, random, testing
+from . import debugging, errors, linalg, math, nest, nn, random, testing
 from .backend import get_backend, set_backend, use_backend
 from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: A004
                      float64, int8, int16, int32, int64, uint8)
@@ -87,7 +87,7 @@ __version__ = "0.1.0"
 # The public names: every function, class and dtype above, and the public
 # namespaces; not the engine's modules (``ad.tape``, ``ad.backward``, ...),
 # which stay importable for readers of the source.
-_NAMESPACES = ("autodiff", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
+_NAMESPACES = ("autodiff", "debugging", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
                "optimizers", "random", "saved_model", "testing")
 __all__ = sorted([name for name, value in globals().items()
                   if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -73,12 +73,15 @@ class Primitive:
         cases: test cases, a list of ``(input_shapes, params)``; the default
             depends on the arity (scalars, vectors, matrices, broadcasting).
         doc: one line stating the derivative.
+        stateful: the op must run every time, even when nothing uses its result
+            (a check that raises); a traced graph keeps it, and the compiler
+            never folds it into a constant or merges it with a twin.
         register: add to the global registry (False for one-off ops).
     """
 
     def __init__(self, name, forward, vjp=None, *, jvp=None, saves="inputs", domain=None,
                  label=None, dtype_args=None, n_outputs=1, batch_aware=True, cases=None,
-                 doc=None, register=True, watches_outputs=True):
+                 doc=None, register=True, watches_outputs=True, stateful=False):
         if saves not in _SAVES:
             raise ValueError(f"{name}: saves must be one of {_SAVES}, not {saves!r}")
         self.name = name
@@ -94,6 +97,7 @@ class Primitive:
         self.watches_outputs = watches_outputs
         self.cases = cases
         self.doc = doc
+        self.stateful = stateful
         if register:
             if name in REGISTRY:
                 raise KeyError(f"an op type named {name!r} is already registered")

@@ -109,7 +109,7 @@ def test_the_front_door_lists_every_package_and_the_main_engine_files():
     assert folders == sorted(["ops", *SUBSYSTEMS])
 
 
-NAMESPACES = [ad, ad.autodiff, ad.errors, ad.functional, ad.layers, ad.linalg, ad.math, ad.nest,
+NAMESPACES = [ad, ad.autodiff, ad.debugging, ad.errors, ad.functional, ad.layers, ad.linalg, ad.math, ad.nest,
               ad.nn, ad.optimizers, ad.optimizers.schedules, ad.random, ad.saved_model, ad.testing]
 
 

@@ -137,7 +137,8 @@ def plan(graph, skip_zero_tangents=True):
             epoch[node.inputs[0].index] = epoch.get(node.inputs[0].index, 0) + 1
             value_of[i] = []
             continue
-        pure = node.custom is None and not node.primitive.name.startswith(IMPURE_PREFIXES)
+        pure = (node.custom is None and not node.primitive.stateful
+                and not node.primitive.name.startswith(IMPURE_PREFIXES))
         single = _n_outputs(node) == 1
         key = _cse_key(node, inputs) if pure else None
         if key is not None and key in seen:   # computed (or folded) already: share it
@@ -307,7 +308,7 @@ def _live_steps(steps, outputs):
     kept = []
     for step in reversed(steps):
         if step.kind in ("assign", "guard") or (step.kind, step.index) in needed \
-                or ("node", step.index) in needed:
+                or ("node", step.index) in needed or step.node.primitive.stateful:
             kept.append(step)
             needed.update(s[:2] for s in step.inputs if s[0] in ("node", "fold"))
     kept.reverse()

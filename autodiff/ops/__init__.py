@@ -12,6 +12,7 @@ from . import (clip, creation, einsum, elementwise, grad_kernels, join, linalg, 
 from . import conv, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
 from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
 from . import gather_dynamic, rearrange, sorting  # noqa: F401,E402
+from . import debugging  # noqa: F401,E402  (ad.debugging)
 from .compositions import *  # noqa: F401,F403,E402
 from .rearrange import *  # noqa: F401,F403,E402
 from .sorting import *  # noqa: F401,F403,E402

@@ -110,6 +110,7 @@ class _Assign:
     """
 
     name = "AssignVariableOp"
+    stateful = True   # runs on every call, whatever the outputs need
     methods = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}
 
     def __repr__(self):
@@ -344,7 +345,7 @@ def prune(graph):
     for ref in outputs:
         mark(ref)
     for i, node in enumerate(graph.nodes):
-        if node.primitive is ASSIGN:  # side effects are kept whatever the outputs need
+        if node.primitive.stateful:  # assignments and checks are kept whatever the outputs need
             live[i] = True
     for i in reversed(range(len(graph.nodes))):
         if live[i]:
