@@ -29,7 +29,7 @@ Subsystems built on the engine (the engine imports none of them):
     tracing/             ``ad.function``: trace once per signature, replay the graph
     compiler/            ``jit_compile=True``: a trace written out as a Python program
     saved_model/         ``ad.saved_model``: save and load traced functions, no pickle
-    models/              ``ad.Module``, ``ad.layers``, ``ad.optimizers``
+    models/              ``ad.Module`` and ``ad.keras``: layers, models, losses, optimizers
 
 The one tie that runs both ways is between the tape and the ops: an op
 records itself on the tape, and the tape's backward pass calls the ops'
@@ -64,13 +64,16 @@ from .user_ops import RegisterGradient, no_gradient, primitive
 
 from .tracing import TensorSpec
 from .tracing.function import function
-from .models import Module, layers, optimizers
+from .models import Module, keras, layers, optimizers
+from .models.keras import losses   # ad.losses, as tf.losses (Keras 3's losses)
 from . import saved_model
 
-# ``import autodiff.layers`` and ``from autodiff.optimizers import Adam`` name
-# the same modules as ``ad.layers`` and ``ad.optimizers``.
-_sys.modules[__name__ + ".layers"] = layers
-_sys.modules[__name__ + ".optimizers"] = optimizers
+# ``import autodiff.layers`` and ``from autodiff.keras.optimizers import Adam`` name
+# the same modules as ``ad.layers`` and ``ad.keras.optimizers``.
+for _path, _module in {"layers": layers, "optimizers": optimizers, "keras": keras,
+                       "keras.layers": layers, "keras.optimizers": optimizers,
+                       "keras.losses": losses, "losses": losses}.items():
+    _sys.modules[f"{__name__}.{_path}"] = _module
 
 
 def stop_gradient(input, name=None):  # noqa: A002
@@ -88,7 +91,7 @@ __version__ = "0.1.0"
 # namespaces; not the engine's modules (``ad.tape``, ``ad.backward``, ...),
 # which stay importable for readers of the source.
 _NAMESPACES = ("autodiff", "debugging", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
-               "optimizers", "random", "saved_model", "testing")
+               "optimizers", "random", "saved_model", "testing", "keras", "losses")
 __all__ = sorted([name for name, value in globals().items()
                   if not name.startswith("_") and not isinstance(value, _types.ModuleType)]
                  + list(_NAMESPACES))

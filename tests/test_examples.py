@@ -122,3 +122,17 @@ def test_examples_run_as_scripts_and_write_the_page_they_are_given(tmp_path, nam
                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert f"wrote {out}" in run.stdout and out.stat().st_size > 10_000
+
+
+def test_the_keras_training_loop_learns_the_spirals_and_reports_each_epoch():
+    import io
+
+    out = io.StringIO()
+    history, accuracy = _example("train_keras_loop").main(epochs=6, out=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split("[")[0].strip() for line in lines[:6]] == [f"epoch  {k}/6" for k in
+                                                                 range(1, 7)]
+    assert all("loss" in line and "accuracy" in line for line in lines[:6])
+    losses = [loss for loss, _ in history]
+    assert losses[-1] < 0.5 * losses[0] and accuracy > 0.9
+    assert lines[-1].endswith("Adam took 144 steps")

@@ -110,7 +110,8 @@ def test_the_front_door_lists_every_package_and_the_main_engine_files():
 
 
 NAMESPACES = [ad, ad.autodiff, ad.debugging, ad.errors, ad.functional, ad.layers, ad.linalg, ad.math, ad.nest,
-              ad.nn, ad.optimizers, ad.optimizers.schedules, ad.random, ad.saved_model, ad.testing]
+              ad.nn, ad.optimizers, ad.optimizers.schedules, ad.random, ad.saved_model, ad.testing,
+              ad.keras, ad.losses]
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES, ids=lambda m: m.__name__)
@@ -147,5 +148,8 @@ def test_public_paths_still_resolve():
                                          ad.saved_model.SaveOptions)
     assert callable(ad.function) and ad.function.__module__ == "autodiff.tracing.function"
     assert ad.Module is ad.models.Module and ad.TensorSpec is ad.tracing.TensorSpec
+    from autodiff.keras import Sequential
+    from autodiff.keras.layers import Dense as KerasDense
+    assert Sequential is ad.keras.Sequential and KerasDense is Dense
     layer = autodiff.layers.Dense(2)
     assert isinstance(layer, ad.Module) and layer(ad.ones([1, 3])).shape == (1, 2)

@@ -1,15 +1,18 @@
-"""Building models: ``ad.Module``, ``ad.layers`` and ``ad.optimizers``, written with the engine's ops.
+"""Building models: ``ad.Module`` and ``ad.keras`` (layers, models, losses, optimizers), on the engine's ops.
 
 Reading order: ``module.py`` (a container that finds its variables),
-``layers.py`` (Keras layers: variables made on the first call),
+``layers/`` (Keras layers: variables made on the first call; ``base.py``
+first), ``model.py`` (``Model`` subclassing and ``Sequential``),
+``losses.py`` (Keras' losses, what a training step minimizes),
 ``optimizers.py`` (gradients to variable updates, outside every tape),
-``schedules.py`` (learning rates that follow the optimizer's step counter).
+``schedules.py`` (learning rates that follow the optimizer's step counter),
+and ``keras.py`` (the ``ad.keras`` namespace that gathers them).
 
 May import: the engine only. Traced functions, the compiler and saved
 models do not come in here; ``autodiff.saved_model`` imports ``module.py``.
 """
 
-from . import layers, optimizers
+from . import keras, layers, optimizers
 from .module import Module
 
-__all__ = ["Module", "layers", "optimizers"]
+__all__ = ["Module", "keras", "layers", "optimizers"]

@@ -9,7 +9,7 @@
 # network to separate two interleaved half-moons, and draws the boundary it learns.
 #
 # **You will learn**
-# 1. a model as an `ad.Module` of `ad.layers.Dense` layers, and its `trainable_variables`;
+# 1. a model as an `ad.keras.Model` of `Dense` layers, and its `trainable_variables`;
 # 2. one training step by hand: tape, loss, gradients, `assign_sub`;
 # 3. the same with `ad.optimizers.Adam`, and what its first step does;
 # 4. a training loop, its loss curve, and the decision boundary as a picture.
@@ -63,25 +63,31 @@ print("inputs:", x_train.shape, x_train.dtype, "  labels:", y_train.shape, y_tra
 # ## 2. The model
 #
 # Three dense layers: 2 inputs, two hidden layers of 16 units with `relu`, and 2 outputs,
-# one *logit* (an unnormalized score) per class. An `ad.Module` finds the variables of the
-# layers it holds, so `model.trainable_variables` lists every weight to train. Each
-# `Dense` layer creates its kernel and bias the first time it is called, when it sees the
-# size of its input.
+# one *logit* (an unnormalized score) per class. The model is written as a Keras 3 user
+# writes it: a subclass of `ad.keras.Model` (TensorFlow: `keras.Model`) that assigns its
+# layers in `__init__` and computes in `call`. The model finds the variables of the layers
+# it holds, so `model.trainable_variables` lists every weight to train, in the order the
+# layers were assigned. Each `Dense` layer creates its kernel and bias the first time it is
+# called, when it sees the size of its input.
+#
+# (Why `keras.Model` and not `tf.Module`, which older tutorials use? On TensorFlow 2.21, a
+# `tf.Module` holding Keras 3 layers finds none of their variables: its gradient list is
+# empty.)
 #
 # **Predict.** How many numbers does the model have to learn? (Each layer has a kernel of
 # shape `[inputs, units]` and a bias of shape `[units]`.)
 
 # %% tags=["solution"]
-class MLP(ad.Module):
+class MLP(ad.keras.Model):
     """2 -> 16 -> 16 -> 2 logits, relu in between."""
 
     def __init__(self):
         super().__init__(name="mlp")
-        self.hidden1 = ad.layers.Dense(16, activation="relu")
-        self.hidden2 = ad.layers.Dense(16, activation="relu")
-        self.logits = ad.layers.Dense(2)
+        self.hidden1 = ad.keras.layers.Dense(16, activation="relu")
+        self.hidden2 = ad.keras.layers.Dense(16, activation="relu")
+        self.logits = ad.keras.layers.Dense(2)
 
-    def __call__(self, x):
+    def call(self, x):
         return self.logits(self.hidden2(self.hidden1(x)))
 
 model = MLP()
@@ -244,8 +250,8 @@ for point, d in zip(probe.numpy(), direction):
 # %% [markdown]
 # ## Summary
 #
-# * A model is an `ad.Module` holding layers; `model.trainable_variables` lists every
-#   weight, created by the first call.
+# * A model is an `ad.keras.Model` holding layers (as in Keras 3); `model.trainable_variables`
+#   lists every weight, created by the first call.
 # * One training step: a tape around the loss, `tape.gradient(loss, variables)`, then
 #   update each variable in place (`assign_sub`, or `optimizer.apply_gradients`).
 # * Adam's first step moves each weight by the learning rate times the sign of its

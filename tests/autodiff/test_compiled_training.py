@@ -40,7 +40,9 @@ class Net(ad.Module):
                                    ad.layers.BatchNormalization(momentum=0.5, dtype=dtype)],
             "batchnorm_inference": [ad.layers.Dense(5, dtype=dtype),
                                     ad.layers.BatchNormalization(momentum=0.5, dtype=dtype)],
-            "dropout": [ad.layers.Dense(6, activation="relu", dtype=dtype)],
+            "dropout": [ad.layers.Dense(6, activation="relu", dtype=dtype),
+                        ad.layers.Dropout(0.3, seed=11)],
+            "gru": [ad.layers.GRU(4, dtype=dtype)],
             "conv_pool": [ad.layers.Conv2D(3, 2, activation="relu", dtype=dtype)],
             "rnn": [ad.layers.Dense(4, dtype=dtype), ad.layers.Dense(4, use_bias=False, dtype=dtype)],
         }[kind]
@@ -57,15 +59,16 @@ class Net(ad.Module):
                 h = ad.tanh(into(x[:, t, :]) + across(h))
         elif self.kind.startswith("batchnorm"):
             h = self.body[1](self.body[0](x), training=self.kind == "batchnorm_training")
+        elif self.kind == "dropout":               # a seeded Dropout layer and the global stream
+            h = self.body[1](self.body[0](x), training=training)
+            h = ad.nn.dropout(h, rate=0.2) if training else h
         else:
             h = self.body[0](x)
-            if self.kind == "dropout" and training:
-                h = ad.nn.dropout(h, rate=0.3)
         return self.head(h)
 
 
 def _inputs(kind, rng, dtype):
-    shape = {"conv_pool": (4, 5, 5, 2), "rnn": (4, 3, 2)}.get(kind, (4, 3))
+    shape = {"conv_pool": (4, 5, 5, 2), "rnn": (4, 3, 2), "gru": (4, 3, 2)}.get(kind, (4, 3))
     return rng.normal(size=shape).astype(dtype), rng.normal(size=(shape[0], 1)).astype(dtype)
 
 
@@ -129,7 +132,7 @@ def _assert_same_training(kind, optimizer, rate, steps, dtype, seed):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from(["mlp", "batchnorm_training", "batchnorm_inference", "dropout",
-                             "conv_pool", "rnn"]),
+                             "conv_pool", "rnn", "gru"]),
        optimizer=st.sampled_from(sorted(OPTIMIZERS)), rate=st.sampled_from(sorted(RATES)),
        steps=st.integers(2, 5), dtype=st.sampled_from(["float32", "float64"]),
        seed=st.integers(0, 2**16))

@@ -1,0 +1,149 @@
+"""The core layers: Dense, Flatten, Dropout, Embedding."""
+
+from ...dtypes import int32
+from ...ops.elementwise import cast
+from ...ops.matmul import matmul
+from ...ops.nn_compositions import dropout
+from ...ops.shape import reshape
+from ...ops.slicing import gather
+from .base import Layer, get_activation
+
+__all__ = ["Dense", "Flatten", "Dropout", "Embedding"]
+
+
+class Dense(Layer):
+    """A densely connected layer: ``activation(inputs @ kernel + bias)``.
+
+    Args:
+        units: size of the last axis of the output.
+        activation: a callable (``ad.nn.relu``), a name (``'relu'``) or None (linear).
+        use_bias: whether to add a bias vector.
+        kernel_initializer, bias_initializer: a name (``'glorot_uniform'``,
+            ``'zeros'``, ``'ones'``, ``'random_normal'``) or a function
+            ``(shape, dtype) -> tensor``. Random ones follow ``ad.random.set_seed``.
+
+    Inputs of rank > 2 are multiplied on their last axis.
+
+    >>> layer = ad.layers.Dense(3)
+    >>> layer(ad.ones([2, 4])).shape, layer.kernel.shape
+    (TensorShape([2, 3]), TensorShape([4, 3]))
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not hasattr(units, "__index__") or int(units) <= 0:
+            raise ValueError(f"Dense: units must be a positive int (the number of outputs), "
+                             f"not {units!r}")
+        self.units = int(units)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        if len(input_shape) < 2 or input_shape[-1] is None:
+            raise ValueError(f"Dense layer {self.name!r}: its input needs rank 2 or more with "
+                             f"a known last axis, got shape {tuple(input_shape)}")
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def call(self, inputs):
+        if inputs.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(f"Dense layer {self.name!r}: it was built for inputs whose last "
+                             f"axis is {self.kernel.shape[0]}, but this input has shape "
+                             f"{tuple(inputs.shape)}")
+        if inputs.ndim == 2:
+            outputs = matmul(inputs, self.kernel)
+        else:  # fold the leading axes into one, multiply, unfold
+            lead = tuple(inputs.shape[:-1])
+            flat = reshape(inputs, (-1, inputs.shape[-1]))
+            outputs = reshape(matmul(flat, self.kernel), lead + (self.units,))
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return outputs if self.activation is None else self.activation(outputs)
+
+
+class Flatten(Layer):
+    """Each example flattened to one axis: ``[batch, d1, d2, ...] -> [batch, d1 * d2 * ...]``.
+
+    >>> ad.layers.Flatten()(ad.ones([2, 3, 4])).shape
+    TensorShape([2, 12])
+    """
+
+    def call(self, inputs):
+        if inputs.ndim < 2:
+            return reshape(inputs, (-1, 1))
+        return reshape(inputs, (inputs.shape[0], -1))
+
+
+class Dropout(Layer):
+    """While training, zeroes each input with probability ``rate`` and scales the rest by
+    ``1 / (1 - rate)``; otherwise passes inputs through unchanged (Keras' inverted dropout).
+
+    Args:
+        rate: the fraction to drop, in [0, 1).
+        noise_shape: the shape of the mask, broadcast against the input (None: the input's).
+        seed: an int: this layer draws from its own stream, reproducible after
+            ``ad.random.set_seed``; None: the global stream.
+
+    The masks are this library's random numbers, not Keras': after the same
+    seed, Keras drops other elements (the rule, the rate and the scaling are Keras').
+
+    >>> layer = ad.layers.Dropout(0.5)
+    >>> layer(ad.ones([4]), training=False).numpy()      # inference: unchanged
+    array([1., 1., 1., 1.], dtype=float32)
+    """
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not 0 <= rate < 1:
+            raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
+                             f"value between 0 and 1 (1 excluded). Received: rate={rate!r}")
+        self.rate = float(rate)
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        return dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
+
+
+class Embedding(Layer):
+    """A lookup table: row ``i`` of ``embeddings`` for each integer ``i`` in the input.
+
+    Args:
+        input_dim: the vocabulary size (rows of the table).
+        output_dim: the size of each vector.
+        embeddings_initializer: Keras' default ``'uniform'`` is U(-0.05, 0.05).
+
+    The gradient reaches only the rows that were looked up (dense here:
+    zeros elsewhere; TensorFlow hands back ``IndexedSlices``).
+
+    >>> layer = ad.layers.Embedding(10, 3)
+    >>> layer(ad.constant([[1, 2], [3, 4]])).shape
+    TensorShape([2, 2, 3])
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", **kwargs):
+        super().__init__(**kwargs)
+        for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Both `input_dim` and `output_dim` should be positive, "
+                                 f"Received {arg}={value!r}")
+        self.input_dim = input_dim
+        self.output_dim = output_dim
+        self.embeddings_initializer = embeddings_initializer
+        self.embeddings = None
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          self.embeddings_initializer)
+
+    def call(self, inputs):
+        if not inputs.dtype.is_integer:
+            inputs = cast(inputs, int32)   # Keras casts float ids to int32
+        return gather(self.embeddings, inputs)

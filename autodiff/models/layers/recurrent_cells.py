@@ -1,0 +1,267 @@
+"""The recurrent cells: SimpleRNNCell, GRUCell, LSTMCell, each one time step of Keras 3's equations.
+
+A cell computes ``output, new_states = cell(x_t, states)``; ``recurrent.py``
+runs one over time. Variables follow Keras (``kernel``, ``recurrent_kernel``,
+``bias``, in that order), and so do the gate orders (GRU: z, r, h; LSTM: i,
+f, c, o), so weights copied from a Keras cell give the same outputs.
+"""
+
+from ...ops import creation
+from ...ops.join import concat, split
+from ...ops.matmul import matmul
+from ...tensor import Variable
+from .base import Layer, _initializer, get_activation
+
+__all__ = ["SimpleRNNCell", "GRUCell", "LSTMCell"]
+
+
+def _linear(x):
+    return x
+
+
+def _as_list(states):
+    return list(states) if isinstance(states, (list, tuple)) else [states]
+
+
+def _checked_units(who, units, dropout, recurrent_dropout):
+    if isinstance(units, bool) or not hasattr(units, "__index__") or int(units) <= 0:
+        raise ValueError(f"{who}: units must be a positive int (the size of the output and of "
+                         f"each state), not {units!r}")
+    if dropout or recurrent_dropout:
+        raise NotImplementedError(
+            f"{who}: dropout={dropout!r}, recurrent_dropout={recurrent_dropout!r}: dropout "
+            f"inside recurrent layers is not implemented in this library; pass 0.0 (the default)")
+    return int(units)
+
+
+class _Cell(Layer):
+    """What the three cells share: checks, states of ``units`` each, Keras' variable paths."""
+
+    def __init__(self, units, activation, use_bias, kernel_initializer, recurrent_initializer,
+                 bias_initializer, dropout, recurrent_dropout, seed, name, dtype):
+        units = _checked_units(type(self).__name__, units, dropout, recurrent_dropout)
+        super().__init__(name=name, dtype=dtype)
+        self.units = units
+        self.activation = get_activation(activation) or _linear   # Keras: None means linear
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.recurrent_initializer = recurrent_initializer
+        self.bias_initializer = bias_initializer
+        self.dropout, self.recurrent_dropout, self.seed = dropout, recurrent_dropout, seed
+        self.kernel = self.recurrent_kernel = self.bias = None
+        self._ad_owner = None   # the RNN layer's name once one builds this cell
+
+    @property
+    def state_size(self):
+        return self.units
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def get_initial_state(self, batch_size=None):
+        """Zero states, one ``(batch_size, units)`` tensor per entry of ``state_size``."""
+        sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
+        return [creation.zeros((batch_size, size), dtype=self.dtype) for size in sizes]
+
+    def add_weight(self, name, shape, initializer, trainable=True):
+        """As ``Layer.add_weight``; inside an RNN layer the name is Keras' path,
+        ``'gru/gru_cell/kernel:0'``, so two GRU layers never share variable names."""
+        prefix = f"{self._ad_owner}/{self.name}" if self._ad_owner else self.name
+        value = _initializer(initializer)(tuple(shape), self.dtype)
+        variable = Variable(value, trainable=trainable, name=f"{prefix}/{name}", dtype=self.dtype)
+        self._ad_weights.append(variable)
+        return variable
+
+    def _build_kernels(self, input_shape, gates):
+        if len(input_shape) != 2 or input_shape[-1] is None:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: its input must have rank 2 "
+                             f"[batch, features], got shape {tuple(input_shape)}")
+        width = gates * self.units
+        self.kernel = self.add_weight("kernel", (input_shape[-1], width), self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width),
+                                                self.recurrent_initializer)
+
+    def _check_step(self, inputs):
+        if inputs.ndim != 2 or inputs.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: it was built for inputs "
+                             f"[batch, {self.kernel.shape[0]}], but this input has shape "
+                             f"{tuple(inputs.shape)}")
+
+
+class SimpleRNNCell(_Cell):
+    """One step of a fully connected RNN:
+    ``h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)``; output and state are ``h``.
+
+    Args:
+        units: size of the output and of the state.
+        activation: a callable, a name or None (linear); default ``'tanh'``.
+        use_bias: whether to add ``bias`` (shape ``(units,)``).
+        kernel_initializer, recurrent_initializer, bias_initializer: names
+            (``'orthogonal'`` too) or functions ``(shape, dtype) -> tensor``.
+        dropout, recurrent_dropout, seed: accepted for Keras' signature; only 0 works.
+
+    ``states`` is a tensor or a list of one; the new state comes back the same way.
+
+    >>> cell = ad.layers.SimpleRNNCell(3)
+    >>> h, [state] = cell(ad.ones([2, 4]), [ad.zeros([2, 3])])
+    >>> h.shape, cell.recurrent_kernel.shape
+    (TensorShape([2, 3]), TensorShape([3, 3]))
+    """
+
+    def __init__(self, units, activation="tanh", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, seed=None,
+                 name=None, dtype=None):
+        super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
+                         bias_initializer, dropout, recurrent_dropout, seed, name, dtype)
+
+    def build(self, input_shape):
+        self._build_kernels(input_shape, 1)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def call(self, inputs, states, training=False):
+        self._check_step(inputs)
+        nested = isinstance(states, (list, tuple))
+        h_prev = states[0] if nested else states
+        h = matmul(inputs, self.kernel)
+        if self.use_bias:
+            h = h + self.bias
+        output = self.activation(h + matmul(h_prev, self.recurrent_kernel))
+        return output, ([output] if nested else output)
+
+
+class GRUCell(_Cell):
+    """One step of a gated recurrent unit (Cho et al. 2014), as Keras 3 computes it.
+
+    With ``reset_after=True`` (the default, cuDNN's convention) the inputs and
+    the state have separate biases, ``bias`` of shape ``(2, 3 * units)``:
+
+        x_z, x_r, x_h = split(x @ kernel + bias[0])
+        r_z, r_r, r_h = split(h_prev @ recurrent_kernel + bias[1])
+        z = recurrent_activation(x_z + r_z)
+        r = recurrent_activation(x_r + r_r)
+        hh = activation(x_h + r * r_h)
+        h = z * h_prev + (1 - z) * hh
+
+    With ``reset_after=False`` the reset gate multiplies the state before its
+    product, ``hh = activation(x_h + (r * h_prev) @ recurrent_kernel[:, 2u:])``,
+    and there is one bias of shape ``(3 * units,)``, on the inputs only.
+
+    Args:
+        units: size of the output and of the state.
+        activation, recurrent_activation: callables, names or None (linear);
+            default ``'tanh'`` and ``'sigmoid'``.
+        use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+            dropout, recurrent_dropout, seed: as ``SimpleRNNCell``.
+        reset_after: which convention (above).
+
+    >>> cell = ad.layers.GRUCell(3)
+    >>> h, _ = cell(ad.ones([2, 4]), ad.zeros([2, 3]))
+    >>> h.shape, cell.kernel.shape, cell.bias.shape
+    (TensorShape([2, 3]), TensorShape([4, 9]), TensorShape([2, 9]))
+    """
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, reset_after=True,
+                 seed=None, name=None, dtype=None):
+        super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
+                         bias_initializer, dropout, recurrent_dropout, seed, name, dtype)
+        self.recurrent_activation = get_activation(recurrent_activation) or _linear
+        self.reset_after = bool(reset_after)
+
+    def build(self, input_shape):
+        self._build_kernels(input_shape, 3)
+        if self.use_bias:
+            shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+            self.bias = self.add_weight("bias", shape, self.bias_initializer)
+
+    def call(self, inputs, states, training=False):
+        self._check_step(inputs)
+        nested = isinstance(states, (list, tuple))
+        h_prev = states[0] if nested else states
+        u = self.units
+        matrix_x = matmul(inputs, self.kernel)
+        if self.use_bias:
+            matrix_x = matrix_x + (self.bias[0] if self.reset_after else self.bias)
+        x_z, x_r, x_h = split(matrix_x, 3, axis=-1)
+        if self.reset_after:
+            matrix_inner = matmul(h_prev, self.recurrent_kernel)
+            if self.use_bias:
+                matrix_inner = matrix_inner + self.bias[1]
+        else:   # the candidate's product has to wait for r
+            matrix_inner = matmul(h_prev, self.recurrent_kernel[:, :2 * u])
+        z = self.recurrent_activation(x_z + matrix_inner[:, :u])
+        r = self.recurrent_activation(x_r + matrix_inner[:, u:2 * u])
+        if self.reset_after:
+            recurrent_h = r * matrix_inner[:, 2 * u:]
+        else:
+            recurrent_h = matmul(r * h_prev, self.recurrent_kernel[:, 2 * u:])
+        hh = self.activation(x_h + recurrent_h)
+        h = z * h_prev + (1 - z) * hh
+        return h, ([h] if nested else h)
+
+
+class LSTMCell(_Cell):
+    """One step of a long short-term memory (Hochreiter and Schmidhuber 1997), as Keras 3.
+
+        i, f, c_in, o = split(x @ kernel + h_prev @ recurrent_kernel + bias)
+        c = sig(f) * c_prev + sig(i) * activation(c_in)
+        h = sig(o) * activation(c)
+
+    where ``sig`` is ``recurrent_activation``. The states are ``[h, c]``.
+
+    Args:
+        units: size of the output and of each state.
+        activation, recurrent_activation: as ``GRUCell``.
+        unit_forget_bias: start the forget gate's slice of ``bias`` at ones
+            (and the rest with ``bias_initializer``), as Jozefowicz et al. 2015
+            advise.
+        use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+            dropout, recurrent_dropout, seed: as ``SimpleRNNCell``.
+
+    >>> cell = ad.layers.LSTMCell(3)
+    >>> h, [h, c] = cell(ad.ones([2, 4]), [ad.zeros([2, 3]), ad.zeros([2, 3])])
+    >>> cell.bias.numpy()[3:6]
+    array([1., 1., 1.], dtype=float32)
+    """
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", unit_forget_bias=True, dropout=0.0,
+                 recurrent_dropout=0.0, seed=None, name=None, dtype=None):
+        super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer,
+                         bias_initializer, dropout, recurrent_dropout, seed, name, dtype)
+        self.recurrent_activation = get_activation(recurrent_activation) or _linear
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    @property
+    def state_size(self):
+        return [self.units, self.units]
+
+    def build(self, input_shape):
+        self._build_kernels(input_shape, 4)
+        if self.use_bias:
+            init, u = _initializer(self.bias_initializer), self.units
+            if self.unit_forget_bias:
+                def bias_init(shape, dtype):   # Keras' order: i, f, c, o; f starts at one
+                    return concat([init((u,), dtype), creation.ones((u,), dtype=dtype),
+                                   init((2 * u,), dtype)], axis=0)
+            else:
+                bias_init = init
+            self.bias = self.add_weight("bias", (4 * u,), bias_init)
+
+    def call(self, inputs, states, training=False):
+        self._check_step(inputs)
+        h_prev, c_prev = states[0], states[1]
+        z = matmul(inputs, self.kernel)
+        z = z + matmul(h_prev, self.recurrent_kernel)
+        if self.use_bias:
+            z = z + self.bias
+        z_i, z_f, z_c, z_o = split(z, 4, axis=1)
+        c = self.recurrent_activation(z_f) * c_prev + \
+            self.recurrent_activation(z_i) * self.activation(z_c)
+        h = self.recurrent_activation(z_o) * self.activation(c)
+        return h, [h, c]
