@@ -43,8 +43,8 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # %% [markdown]
 # ## 1. A training step that reads as layers
 #
-# The model of lesson 13: two moons, an MLP `2 -> 16 -> 16 -> 2`. An `ad.Module`'s
-# layers run inside `ad.name_scope(layer.name)`, so every record carries its layer's
+# The model of lesson 13: two moons, an MLP `2 -> 16 -> 16 -> 2`, an `ad.keras.Model`. A
+# model's layers run inside `ad.name_scope(layer.name)`, so every record carries its layer's
 # scope, and `print(tape)` shows it after `#`. (The layers get fixed names here, so the
 # printout is the same on every run.)
 
@@ -60,16 +60,16 @@ def two_moons(n, noise=0.1, seed=0):
     return points.astype(np.float32), label.astype(np.int32)
 
 
-class MLP(ad.Module):
+class MLP(ad.keras.Model):
     """2 -> 16 -> 16 -> 2 logits, relu in between."""
 
     def __init__(self):
         super().__init__(name="mlp")
-        self.hidden1 = ad.layers.Dense(16, activation="relu", name="hidden1")
-        self.hidden2 = ad.layers.Dense(16, activation="relu", name="hidden2")
-        self.logits = ad.layers.Dense(2, name="logits")
+        self.hidden1 = ad.keras.layers.Dense(16, activation="relu", name="hidden1")
+        self.hidden2 = ad.keras.layers.Dense(16, activation="relu", name="hidden2")
+        self.logits = ad.keras.layers.Dense(2, name="logits")
 
-    def __call__(self, x):
+    def call(self, x):
         return self.logits(self.hidden2(self.hidden1(x)))
 
 
@@ -278,7 +278,7 @@ for t in (199, 190, 180, 150, 100):
 
 # %%
 class BrokenMLP(MLP):
-    def __call__(self, x):
+    def call(self, x):
         h = self.hidden1(x)
         with ad.name_scope("features"):
             h = ad.constant(np.maximum(h.numpy(), 0.0))    # bug 2: out of the tape's sight
@@ -396,7 +396,7 @@ check(my_prediction, " ".join(sorted(none_layers)),
 
 # %%
 class FixedMLP(MLP):
-    def __call__(self, x):
+    def call(self, x):
         h = self.hidden1(x)
         with ad.name_scope("features"):
             h = ad.maximum(h, 0.0)
