@@ -279,7 +279,7 @@ for point, d in zip(probe.numpy(), direction):
 # does it learn?
 
 # %% tags=["solution"]
-dense = ad.layers.Dense(3)
+dense = ad.keras.layers.Dense(3)
 dense(ad.ones([4, 5]))
 
 my_prediction = ...  # your prediction
