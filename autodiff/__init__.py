@@ -65,14 +65,15 @@ from .user_ops import RegisterGradient, no_gradient, primitive
 from .tracing import TensorSpec
 from .tracing.function import function
 from .models import Module, keras, layers, optimizers
-from .models.keras import losses   # ad.losses, as tf.losses (Keras 3's losses)
+from .models.keras import losses, metrics   # ad.losses, ad.metrics: as tf.losses, tf.metrics
 from . import saved_model
 
 # ``import autodiff.layers`` and ``from autodiff.keras.optimizers import Adam`` name
 # the same modules as ``ad.layers`` and ``ad.keras.optimizers``.
 for _path, _module in {"layers": layers, "optimizers": optimizers, "keras": keras,
                        "keras.layers": layers, "keras.optimizers": optimizers,
-                       "keras.losses": losses, "losses": losses}.items():
+                       "keras.losses": losses, "losses": losses, "keras.metrics": metrics,
+                       "metrics": metrics}.items():
     _sys.modules[f"{__name__}.{_path}"] = _module
 
 
@@ -91,7 +92,8 @@ __version__ = "0.1.0"
 # namespaces; not the engine's modules (``ad.tape``, ``ad.backward``, ...),
 # which stay importable for readers of the source.
 _NAMESPACES = ("autodiff", "debugging", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
-               "optimizers", "random", "saved_model", "testing", "keras", "losses")
+               "optimizers", "random", "saved_model", "testing", "keras", "losses",
+               "metrics")
 __all__ = sorted([name for name, value in globals().items()
                   if not name.startswith("_") and not isinstance(value, _types.ModuleType)]
                  + list(_NAMESPACES))

@@ -4,11 +4,12 @@ Run: python examples/train_keras_loop.py
 
 The model is a ``Sequential`` of Dense, Dropout and LayerNormalization
 layers; the loss ``SparseCategoricalCrossentropy(from_logits=True)``; the
-optimizer Adam with a ``CosineDecay`` schedule. The step is traced once and
-compiled (``ad.function(jit_compile=True)``): it trains exactly the model the
-eager step would, the step counter, the schedule, the Adam slots and the
-dropout masks included. Each epoch prints one line of progress: a bar, the
-mean loss, the accuracy and the time.
+optimizer Adam with a ``CosineDecay`` schedule; the epoch's mean loss and
+accuracy are ``keras.metrics``, updated inside the step. The step is traced
+once and compiled (``ad.function(jit_compile=True)``): it trains exactly the
+model the eager step would, the step counter, the schedule, the Adam slots,
+the metrics and the dropout masks included. Each epoch prints one line of
+progress: a bar, the mean loss, the accuracy and the time.
 
 The same file runs on TensorFlow 2.21 with one line changed, the import:
 ``import tensorflow as ad`` (tests/conformance/test_conf_keras.py runs it so).
@@ -62,6 +63,8 @@ def main(epochs=12, batch_size=64, out=sys.stdout):
                                                       alpha=0.05)
     optimizer = keras.optimizers.Adam(learning_rate=schedule)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    mean_loss = keras.metrics.Mean()
+    accuracy = keras.metrics.SparseCategoricalAccuracy()
 
     @ad.function(jit_compile=True)
     def train_step(x, y):
@@ -70,30 +73,29 @@ def main(epochs=12, batch_size=64, out=sys.stdout):
             loss = loss_fn(y, logits)
         variables = model.trainable_variables
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        correct = ad.equal(ad.cast(ad.argmax(logits, axis=1), ad.int32), y)
-        return loss, ad.reduce_mean(ad.cast(correct, ad.float32))
+        mean_loss.update_state(loss)
+        accuracy.update_state(y, logits)
 
     rng = np.random.default_rng(1)
     history = []
     for epoch in range(1, epochs + 1):
         start, order = time.perf_counter(), rng.permutation(len(points))
-        losses, accuracies = [], []
+        mean_loss.reset_state()
+        accuracy.reset_state()
         for b in range(batches):
             take = order[b * batch_size:(b + 1) * batch_size]
-            loss, accuracy = train_step(ad.constant(points[take]), ad.constant(labels[take]))
-            losses.append(float(loss))
-            accuracies.append(float(accuracy))
-            line = progress_line(epoch, epochs, b + 1, batches, np.mean(losses),
-                                 np.mean(accuracies), time.perf_counter() - start)
+            train_step(ad.constant(points[take]), ad.constant(labels[take]))
+            line = progress_line(epoch, epochs, b + 1, batches, float(mean_loss.result()),
+                                 float(accuracy.result()), time.perf_counter() - start)
             if out.isatty():
                 out.write("\r" + line)
         out.write(("\r" if out.isatty() else "") + line + "\n")
-        history.append((float(np.mean(losses)), float(np.mean(accuracies))))
+        history.append((float(mean_loss.result()), float(accuracy.result())))
     logits = model(ad.constant(points))
-    accuracy = float(np.mean(np.argmax(logits.numpy(), axis=1) == labels))
-    out.write(f"accuracy on all the points, dropout off: {accuracy:.3f}; "
+    final = float(np.mean(np.argmax(logits.numpy(), axis=1) == labels))
+    out.write(f"accuracy on all the points, dropout off: {final:.3f}; "
               f"Adam took {int(optimizer.iterations.numpy())} steps\n")
-    return history, accuracy
+    return history, final
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def test_the_front_door_lists_every_package_and_the_main_engine_files():
 
 NAMESPACES = [ad, ad.autodiff, ad.debugging, ad.errors, ad.functional, ad.layers, ad.linalg, ad.math, ad.nest,
               ad.nn, ad.optimizers, ad.optimizers.schedules, ad.random, ad.saved_model, ad.testing,
-              ad.keras, ad.losses]
+              ad.keras, ad.losses, ad.metrics]
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES, ids=lambda m: m.__name__)

@@ -3,7 +3,8 @@
 Reading order: ``module.py`` (a container that finds its variables),
 ``layers/`` (Keras layers: variables made on the first call; ``base.py``
 first), ``model.py`` (``Model`` subclassing and ``Sequential``),
-``losses.py`` (Keras' losses, what a training step minimizes),
+``losses/`` (Keras' losses, what a training step minimizes),
+``metrics.py`` (running means and accuracies a training loop reports),
 ``optimizers.py`` (gradients to variable updates, outside every tape),
 ``schedules.py`` (learning rates that follow the optimizer's step counter),
 and ``keras.py`` (the ``ad.keras`` namespace that gathers them).
