@@ -238,9 +238,9 @@ class Tensor:
     __hash__ = None  # elementwise == makes tensors unhashable, as in TensorFlow; use .ref()
 
     def __format__(self, spec):
-        if self._value.ndim == 0 and spec:
-            return format(self._host_copy(), spec)
-        return str(self)
+        # As TensorFlow's EagerTensor: an f-string formats the value, f"{t}" -> "2.0" and
+        # f"{t:>8.3f}" -> "   2.000" (print(t) and str(t) still show ad.Tensor(...)).
+        return format(self._host_copy(), spec)
 
     def __reduce__(self):
         raise TypeError("autodiff tensors are not picklable; save arrays with .numpy() instead")

@@ -123,3 +123,8 @@ class Variable(Tensor):
 
     __str__ = __repr__
 
+    def __format__(self, spec):
+        # f"{v}" shows the variable, as TensorFlow's; a format spec formats its value (an
+        # extension: TensorFlow refuses f"{v:.3f}").
+        return str(self) if not spec else format(self._host_copy(), spec)
+
