@@ -95,9 +95,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     parallel_iterations = _checked_parallel_iterations(parallel_iterations, "jacobian")
     if target is None:
         raise TypeError("jacobian: target is None; pass the tensor to differentiate")
-    if isinstance(target, (list, tuple, dict)):
-        raise TypeError("jacobian: target must be a single tensor (use one call per target)")
-    target = convert_to_tensor(target)
+    target = _single_target(target, "jacobian")
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
         if not isinstance(s, Tensor):
@@ -210,6 +208,16 @@ def _rows_by_loop(tape, target, sources, n, unconnected):
     return stacked
 
 
+def _single_target(target, method):
+    """``target`` as one tensor; a list, tuple or dict of targets raises AttributeError, the
+    exception TensorFlow raises (it looks for the target's ``.shape``)."""
+    if isinstance(target, (list, tuple, dict)):
+        raise AttributeError(
+            f"'{type(target).__name__}' object has no attribute 'shape': {method} takes a "
+            f"single target tensor (one Jacobian per target: call it once per target)")
+    return convert_to_tensor(target)
+
+
 def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
                    experimental_use_pfor):
     """``tape.batch_jacobian``: per example ``b``, d target[b] / d source[b]."""
@@ -217,7 +225,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
 
     _normalize_unconnected(unconnected_gradients)
     parallel_iterations = _checked_parallel_iterations(parallel_iterations, "batch_jacobian")
-    target, source = convert_to_tensor(target), source
+    target = _single_target(target, "batch_jacobian")
     if not isinstance(source, Tensor):
         raise ValueError(f"batch_jacobian: source must be a Tensor or Variable, not {source!r}")
     t_shape, s_shape = tuple(target._value.shape), tuple(source._value.shape)

@@ -134,8 +134,8 @@ del tape
 # `gradient` accepts a list of targets (it differentiates their sum). `jacobian` does not:
 # a Jacobian of two targets would be two matrices of different shapes, not one sum. Its
 # **sources** can be a list (one Jacobian per source comes back), but its **target** must
-# be one tensor. Pass a list and it refuses; TensorFlow refuses too, with an
-# `AttributeError` that says less.
+# be one tensor. Pass a list and it refuses with an `AttributeError`, the exception
+# TensorFlow raises (its message says less: only that a list has no `.shape`).
 
 # %%
 with ad.GradientTape(persistent=True) as tape:
@@ -146,8 +146,8 @@ per_source = tape.jacobian(y, [layer.kernel, layer.bias])
 print("one target, two sources:", [tuple(j_s.shape) for j_s in per_source])
 try:
     tape.jacobian([y, y_total], layer.kernel)
-except TypeError as error:
-    print("TypeError:", error)
+except AttributeError as error:
+    print("AttributeError:", error)
 print("one call per target:", tuple(tape.jacobian(y_total, layer.kernel).shape))
 del tape
 

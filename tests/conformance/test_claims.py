@@ -352,9 +352,10 @@ def _product_on_constants(m, watch):
     return result
 
 
-# 05_nan_gradients_and_new_ops.py "In TensorFlow 2 those calls return `None`: the constants were
-# never watched ... A custom gradient does not change what a tape watches";
-# 01_gradients_and_tapes.py "the tf.custom_gradient page does; lesson 6 comes back to it"
+# 06_custom_gradients_deeper.py section 5 "leave them [the tape.watch calls] out and both
+# gradients are `None`, in TensorFlow 2 and here ... A custom gradient does not change what a
+# tape watches" (watch=False), and with them both are numbers (watch=True);
+# 01_gradients_and_tapes.py "TensorFlow 2, and this library, return `None`"
 @pytest.mark.parametrize("watch", [False, True])
 def test_claim_custom_gradient_on_unwatched_constants_is_none(tf, watch):
     tf_result = _product_on_constants(tf, watch)
@@ -1450,9 +1451,10 @@ def test_claim_lesson11_adam_first_step_is_lr_times_sign(tf):
     np.testing.assert_allclose(run(ad, ad.optimizers.Adam(learning_rate=0.1)), tf_w, rtol=1e-6)
 
 
-# 06_jacobians.py section 3 "One target per call": "its **sources** can be a list (one
+# 08_jacobians.py section 3 "One target per call": "its **sources** can be a list (one
 # Jacobian per source comes back), but its **target** must be one tensor. Pass a list and it
-# refuses; TensorFlow refuses too, with an `AttributeError` that says less."
+# refuses with an `AttributeError`, the exception TensorFlow raises (its message says less:
+# only that a list has no `.shape`)."
 def test_claim_lesson6_jacobian_target_is_one_tensor(tf):
     def run(m):
         x = m.constant([1.0, 2.0])
@@ -1468,5 +1470,7 @@ def test_claim_lesson6_jacobian_target_is_one_tensor(tf):
         tape.jacobian([a, b], x)
     tape, a, b, x, shapes = run(ad)
     assert shapes == [(2, 2), (2, 2)]
-    with pytest.raises(TypeError, match="single tensor"):
+    with pytest.raises(AttributeError, match="single target tensor"):
         tape.jacobian([a, b], x)
+    with pytest.raises(AttributeError, match="single target tensor"):
+        tape.batch_jacobian([a, b], x)
