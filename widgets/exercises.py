@@ -47,9 +47,11 @@ def check(prediction, answer, hint=None, rtol=1e-5, atol=1e-6):
     Returns:
         None. Prints "Correct! The answer is: ..." or "Not yet: <hint>."
 
-    ``None`` only matches ``None``; strings, bools and shapes must be equal;
-    numbers and arrays must be close, with the same shape unless the
-    prediction is a single number.
+    ``None`` only matches ``None``; bools only match bools (``1`` is not
+    ``True``); strings match ignoring case and surrounding spaces (``"log"``
+    is ``"Log"``); shapes must be equal; numbers and arrays must be close and
+    have the same shape (a single number matches only a one-element answer:
+    ``5.0`` is not ``[5, 5, 5]``).
 
     Raises:
         AssertionError: only under nbgrader (``NBGRADER_EXECUTION`` set), when
@@ -133,12 +135,20 @@ def _matches(prediction, answer, rtol, atol):
             return False, (f"your prediction has {len(prediction)} entries, and that is not "
                            "the number of answers")
         return all(_matches(p, a, rtol, atol)[0] for p, a in zip(prediction, answer)), None
-    if isinstance(answer, (str, bool, tuple)) or isinstance(prediction, str):
+    if isinstance(answer, (bool, np.bool_)) or isinstance(prediction, (bool, np.bool_)):
+        # True is not 1 here: a yes/no question wants a yes/no answer
+        both = isinstance(answer, (bool, np.bool_)) and isinstance(prediction, (bool, np.bool_))
+        return both and bool(prediction) == bool(answer), None
+    if isinstance(answer, str) and isinstance(prediction, str):
+        # op and dtype names: "log" is "Log", " float32" is "float32"
+        return prediction.strip().lower() == answer.strip().lower(), None
+    if isinstance(answer, (str, tuple)) or isinstance(prediction, str):
         if isinstance(answer, tuple):
             prediction = tuple(prediction)
         return prediction == answer, None
     value = answer.numpy() if hasattr(answer, "numpy") else np.asarray(answer)
-    if np.ndim(prediction) != 0 and np.shape(prediction) != np.shape(value):
+    if np.shape(prediction) != np.shape(value) and not (np.size(value) == 1
+                                                        and np.size(prediction) == 1):
         return False, (f"your prediction has shape {np.shape(prediction)}, and that is not "
                        "the shape of the answer")
     return bool(np.allclose(prediction, value, rtol=rtol, atol=atol, equal_nan=True)), None
