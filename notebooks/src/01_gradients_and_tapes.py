@@ -176,9 +176,9 @@ print("records on the tape:", n_records)
 
 # %% [markdown]
 # > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
-# > Some older documentation prints a number for the gradient with respect to a constant that
-# > was never watched (the `tf.custom_gradient` page does; lesson 6 comes back to it).
-# > TensorFlow 2, and this library, return `None`: nothing was recorded, so the tape has no
+# > It is tempting to expect a number: a constant is a value like any other, and `y`
+# > clearly depends on it. TensorFlow 2, and this library, return `None`: nothing was
+# > recorded (lesson 6 meets this again inside a custom gradient), so the tape has no
 # > path from `y` back to `c`. `None` means "this tape cannot see a connection", which is
 # > different from "the slope is 0". Lesson 3 lists all the ways to end up with `None`.
 #

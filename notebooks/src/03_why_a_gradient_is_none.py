@@ -134,9 +134,9 @@ with ad.GradientTape() as tape:
 print(count_f.dtype, "->", tape.gradient(y, count_f))
 
 # %% [markdown]
-# > **Teaching moment: no silent mixing of integers and floats.** An older TensorFlow
-# > tutorial multiplies a running product that starts as the Python integer `1` by a float.
-# > In TensorFlow 2, `tf.multiply(1, 3.0)` raises `TypeError`: the first argument is
+# > **Teaching moment: no silent mixing of integers and floats.** A running product that
+# > starts as the Python integer `1` and is multiplied by a float looks harmless, and in
+# > NumPy it is. In TensorFlow 2, `tf.multiply(1, 3.0)` raises `TypeError`: the first argument is
 # > converted first, so `1` becomes an `int32` tensor, and then `3.0` has to become an
 # > `int32` too, which it cannot ("Cannot convert 3.0 to EagerTensor of dtype int32").
 # > Ops never cast implicitly. This library refuses as well, and says which inputs disagree:

@@ -318,13 +318,13 @@ shutil.rmtree(workdir)              # the saved models are not needed any more
 # the error TensorFlow raises in the same situation.
 
 # %% [markdown]
-# ## 5. Teaching moment: constants in the `custom_gradient` documentation
+# ## 5. Teaching moment: a custom gradient does not watch its inputs
 #
-# > TensorFlow's `tf.custom_gradient` documentation shows a two-input function applied to
-# > two `tf.constant`s under a persistent tape, and prints a number for the gradient with
-# > respect to each constant. In TensorFlow 2 those calls return `None`: the constants were
-# > never watched, so nothing was recorded (lesson 1). A custom gradient does not change
-# > what a tape watches.
+# > TensorFlow's `tf.custom_gradient` documentation applies a two-input function to two
+# > `tf.constant`s under a persistent tape, and calls `tape.watch` on both constants first.
+# > Those two lines matter: leave them out and both gradients are `None`, in TensorFlow 2
+# > and here, because the constants were never watched and nothing was recorded (lesson 1).
+# > A custom gradient does not change what a tape watches.
 
 # %%
 @ad.custom_gradient

@@ -127,7 +127,8 @@ print("same as forward-over-reverse:", np.allclose(hv_reverse.numpy(), hv.numpy(
 #
 # %% [markdown]
 # One use: the **largest eigenvalue** of the Hessian, the sharpest curvature, which limits
-# the learning rate of gradient descent (steps larger than $2 / \lambda_{\max}$ diverge).
+# the learning rate of gradient descent (learning rates larger than $2 / \lambda_{\max}$ make it
+# diverge).
 # Power iteration finds it with products alone: multiply by $H$, normalise, repeat.
 # Here it is on the `tanh` layer:
 

@@ -91,7 +91,7 @@ print(tape)
 # far: a layer that receives no gradient, or a huge one, stands out.
 
 # %%
-player = widgets.TapePlayer(tape, loss, model.trainable_variables)
+player = widgets.TapePlayer(tape, loss, model.trainable_variables, names={"loss": loss})
 player
 
 # %% [markdown]
@@ -242,7 +242,7 @@ plt.show()
 
 # %%
 short_tape, short_loss, _, short_vars = unrolled_rnn(gain=0.5, steps=20)
-short_player = widgets.TapePlayer(short_tape, short_loss, short_vars)
+short_player = widgets.TapePlayer(short_tape, short_loss, short_vars, names={"loss": short_loss})
 short_player
 
 # %% [markdown]
@@ -315,7 +315,8 @@ for v, g in zip(broken.trainable_variables, grads):
 
 # %%
 with np.errstate(divide="ignore", invalid="ignore"):
-    broken_player = widgets.TapePlayer(tape, loss, broken.trainable_variables)
+    broken_player = widgets.TapePlayer(tape, loss, broken.trainable_variables,
+                                       names={"loss": loss})
 broken_player
 
 # %% [markdown]
