@@ -23,6 +23,10 @@ None. A tensor ``mean`` or ``stddev`` of ``normal`` still gets its gradient,
 from the ``z * stddev + mean`` that follows the draw.
 """
 
+import contextlib
+import copy
+import threading
+
 import numpy as np
 
 from .. import validate as _validate
@@ -38,6 +42,7 @@ _DEFAULT_GLOBAL_SEED = 87654321   # TensorFlow's, used when only an op seed is g
 _global_seed = None
 _global_stream = np.random.default_rng()
 _op_streams = {}                  # (op type, op seed) -> its Generator, until the next set_seed
+_thread = threading.local()       # .copies: while tracing, id(stream) -> (stream, private copy)
 
 
 def set_seed(seed):
@@ -55,26 +60,34 @@ def set_seed(seed):
     _op_streams.clear()
 
 
-def streams_state():
-    """Where every random stream stands now, for ``restore_streams``.
+@contextlib.contextmanager
+def draws_set_aside():
+    """While tracing, this thread draws from private copies of the streams.
 
-    Tracing runs the function's ops once to learn the graph; the draws made
-    then are given back afterwards (``tracing/graph.trace``), so the traced
-    function's first call draws the numbers the eager function would.
+    Tracing runs the function's ops once to learn the graph. Its draws come
+    from copies, taken at the first draw of each stream and dropped at the
+    end, so the real streams do not move (in this thread or any other) and
+    the traced function's first call draws the numbers the eager one would.
+    A trace inside a trace shares the outer one's copies.
     """
-    return (_global_seed, _global_stream, _global_stream.bit_generator.state,
-            {key: (stream, stream.bit_generator.state) for key, stream in _op_streams.items()})
+    if getattr(_thread, "copies", None) is not None:
+        yield
+        return
+    _thread.copies = {}
+    try:
+        yield
+    finally:
+        _thread.copies = None
 
 
-def restore_streams(state):
-    """Puts every random stream back where ``streams_state()`` found it."""
-    global _global_seed, _global_stream
-    _global_seed, _global_stream, global_state, streams = state
-    _global_stream.bit_generator.state = global_state
-    _op_streams.clear()
-    for key, (stream, stream_state) in streams.items():
-        stream.bit_generator.state = stream_state
-        _op_streams[key] = stream
+def _set_aside(stream):
+    """``stream`` itself, or while tracing this thread's private copy of it."""
+    copies = getattr(_thread, "copies", None)
+    if copies is None:
+        return stream
+    if id(stream) not in copies:
+        copies[id(stream)] = (stream, copy.deepcopy(stream))  # holding stream keeps its id unique
+    return copies[id(stream)][1]
 
 
 def _nonnegative(seed):
@@ -84,14 +97,14 @@ def _nonnegative(seed):
 def _generator(seed, op_type):
     """The stream an op draws from: the global one, or the one of its op type and seed."""
     if seed is None:
-        return _global_stream
+        return _set_aside(_global_stream)
     stream = _op_streams.get((op_type, seed))
     if stream is None:
         base = _DEFAULT_GLOBAL_SEED if _global_seed is None else _global_seed
         stream = np.random.default_rng([_nonnegative(base), _nonnegative(seed),
                                         sum(map(ord, op_type))])
-        _op_streams[(op_type, seed)] = stream
-    return stream
+        stream = _op_streams.setdefault((op_type, seed), stream)  # one stream, whichever thread wins
+    return _set_aside(stream)
 
 
 def _to_backend(xp, values, dtype):

@@ -397,20 +397,19 @@ def trace(tracer, thunk):
     The tapes (and accumulators) that were recording are paused meanwhile:
     they should see the graph's ops when it runs, not while it is traced.
     Tracing leaves no trace in the program's state: variables it assigned
-    get their values back, and the random streams stand where they stood,
+    get their values back, and its draws come from copies of the random streams,
     so running the graph afterwards does exactly what the eager call would.
     """
-    streams = random_ops.streams_state()
     saved = list(_tape.thread_state.active)
     _tape.thread_state.active[:] = [tracer]
     _tape.thread_state.observers.append(tracer)
     try:
-        result = thunk()
-        graph = tracer.finish(result)
+        with random_ops.draws_set_aside():
+            result = thunk()
+            graph = tracer.finish(result)
     finally:
         _tape.thread_state.active[:] = saved
         _tape.thread_state.observers.remove(tracer)
         for variable, before in tracer._assigned.values():
             variable._value = before  # tracing has no side effects; running the graph does
-        random_ops.restore_streams(streams)
     return graph

@@ -151,3 +151,29 @@ def test_second_order_with_nested_tapes_in_threads(fast_switching):
     errors = run_in_threads(work)
     assert errors == []
     assert bad == []
+
+
+def test_tracing_in_one_thread_never_moves_another_threads_random_draws(fast_switching):
+    """Tracing draws from private copies of the streams: another thread's sequence is untouched."""
+    def draws():
+        return [float(ad.random.normal([])) for _ in range(300)]
+
+    ad.random.set_seed(7)
+    want = draws()
+    ad.random.set_seed(7)
+    tracing_done = threading.Event()
+
+    def keep_tracing():
+        while not tracing_done.is_set():
+            noisy = ad.function(lambda x: x + ad.random.normal([3]))  # a new function: a new trace
+            noisy.get_concrete_function(ad.TensorSpec([3], ad.float32))
+
+    tracer = threading.Thread(target=keep_tracing)
+    tracer.start()
+    try:
+        got = draws()
+    finally:
+        tracing_done.set()
+        tracer.join()
+    ad.random.set_seed(None)
+    assert got == want
