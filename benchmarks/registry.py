@@ -84,7 +84,7 @@ class GradientMismatch(AssertionError):
 def as_array(value):
     """ad.Tensor, torch.Tensor or array -> np.ndarray, for comparisons."""
     if hasattr(value, "detach"):  # a torch tensor that requires grad
-        value = value.detach()
+        value = value.detach().cpu()   # .cpu(): it may live on a GPU
     if hasattr(value, "numpy"):
         value = value.numpy()
     return np.asarray(value)

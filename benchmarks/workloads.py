@@ -117,17 +117,17 @@ W2_SIZES = (784, 256, 256, 10)
 W2_BATCH = 256
 
 
-def mlp_data():
+def mlp_data(sizes=W2_SIZES, batch=W2_BATCH):
     """(params, x, target) as float32 arrays; params = [w1, b1, w2, b2, w3, b3]."""
     rng = np.random.default_rng(0)
     params = []
-    for fan_in, fan_out in zip(W2_SIZES[:-1], W2_SIZES[1:]):
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         # He scaling keeps the relu activations of order one at every layer.
         w = rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)
         params += [w.astype(np.float32),
                    (0.1 * rng.standard_normal(fan_out)).astype(np.float32)]
-    x = rng.standard_normal((W2_BATCH, W2_SIZES[0])).astype(np.float32)
-    target = rng.standard_normal((W2_BATCH, W2_SIZES[-1])).astype(np.float32)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    target = rng.standard_normal((batch, sizes[-1])).astype(np.float32)
     return params, x, target
 
 
@@ -200,9 +200,9 @@ def _w2_autograd(autograd, params, x, target):
     return lambda: step(params, x, target)
 
 
-def _w2_torch(torch, params, x, target):
-    params = [torch.tensor(p, requires_grad=True) for p in params]
-    x, target = torch.from_numpy(x), torch.from_numpy(target)
+def _w2_torch(torch, params, x, target, device="cpu"):
+    params = [torch.tensor(p, requires_grad=True, device=device) for p in params]
+    x, target = torch.as_tensor(x, device=device), torch.as_tensor(target, device=device)
 
     def run():
         w1, b1, w2, b2, w3, b3 = params
@@ -217,7 +217,11 @@ def _w2_torch(torch, params, x, target):
 @register("W2", "MLP gradient", "time", "ms", 1e3,
           "<= 1.1x numpy", lambda numpy, autodiff: autodiff <= 1.1 * numpy)
 def build_w2():
-    params, x, target = mlp_data()
+    return mlp_impls(*mlp_data(), key="W2")
+
+
+def mlp_impls(params, x, target, key):
+    """W2's implementations for the given data, checked against NumPy."""
     impls = {"numpy": lambda: mlp_step_numpy(params, x, target)}
     ad = load_autodiff()
     if ad is not None:
@@ -227,7 +231,7 @@ def build_w2():
         add_jit(impls, ad, lambda x, t: mlp_step_autodiff(ad, ad_params, x, t), x_ad, target_ad)
     add_peers(impls, {"autograd": _w2_autograd, "torch": _w2_torch},
               params, x, target)
-    check_against_numpy("W2", impls)
+    check_against_numpy(key, impls)
     return impls
 
 
