@@ -5,7 +5,7 @@ it. That is an extension: TensorFlow's ``tf.errors.InvalidArgumentError``
 derives from ``tf.errors.OpError`` only, and ``except ValueError`` misses it.
 """
 
-__all__ = ["InvalidArgumentError", "OpError"]
+__all__ = ["InvalidArgumentError", "OpError", "ResourceExhaustedError"]
 
 
 class OpError(Exception):
@@ -17,4 +17,14 @@ class InvalidArgumentError(OpError, ValueError):
 
     The message always names the op type, e.g.
     ``AddV2: cannot mix dtypes float32 and float64 (x: float32, y: float64)``.
+    """
+
+
+class ResourceExhaustedError(OpError, MemoryError):
+    """The work would not fit in memory (TensorFlow's name for out-of-memory).
+
+    Raised up front, before anything is allocated, where the engine can
+    tell: ``tape.jacobian`` of a result larger than the free memory or the
+    process's address-space limit (``autodiff.jacobian.JacobianMemoryError``).
+    Also a MemoryError, so ``except MemoryError`` catches it.
     """

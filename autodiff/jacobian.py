@@ -32,21 +32,37 @@ import numpy as np
 
 from . import backend, nest
 from .backward import backward
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, ResourceExhaustedError
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["jacobian", "batch_jacobian", "JacobianMemoryError"]
 
 
-class JacobianMemoryError(MemoryError):
+class JacobianMemoryError(ResourceExhaustedError):
     """A Jacobian whose cotangent stack or result would not fit in memory."""
 
 
 def _available_bytes():
+    """Bytes a new array may take: free physical memory, capped by what the
+    address-space limit (``ulimit -v``, RLIMIT_AS) leaves this process."""
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
+        available = 1 << 62
+    return min(available, _address_space_left())
+
+
+def _address_space_left():
+    try:
+        import resource
+        limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if limit == resource.RLIM_INFINITY:
+            return 1 << 62
+        with open("/proc/self/statm") as statm:   # first field: the mapped size, in pages
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (ImportError, OSError, ValueError, AttributeError):
         return 1 << 62
+    return max(limit - mapped, 0)
 
 
 def _check_fits(op, n_rows, chunk, row_bytes, result_bytes):
@@ -58,7 +74,8 @@ def _check_fits(op, n_rows, chunk, row_bytes, result_bytes):
                 f"; pass parallel_iterations=k to push only k of the {n_rows} cotangents at a time")
         raise JacobianMemoryError(
             f"{op} needs about {needed / 2**30:.2f} GiB ({n_rows} rows) but only "
-            f"{available / 2**30:.2f} GiB is free{hint}")
+            f"{available / 2**30:.2f} GiB is available (free memory, within the process's "
+            f"address-space limit){hint}")
 
 
 def _checked_parallel_iterations(value, who):
