@@ -129,6 +129,21 @@ def _same(first, second):
         for a, b in zip(first, second))
 
 
+def _assert_matches_numpy(value, want, err_msg):
+    """Bit for bit on the host backends; within a few ulps on a GPU.
+
+    CUDA's transcendental functions (sin, erf, tanh, ...) and its linear
+    algebra are accurate to an ulp or two but not NumPy's bits, and the GPU
+    may flush subnormals to zero: there, floats must agree to 4 ulps of the
+    value, or to one ulp of 1 near zero (erfc's tail, a flushed subnormal).
+    """
+    if backend.get_backend() in ("numpy", "strict") or want.dtype.kind not in "fc":
+        np.testing.assert_array_equal(value, want, err_msg=err_msg)
+        return
+    eps = np.finfo(want.dtype).eps
+    np.testing.assert_allclose(value, want, rtol=4 * eps, atol=eps, equal_nan=True, err_msg=err_msg)
+
+
 def _is_random(prim, arrays, params, first, tries=5):
     """Whether the NumPy forward gives different values on a rerun (a random op)."""
     for _ in range(tries):
@@ -177,7 +192,7 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
                 f"NumPy gives {want.dtype}{want.shape}")
         if not _same(values, expected) and not _is_random(prim, arrays, params, expected):
             for value, want in zip(values, expected):
-                np.testing.assert_array_equal(value, want, err_msg=f"{name}{tuple(described)}")
+                _assert_matches_numpy(value, want, err_msg=f"{name}{tuple(described)}")
         float_dtypes = {a.dtype for a in arrays if a.dtype.kind == "f"}
         if len(float_dtypes) == 1 and "dtype" not in params:
             (dtype,) = float_dtypes
