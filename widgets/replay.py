@@ -37,7 +37,7 @@ from autodiff.tensor import Tensor, Variable
 from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
 from .sentences import rule_text
-from .tape_names import TEXT_LIMIT, tape_names
+from .tape_names import TEXT_CHARS, TEXT_LIMIT, tape_names
 from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
 
 __all__ = ["replay", "Replay", "preview"]
@@ -145,8 +145,9 @@ def _snapshot(tape):
         records = None
     # watched_ids() tells a constant passed to tape.watch() from an unwatched one.
     n = len(records or ())
-    text = str(tape) if n <= TEXT_LIMIT else \
-        f"GradientTape: {n} records (print the tape itself to list them)"
+    text = str(tape) if n <= TEXT_LIMIT else ""
+    if not text or len(text) > TEXT_CHARS:   # a long tape, or names long enough to bloat the page
+        text = f"GradientTape: {n} records (print the tape itself to list them)"
     return {"records": records, "names": tape_names(tape, records or ()),
             "variables": {v._id for v in tape.watched_variables()},
             "watched": set(tape.watched_ids()), "text": text}

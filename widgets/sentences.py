@@ -56,11 +56,13 @@ def _rule_text(doc, inputs):     # cached: a long tape repeats a few (rule, name
         d, word = m.group(1), m.group(2)
         return f"{_MARK}{d}{mapping[word]}{_MARK}" if word in mapping else m.group(0)
 
-    text = _TOKEN.sub(swap, doc)
-    # Two operands side by side are a product: "x dy" -> "x·dy" (not "sin x").
-    text = re.sub(rf"([^\s]*{_MARK}|\))\s+(?=\(|[^\s]*?{_MARK})",
-                  lambda m: m.group(1) + "·" if _operand_end(m.group(1)) else m.group(0), text)
-    return text.replace(_MARK, "")
+    # Two operands side by side are a product: "x dy" -> "x·dy" (not "sin x"). One pass
+    # over the words, so the cost grows with the text, however long a name is.
+    words = re.split(r"(\s+)", _TOKEN.sub(swap, doc))   # words at even places, spaces between
+    for i in range(1, len(words) - 1, 2):
+        if _operand_end(words[i - 1]) and (words[i + 1].startswith("(") or _MARK in words[i + 1]):
+            words[i] = "·"
+    return "".join(words).replace(_MARK, "")
 
 
 def _operand_end(token):
