@@ -36,3 +36,30 @@ def test_compare_times_every_callable_repeats_times():
     assert calls == {"a": 7, "b": 7}
     assert [len(timings[k].samples) for k in "ab"] == [5, 5]
     assert all(t >= 0 for k in "ab" for t in timings[k].samples)
+
+
+def test_gpu_ratios_are_medians_of_per_round_ratios_with_their_spread():
+    from benchmarks import gpu
+    summary = gpu.ratios({"numpy": (1.0, 2.0, 4.0), "device": (2.0, 2.0, 4.0)})
+    assert summary["numpy"] == {"median_s": 2.0, "ratio": 1.0, "spread": [1.0, 1.0]}
+    # rounds: 2/1, 2/2, 4/4 -> the median ratio is 1, not median(device) / median(numpy)
+    assert summary["device"] == {"median_s": 2.0, "ratio": 1.0, "spread": [1.0, 2.0]}
+
+
+def test_gpu_benchmark_runs_checked_on_the_strict_backend(tmp_path):
+    import json
+
+    from benchmarks import gpu
+    out, table = tmp_path / "gpu.json", tmp_path / "gpu.md"
+    assert gpu.main(["--backend", "strict", "--only", "W2,W5-HVP", "--repeats", "2",
+                     "--warmup", "0", "--json", str(out), "--markdown", str(table)]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert list(results) == ["W2", "W5-HVP"]
+    for summary in results.values():
+        assert {"numpy", "autodiff/numpy", "autodiff/strict", "autodiff/strict jit"} <= set(summary)
+        assert summary["numpy"]["ratio"] == 1.0
+        assert all(s["ratio"] > 0 and s["spread"][0] <= s["ratio"] <= s["spread"][1]
+                   for s in summary.values())
+    lines = table.read_text().splitlines()
+    assert lines[0].startswith("| workload | numpy (ms) | autodiff/numpy | autodiff/strict |")
+    assert [line.split(" | ")[0] for line in lines[2:]] == ["| W2", "| W5-HVP"]
