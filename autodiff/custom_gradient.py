@@ -19,11 +19,14 @@ Step by step:
 
 1. ``v * v`` is recorded as usual: ``v1 = Mul(v, v)``, value 4.
 2. ``clip_gradients(v1)`` runs ``f``, which returns ``y`` (= ``v1``) and
-   ``backward``. The call is then recorded as ONE op of type ``IdentityN``
-   (TensorFlow's name for it): ``v2 = IdentityN(v1)``, whose vjp is
-   ``backward``. ``output`` is ``v2``, a new tensor with the value of ``y``.
-3. ``t.gradient(output, v)`` seeds ``dy = 1`` at ``v2``. The IdentityN
-   record calls ``backward(1.0)`` = ``clip_by_norm(1.0, 0.5)`` = 0.5, which
+   ``backward``. The call is then recorded as ONE op named after the
+   function, as TensorFlow's eager tape does (``record_operation(f.__name__,
+   ...)``): ``v2 = clip_gradients(v1)``, whose vjp is ``backward``. In a
+   graph (``ad.function``, saved models) the same call is an ``IdentityN``
+   node, TensorFlow's name there. ``output`` is ``v2``, a new tensor with
+   the value of ``y``.
+3. ``t.gradient(output, v)`` seeds ``dy = 1`` at ``v2``. The
+   ``clip_gradients`` record calls ``backward(1.0)`` = ``clip_by_norm(1.0, 0.5)`` = 0.5, which
    reaches ``v1``; ``Mul``'s rule sends ``0.5 * v`` twice to ``v``: 2.0.
    Without the clip the answer would be ``2 * v`` = 4: the "4 clipped to 2"
    of the guide.
@@ -39,12 +42,12 @@ Rules, as in TensorFlow 2:
   and returns ``(grad_xs, grad_vars)``, one gradient per variable.
 - The tapes keep recording while ``f`` runs, as TensorFlow's do ("the tape
   is still watching the forward pass"). Those records are harmless: ``y``
-  reaches the caller only through the IdentityN op, so the backward pass
+  reaches the caller only through the call's op, so the backward pass
   never visits them. They matter for higher order: ``grad_fn`` usually
   reuses tensors computed in ``f`` (``e = exp(x)`` in ``log1pexp``), and an
   outer tape can differentiate ``grad_fn``'s ops only back through them.
 - Only tapes (and forward accumulators) that watch an input of ``f``, or a
-  Variable it reads, record the IdentityN op. Any other recorder sees the
+  Variable it reads, record the call's op. Any other recorder sees the
   call as the ops inside ``f``, with ``y`` passed on through an Identity op.
   So a tape that watches something ``f`` merely captures still
   differentiates through ``f``'s own ops (TensorFlow does the same).
@@ -153,7 +156,7 @@ class _VariableWatcher:
 
 
 def _call(f, args, kwargs):
-    """Runs ``f`` and records the call as one IdentityN op on the recording tapes."""
+    """Runs ``f`` and records the call as one op, named after ``f``, on the recording tapes."""
     flat_args, inputs = [], []
     for arg in nest.flatten(args):
         # f sees a Variable itself (as in TensorFlow); the op's input is a read of it.
@@ -183,7 +186,7 @@ def _call(f, args, kwargs):
     results = [convert_to_tensor(y) for y in nest.flatten(result)]
     if not results:
         return result
-    # Reading the variables again after f: the IdentityN op's inputs are these reads.
+    # Reading the variables again after f: the call op's inputs are these reads.
     op_inputs = inputs + [_tape.read_variable(v) for v in variables]
     op = _identity_n(f, grad_fn, inputs, variables, results)
     outputs = _record_call(op, op_inputs, results)
@@ -213,7 +216,8 @@ def _record_call(op, op_inputs, results):
 
 
 def _identity_n(f, grad_fn, inputs, variables, results):
-    """The one-off IdentityN primitive of one call: forward returns ``y``, vjp calls grad_fn."""
+    """The one-off primitive of one call, named after ``f`` (TensorFlow's eager record):
+    forward returns ``y``, vjp calls grad_fn. Tracing turns it into an IdentityN node."""
     values = tuple(y._value for y in results)
     forward_value = values[0] if len(values) == 1 else values
     n_args = len(inputs)
@@ -243,7 +247,7 @@ def _identity_n(f, grad_fn, inputs, variables, results):
         return [_checked(grad, shape, dtype, i, f)
                 for i, (grad, (shape, dtype)) in enumerate(zip(flat + grad_vars, specs))]
 
-    prim = Primitive("IdentityN", lambda xp, *arrays: forward_value, vjp, saves="shapes",
+    prim = Primitive(_name(f), lambda xp, *arrays: forward_value, vjp, saves="shapes",
                      dtype_args=(), n_outputs=len(values), batch_aware=False, register=False,
                      doc=f"the gradient is the grad_fn of {_name(f)} (ad.custom_gradient)")
     # What tracing and saved models need to rebuild the call.

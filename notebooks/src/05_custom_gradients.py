@@ -67,24 +67,26 @@ check(my_prediction, tape.gradient(y, x),
       hint="grad_fn scales the upstream 1 by -0.5; then Mul's rule for x * x multiplies by 2x")
 
 # %% [markdown]
-# The tape shows how this works: the whole call becomes **one record**, `IdentityN` (the
-# name TensorFlow gives it), whose derivative rule is our `grad_fn`. The ops inside the
-# function (here just `Identity`) are recorded as usual, but the backward pass never goes
-# through them: the result `y` is the output of `IdentityN`, so the walk back from `y` meets
-# `IdentityN` and jumps straight to its input `v0`.
+# The tape shows how this works: the whole call becomes **one record**, named after the
+# function (`reverse_gradient`, as on TensorFlow's tape), whose derivative rule is our
+# `grad_fn`. The ops inside the function (here just `Identity`) are recorded as usual, but
+# the backward pass never goes through them: the result `y` is the output of the
+# `reverse_gradient` record, so the walk back from `y` meets it and jumps straight to its
+# input `v0`. (Inside a traced function or a saved model, the same call is a graph node of
+# type `IdentityN`: lesson 6 opens one.)
 #
 # ### Watch it skip
 #
 # The tape player (lesson 11 shows all it can do) plays the forward records, then the
 # backward pass one step at a time. Press **Play**, or step with the arrow keys: the
-# cotangent goes from `y` into `IdentityN`, then to `Mul`, and the `Identity` record inside
+# gradient goes from `y` into `reverse_gradient`, then to `Mul`, and the `Identity` record inside
 # the function is never visited.
 
 # %%
 widgets.TapePlayer(tape, target=y, sources=x)
 
 # %% [markdown]
-# Step by step: the tape seeds $dy/dy = 1$ at `y`, `IdentityN` calls `grad_fn(1.0)` and
+# Step by step: the tape seeds $dy/dy = 1$ at `y`, the `reverse_gradient` record calls `grad_fn(1.0)` and
 # sends $-0.5$ to `x * x`, and `Mul` turns that into $-0.5 \cdot 2x = -3$.
 
 # %% [markdown]
@@ -227,8 +229,8 @@ except AssertionError as error:
 # %% [markdown]
 # ## Summary
 #
-# * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one `IdentityN` op whose
-#   rule is `grad_fn(dy)`, and the backward pass skips the ops inside. Use it to clip,
+# * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one op, named after the
+#   function (`IdentityN` in graphs), whose rule is `grad_fn(dy)`, and the backward pass skips the ops inside. Use it to clip,
 #   reverse or pass gradients straight through, and to reuse forward values.
 # * `x + stop_gradient(f(x) - x)` is the decorator-free straight-through estimator.
 # * Check a hand-written gradient with `ad.testing.check_grads`.

@@ -80,7 +80,7 @@ print("d out / d signal:", grad_signal.numpy())
 print("d out / d gain:  ", grad_gain.numpy(), " (1 - 2 + 0.5)")
 
 # %% [markdown]
-# The `IdentityN` record now has two inputs, the argument and the variable, and its rule
+# The `amplify` record now has two inputs, the argument and the variable, and its rule
 # returns a gradient for each.
 
 # %% [markdown]
@@ -112,7 +112,7 @@ my_prediction = 6.0
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, x),
-      hint="the walk back from y meets the IdentityN record first: whose rule runs there?")
+      hint="the walk back from y meets the square_blocked record first: whose rule runs there?")
 
 # %% [markdown]
 # `stop_gradient` *does* matter inside `grad_fn`. An outer tape records the ops of
@@ -183,13 +183,13 @@ my_prediction = 2.0
 # %% tags=["check"]
 print("captured x: first", first)
 check(my_prediction, second,
-      hint="a custom gradient becomes one IdentityN record only if a recording tape watches "
+      hint="a custom gradient becomes one record only if a recording tape watches "
            "one of its inputs: is the seed dy watched?")
 
 # %% [markdown]
 # It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
-# gradient is recorded as one op. A `custom_gradient` function becomes a single `IdentityN`
-# record only if some recording tape watches one of its inputs (or a variable it reads).
+# gradient is recorded as one op. A `custom_gradient` function becomes a single record
+# only if some recording tape watches one of its inputs (or a variable it reads).
 # When no recording tape does, there is nothing to attach the rule to, so the function just
 # runs its body as ordinary ops, and each tape records those ops as usual.
 #
@@ -257,7 +257,9 @@ print(sorted(os.listdir(version)))
 # file (`saved_model.current`) to it in one atomic step, so a notebook loading the model
 # meanwhile gets the old model or the new one, never half of each.
 # `ad.saved_model.current_version(path)` is the directory the pointer names. It holds JSON
-# (the graphs) and an `.npz` file (the arrays). Let's look at how the `IdentityN` node was
+# (the graphs) and an `.npz` file (the arrays). In a graph, a custom-gradient call is a node
+# of type `IdentityN` (TensorFlow's name; on an eager tape the record carries the
+# function's name). Let's look at how the `IdentityN` node was
 # saved each way:
 
 # %%

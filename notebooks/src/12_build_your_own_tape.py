@@ -608,7 +608,7 @@ check(my_prediction, trace.gradients,
 # %% [markdown]
 # **Where next.** The rest of the engine builds on exactly these pieces: `jacobian.py`
 # pushes a stack of cotangents through `backward`; `forward.py` pushes tangents the other
-# way; `custom_gradient.py` records a whole Python function as one `IdentityN` record.
+# way; `custom_gradient.py` records a whole Python function as one record named after it.
 # Open them: each file starts with a docstring that says what it owns.
 #
 # Past the engine stand four packages that build on it, and that it never imports:

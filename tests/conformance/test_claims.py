@@ -316,7 +316,7 @@ def _square(m):
 
 
 # 05_custom_gradients.py "It is `2.0`, in TensorFlow 2 and here ... A `custom_gradient`
-# function becomes a single `IdentityN` record only if some recording tape watches one of
+# function becomes a single record only if some recording tape watches one of
 # its inputs ... When no recording tape does ... the function just runs its body as
 # ordinary ops"; autodiff/custom_gradient.py:47-55 (the same rule)
 def test_claim_square_nested_captured_second_derivative_is_2(tf):
@@ -371,16 +371,31 @@ def _graph_op_types(tf, fn, *specs):
     return {op.type for op in graph.get_operations()}
 
 
-# 05_custom_gradients.py "recorded as one op of type `IdentityN` (the name TensorFlow
-# gives it)"; autodiff/custom_gradient.py:23 "IdentityN (TensorFlow's name for it)"
-def test_claim_custom_gradient_op_is_identity_n(tf):
+# 05_custom_gradients.py: the eager tape records the call as one op named after the
+# function, a graph as `IdentityN`; autodiff/custom_gradient.py says the same.
+def test_claim_custom_gradient_op_is_named_after_the_function_eagerly_and_identity_n_in_graphs(
+        tf, monkeypatch):
+    from tensorflow.python.ops import custom_gradient as tf_custom_gradient
+
     square = _square(tf)
     assert "IdentityN" in _graph_op_types(tf, square, tf.TensorSpec([], tf.float32))
+    recorded = []
+    record_operation = tf_custom_gradient.record.record_operation
+    monkeypatch.setattr(tf_custom_gradient.record, "record_operation",
+                        lambda op_type, *rest: (recorded.append(op_type),
+                                                record_operation(op_type, *rest)))
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        square(x)
     x = ad.constant(3.0)
     with ad.GradientTape() as tape:
         tape.watch(x)
         _square(ad)(x)
-    assert "IdentityN" in [r.op_type for r in tape.records]
+    assert recorded == ["square"]
+    assert [r.op_type for r in tape.records][-1] == "square"
+    graph = ad.function(_square(ad)).get_concrete_function(ad.TensorSpec([], ad.float32)).graph
+    assert "IdentityN" in {node.op_type for node in graph.nodes}
 
 
 # 01_gradients_and_tapes.py "The op types carry TensorFlow's names: `Pow` for `**`, `Mul`

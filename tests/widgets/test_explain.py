@@ -151,7 +151,7 @@ def test_a_custom_gradient_returning_none_is_named():
         tape.watch(x)
         y = doubled(x) + 1.0
     why = explain_none_gradient(tape, y, x)
-    assert why.reason == "vjp_returned_none" and "IdentityN" in why.message
+    assert why.reason == "vjp_returned_none" and "doubled" in why.message
     assert _gradient(tape, y, x) is None
 
 
