@@ -44,9 +44,13 @@ def test_moving_between_the_gpu_and_the_host_is_explicit(cupy):
     assert type(host._value) is np.ndarray
     with pytest.raises(ad.errors.InvalidArgumentError, match="'cupy'.*'numpy'"):
         x + host
+    with pytest.raises(ad.errors.InvalidArgumentError, match="'numpy'.*'cupy'"):
+        host ** 2          # ops run on the active backend: the host tensor must be moved back
     with ad.GradientTape() as tape:
         tape.watch(x)
-        y = ad.reduce_sum(ad.to_backend(x, "numpy") ** 2)
+        moved = ad.to_backend(x, "numpy")
+        with ad.use_backend("numpy"):   # or compute on the host where the values are
+            y = ad.reduce_sum(moved ** 2)
     g = tape.gradient(y, x)
     assert g.backend == "cupy"
     np.testing.assert_array_equal(g.numpy(), [2.0, 4.0])
