@@ -144,6 +144,23 @@ def _assert_matches_numpy(value, want, err_msg):
     np.testing.assert_allclose(value, want, rtol=4 * eps, atol=eps, equal_nan=True, err_msg=err_msg)
 
 
+def _as_a_gpu_reads_them(prim, arrays, params, expected):
+    """On a GPU, NumPy's answer for the inputs with their subnormals flushed to zero.
+
+    CUDA kernels (CuPy's, and TensorFlow's GPU kernels) flush subnormal
+    float inputs to zero, so ``1e-45 * inf`` is NaN there, not inf. The host
+    backends keep NumPy's answer for the inputs as given.
+    """
+    floats = [a for a in arrays if a.dtype.kind == "f"]
+    if backend.get_backend() in ("numpy", "strict") or not any(
+            np.any((a != 0) & (np.abs(a) < np.finfo(a.dtype).tiny)) for a in floats):
+        return expected
+    flushed = [np.where(np.abs(a) < np.finfo(a.dtype).tiny, a * 0, a) if a.dtype.kind == "f"
+               else a for a in arrays]
+    again = _reference(prim, flushed, params)
+    return expected if isinstance(again, Exception) else again
+
+
 def _is_random(prim, arrays, params, first, tries=5):
     """Whether the NumPy forward gives different values on a rerun (a random op)."""
     for _ in range(tries):
@@ -191,6 +208,7 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
                 f"{name}{tuple(described)}: got {value.dtype}{value.shape}, "
                 f"NumPy gives {want.dtype}{want.shape}")
         if not _same(values, expected) and not _is_random(prim, arrays, params, expected):
+            expected = _as_a_gpu_reads_them(prim, arrays, params, expected)
             for value, want in zip(values, expected):
                 _assert_matches_numpy(value, want, err_msg=f"{name}{tuple(described)}")
         float_dtypes = {a.dtype for a in arrays if a.dtype.kind == "f"}
