@@ -5,21 +5,31 @@
 
 Reading order: ``save.py`` (what is saved, and the format), ``load.py``
 (reading it back, checked at every step), ``file_format.py`` (graphs to
-JSON and back), ``arrays.py`` (variables in a ``.npz`` read without
-pickle), ``store.py`` (the directory layout, and publishing a save
-atomically so a reader never sees half of one).
+JSON and back), ``checked_json.py`` (JSON read without trusting it: every
+key checked, one error type), ``arrays.py`` (variables in a ``.npz`` read
+without pickle), ``store.py`` (the directory layout, and publishing a save
+atomically so a reader never sees half of one), ``safe_files.py`` (opening
+the directory's entries: never through a link, regular files only, every
+read bounded).
+
+A damaged or hostile model directory gives one error family:
+``FormatError`` (a ValueError) naming the file and what is wrong;
+``MissingFileError`` (also a FileNotFoundError) for a file that is not
+there; ``UnsafeFileError`` for a link, FIFO, device or socket where a file
+belongs.
 
 May import: the engine, traced functions (``autodiff.tracing``) and
 ``autodiff.models.module``. Nothing else imports it but ``autodiff``'s
 ``__init__``.
 """
 
-from .file_format import FormatError
-from .load import LoadedModel, MissingFileError, load
+from .checked_json import FormatError
+from .load import LoadedModel, load
+from .safe_files import MissingFileError, UnsafeFileError
 from .save import SaveOptions, current_version, save
 
 __all__ = ["save", "load", "SaveOptions", "LoadedModel", "FormatError", "MissingFileError",
-           "current_version"]
+           "UnsafeFileError", "current_version"]
 
 
 def __dir__():

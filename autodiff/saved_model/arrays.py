@@ -2,19 +2,24 @@
 
 ``np.load`` on an ``.npz`` decompresses whichever member is asked for and
 believes its header; a 1 MiB file can inflate to gigabytes. This reader
-opens the zip itself and, for each array the JSON references (and only
-those), checks before reading a byte of data:
+takes the zip already opened (``safe_files.py``: a regular file, its size
+known) and refuses two members of one name; then, for each array the JSON
+references (and only those), it checks before reading a byte of data:
 
 - the JSON's declared shape and dtype give ``nbytes``, which must be under
   ``MAX_ARRAY_BYTES`` (and all arrays together under ``MAX_TOTAL_BYTES``);
 - the zip entry's declared uncompressed size must be ``nbytes`` plus a
   small ``.npy`` header, and a compressed entry may not inflate more than
   ``MAX_RATIO`` times (we write stored entries; a bomb is refused);
+- its compressed bytes must lie inside the file (a stored entry's sizes
+  agree), so no read asks for more than the file holds;
 - the ``.npy`` header must state exactly that shape and dtype (never an
   object dtype: nothing is unpickled).
 
 Then exactly ``nbytes`` are read, so memory is bounded by what the JSON
-declares. Every problem is a ``FormatError`` naming the file and member.
+declares, and the entry is read to its end, so the zip's CRC-32 of it is
+checked (a flipped bit in the data is caught). Every problem is a
+``FormatError`` naming the file and member.
 It does not know the layout of the model directory (``store.py``).
 """
 
@@ -24,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from .file_format import FormatError
+from .checked_json import FormatError, short_repr
 
 __all__ = ["ArrayFile", "MAX_ARRAY_BYTES", "MAX_TOTAL_BYTES"]
 
@@ -35,18 +40,27 @@ _HEADER_SLACK = 1 << 16      # an .npy header is at most this long
 
 
 class ArrayFile:
-    """An open ``variables.npz``; ``read(key, shape, dtype, where)`` gives one checked array."""
+    """An open ``variables.npz``; ``read(key, shape, dtype, where)`` gives one checked array.
 
-    def __init__(self, path, name):
-        self.path, self.name, self._total = path, name, 0
+    Args:
+        file: the npz, open in binary mode (the caller closes it).
+        size: its size in bytes.
+        path: its path, for messages; ``name``: its name in the format.
+    """
+
+    def __init__(self, file, size, path, name):
+        self.path, self.name, self._size, self._total = path, name, size, 0
         try:
-            self._zip = zipfile.ZipFile(path)
-            self._members = {info.filename: info for info in self._zip.infolist()}
-        except FileNotFoundError:
-            raise
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
-            raise self._error(f"cannot be read as a zip (truncated or corrupted?): {err}") \
-                from None
+            self._zip = zipfile.ZipFile(file)
+            infos = self._zip.infolist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
+                RuntimeError) as err:
+            raise self._error(f"cannot be read as a zip (truncated or corrupted?): "
+                              f"{type(err).__name__}: {err}") from None
+        self._members = {info.filename: info for info in infos}
+        if len(self._members) != len(infos):
+            self._zip.close()
+            raise self._error("holds two members of one name")
 
     def close(self):
         self._zip.close()
@@ -67,8 +81,13 @@ class ArrayFile:
                               f"{MAX_TOTAL_BYTES} in all)")
         info = self._members.get(f"{key}.npy")
         if info is None:
-            raise self._error(f"{where}: array {key!r} is missing from {self.name}")
+            raise self._error(f"{where}: array {short_repr(key)} is missing from {self.name}")
         member = f"member {info.filename!r}"
+        if info.header_offset + info.compress_size > self._size or (
+                info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size):
+            raise self._error(f"{member} declares {info.compress_size} bytes at offset "
+                              f"{info.header_offset} ({info.file_size} uncompressed), which "
+                              f"the file's {self._size} bytes cannot hold")
         if not nbytes <= info.file_size <= nbytes + _HEADER_SLACK:
             raise self._error(f"{member} declares {info.file_size} bytes uncompressed, but "
                               f"{where} declares shape {list(shape)} of {dtype} ({nbytes} bytes)")

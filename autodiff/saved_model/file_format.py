@@ -6,23 +6,31 @@ form, and validates a loaded file *before* anything runs: every op type
 must be registered in this process, every reference must point at
 something that exists and came earlier, every array must be in the
 ``.npz`` with the shape and dtype the JSON promises. A bad file gives a
-``FormatError`` (a ValueError) naming the file and the JSON path of the
+``FormatError`` (a ValueError, ``checked_json.py``) naming the file and the JSON path of the
 problem, e.g. ``.../saved_model.json: $.functions.f.traces[0].graph.nodes[2].op:
 op type 'Foo' is not registered``. Loading never evaluates code from the files:
 op types are looked up in the registry, params are plain data.
+
+Every key is checked, not only read: an object with a key the format does
+not define (``"custom_gra`ient"``, one flipped bit away from
+``"custom_gradient"``) or with one key twice is refused, as are params the
+op's forward would not accept. Names read from a file appear in messages
+and JSON paths cut short (a name may be a megabyte long).
 
 Params become JSON with tuples written as lists; reading turns every list
 back into a tuple (ops such as ``Sum`` expect tuple axes). A non-finite
 float param is written ``{"float": "nan"}`` (JSON has no NaN).
 """
 
+import inspect
 import math
 import uuid
 import weakref
 
-from .. import dtypes
 from ..tracing.graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
 from ..registry import REGISTRY, Primitive
+from .checked_json import (FormatError, check_keys, decode_dtype, decode_shape, field, list_of,
+                           short_repr, short_text)
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "JSON_FILE", "ARRAYS_FILE", "IDENTITY_N", "Writer",
            "Reader", "FormatError"]
@@ -31,8 +39,6 @@ FORMAT_NAME = "autodiff.saved_model"
 FORMAT_VERSION = 1
 JSON_FILE = "saved_model.json"
 ARRAYS_FILE = "variables.npz"
-MAX_RANK = 64
-MAX_DIM = 1 << 48   # larger sizes are corruption, not models
 
 # TensorFlow's IdentityN with no gradient registered: what a custom-gradient
 # call becomes when saved without its gradient. Kept out of the registry
@@ -40,15 +46,6 @@ MAX_DIM = 1 << 48   # larger sizes are corruption, not models
 IDENTITY_N = Primitive("IdentityN", lambda xp, *arrays: tuple(arrays), None, saves="shapes",
                        dtype_args=(), n_outputs=None, register=False,
                        doc="no gradient: a custom gradient saved without experimental_custom_gradients")
-
-
-class FormatError(ValueError):
-    """A saved model's files are malformed: the one error ``load`` raises for a bad file.
-
-    The message names the file and the JSON path, e.g. ``.../saved_model.json:
-    $.functions.f.traces[0].graph.nodes[3].inputs[1]: ... is not a valid reference``.
-    Public as ``ad.saved_model.FormatError``.
-    """
 
 
 # ---- params and structures ------------------------------------------------------
@@ -73,7 +70,7 @@ def decode_param(value, where):
         return tuple(decode_param(v, where) for v in value)
     if isinstance(value, dict) and set(value) == {"float"} and value["float"] in ("nan", "inf", "-inf"):
         return float(value["float"])
-    raise FormatError(f"{where}: {value!r} is not a valid param")
+    raise FormatError(f"{where}: {short_repr(value)} is not a valid param")
 
 
 def encode_structure(structure, leaf, where):
@@ -90,68 +87,20 @@ def encode_structure(structure, leaf, where):
 
 def decode_structure(data, leaf, where):
     if not isinstance(data, dict) or len(data) != 1:
-        raise FormatError(f"{where}: expected an object with one key, got {_short(data)}")
+        raise FormatError(f"{where}: expected an object with one key, got {short_repr(data)}")
     ((kind, body),) = data.items()
     if kind in ("list", "tuple"):
-        items = [decode_structure(v, leaf, f"{where}[{i}]") for i, v in enumerate(_list(body, where))]
+        items = [decode_structure(v, leaf, f"{where}[{i}]")
+                 for i, v in enumerate(list_of(body, where))]
         return items if kind == "list" else tuple(items)
     if kind == "dict":
-        pairs = _list(body, where)
+        pairs = list_of(body, where)
         if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
             raise FormatError(f"{where}: a dict must be a list of [key, value] pairs")
-        return {k: decode_structure(v, leaf, f"{where}.{k}") for k, v in pairs}
+        if len({k for k, _ in pairs}) != len(pairs):
+            raise FormatError(f"{where}: a dict holds one key twice")
+        return {k: decode_structure(v, leaf, f"{where}.{short_text(k, 40)}") for k, v in pairs}
     return leaf(kind, body, where)
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) < 80 else text[:77] + "..."
-
-
-def _list(value, where):
-    if not isinstance(value, list):
-        raise FormatError(f"{where}: expected a list, got {_short(value)}")
-    return value
-
-
-def field(obj, key, kinds, where):
-    """``obj[key]``, which must exist and be one of ``kinds``."""
-    if not isinstance(obj, dict):
-        raise FormatError(f"{where}: expected an object, got {_short(obj)}")
-    if key not in obj:
-        raise FormatError(f"{where}: the key {key!r} is missing")
-    value = obj[key]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _tuple(kinds)):
-        raise FormatError(f"{where}.{key}: expected {_names(kinds)}, got {_short(value)}")
-    return value
-
-
-def _tuple(kinds):
-    return kinds if isinstance(kinds, tuple) else (kinds,)
-
-
-def _names(kinds):
-    return " or ".join(k.__name__ for k in _tuple(kinds))
-
-
-def decode_dtype(name, where):
-    try:
-        return dtypes.as_dtype(name)
-    except (TypeError, ValueError, KeyError):
-        raise FormatError(f"{where}: unknown dtype {name!r}") from None
-
-
-def decode_shape(shape, where, allow_none=False):
-    if shape is None and allow_none:
-        return None
-    shape = _list(shape, where)
-    if len(shape) > MAX_RANK:
-        raise FormatError(f"{where}: rank {len(shape)} is over the limit of {MAX_RANK}")
-    if not all((isinstance(d, int) and not isinstance(d, bool) and d >= 0)
-               or (allow_none and d is None) for d in shape) or \
-            any(d is not None and d > MAX_DIM for d in shape):
-        raise FormatError(f"{where}: {shape!r} is not a valid shape")
-    return tuple(shape)
 
 
 # ---- writing ------------------------------------------------------------------------
@@ -218,7 +167,8 @@ class Writer:
         if leaf is None or isinstance(leaf, (bool, int, str)) or \
                 (isinstance(leaf, float) and math.isfinite(leaf)):
             return {"python": leaf}
-        raise ValueError(f"cannot save {where}: it returns {type(leaf).__name__} {_short(leaf)}, "
+        raise ValueError(f"cannot save {where}: it returns {type(leaf).__name__} "
+                         f"{short_repr(leaf)}, "
                          f"which is neither a tensor nor a plain Python value")
 
     def _constant(self, tensor):
@@ -246,8 +196,8 @@ class Reader:
         self.variables = variables
 
     def graph(self, data, where):
-        args = [(decode_shape(field(a, "shape", list, f"{where}.args[{k}]"), f"{where}.args[{k}]"),
-                 decode_dtype(field(a, "dtype", str, f"{where}.args[{k}]"), f"{where}.args[{k}]"))
+        check_keys(data, where, ("args", "nodes", "outputs"))
+        args = [self._arg(a, f"{where}.args[{k}]")
                 for k, a in enumerate(field(data, "args", list, where))]
         graph = Graph(args)
         used_constants, used_variables = {}, {}
@@ -256,7 +206,7 @@ class Reader:
             if not (isinstance(r, list) and r and r[0] in ("arg", "node", "const", "var")
                     and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in r[1:])
                     and len(r) == (3 if r[0] == "node" else 2)):
-                raise FormatError(f"{here}: {_short(r)} is not a valid reference")
+                raise FormatError(f"{here}: {short_repr(r)} is not a valid reference")
             kind, index = r[0], r[1]
             limit = {"arg": len(args), "node": n_nodes, "const": len(self.constants),
                      "var": len(self.variables)}[kind]
@@ -280,23 +230,30 @@ class Reader:
             inputs = [ref(r, i, f"{here}.inputs[{k}]")
                       for k, r in enumerate(field(entry, "inputs", list, here))]
             if "custom_gradient" in entry:
+                check_keys(entry, here, ("op", "inputs", "custom_gradient"))
                 node = self._custom_node(entry, op_type, inputs, here)
             elif op_type == "IdentityN":
+                check_keys(entry, here, ("op", "inputs"))
                 node = Node(IDENTITY_N, inputs, {})
             elif op_type == ASSIGN.name:
-                mode = field(field(entry, "params", dict, here), "mode", str, f"{here}.params")
+                check_keys(entry, here, ("op", "inputs", "params"))
+                check_keys(field(entry, "params", dict, here), f"{here}.params", ("mode",))
+                mode = field(entry["params"], "mode", str, f"{here}.params")
                 if mode not in ASSIGN.methods or len(inputs) != 2 or inputs[0].kind != "var":
                     raise FormatError(f"{here}: an {op_type} needs a variable, a value and a "
                                       f"mode in {sorted(ASSIGN.methods)}")
                 node = Node(ASSIGN, inputs, {"mode": mode})
             else:
+                check_keys(entry, here, ("op", "inputs", "params"))
                 primitive = REGISTRY.get(op_type)
                 if primitive is None:
-                    raise FormatError(f"{here}.op: op type {op_type!r} is not registered in this "
-                                      f"process (define it before loading); refusing to load")
-                params = field(entry, "params", dict, here)
-                node = Node(primitive, inputs, {str(k): decode_param(v, f"{here}.params.{k}")
-                                                for k, v in params.items()})
+                    raise FormatError(f"{here}.op: op type {short_repr(op_type)} is not "
+                                      f"registered in this process (define it before loading); "
+                                      f"refusing to load")
+                params = {k: decode_param(v, f"{here}.params.{short_text(k, 40)}")
+                          for k, v in field(entry, "params", dict, here).items()}
+                _check_params(primitive, len(inputs), params, f"{here}.params")
+                node = Node(primitive, inputs, params)
             graph.nodes.append(node)
         n_nodes = len(graph.nodes)
         graph.outputs = decode_structure(
@@ -304,9 +261,16 @@ class Reader:
             lambda kind, body, here: self._output(kind, body, here, n_nodes, ref), f"{where}.outputs")
         return graph
 
+    @staticmethod
+    def _arg(data, where):
+        check_keys(data, where, ("shape", "dtype"))
+        return (decode_shape(field(data, "shape", list, where), where),
+                decode_dtype(field(data, "dtype", str, where), where))
+
     def _custom_node(self, entry, op_type, inputs, here):
         where = f"{here}.custom_gradient"
         spec = field(entry, "custom_gradient", dict, here)
+        check_keys(spec, where, ("n_y", "n_x", "graph" if "graph" in spec else "gradient_op_type"))
         n_y, n_x = field(spec, "n_y", int, where), field(spec, "n_x", int, where)
         if n_y < 0 or n_x < 0 or op_type != "IdentityN" or n_y + n_x > len(inputs):
             raise FormatError(f"{where}: {n_y} y and {n_x} x do not fit an {op_type} node "
@@ -331,7 +295,7 @@ class Reader:
             return ref(body, n_nodes, here)
         if kind == "python" and (body is None or isinstance(body, (bool, int, float, str))):
             return body
-        raise FormatError(f"{here}: {_short({kind: body})} is not a valid output")
+        raise FormatError(f"{here}: {short_repr({kind: body})} is not a valid output")
 
 
 # Custom gradients saved without their graph, by name, while this process lives.
@@ -345,6 +309,19 @@ def _in_process_name(custom):
     name = f"CustomGradient-{uuid.uuid4().hex}"  # never the name of another process's gradient
     _IN_PROCESS[name] = custom
     return name
+
+
+def _check_params(primitive, n_inputs, params, where):
+    """Refuses params the op's forward would not take (a misspelt name, a missing one)."""
+    try:
+        signature = inspect.signature(primitive.forward)
+    except (TypeError, ValueError):   # a builtin: no signature to compare with
+        return
+    try:
+        signature.bind(None, *[None] * n_inputs, **params)
+    except TypeError as err:
+        raise FormatError(f"{where}: they do not fit op type {primitive.name} with {n_inputs} "
+                          f"input(s): {short_text(err)}") from None
 
 
 def _n_outputs(node):

@@ -1,21 +1,26 @@
 """Loading a saved model (``ad.saved_model.load``): check everything, then rebuild.
 
 The format is documented in ``save.py``, the directory layout in
-``store.py``. Loading resolves the pointer to one version,
-reads its ``saved_model.json`` (bounded in size and depth) and only the
-``variables.npz`` members it refers to (``arrays.py``: sizes
-checked before anything inflates, never a pickle), checks
-the format name and version, rebuilds the variables and constants (every
-array must have the shape and dtype the JSON promises), and rebuilds each
-traced graph through the op registry (``file_format.Reader``). The
-result is a ``LoadedModel``: each saved function is an attribute that picks
-the trace matching its arguments. Nothing from the files is ever executed
-as code. Every malformed input raises one error type, ``FormatError``
-(a ValueError), naming the file and the JSON path of the problem.
+``store.py``. Loading resolves the pointer to one version, opens its two
+files (``safe_files.py``: regular files inside the directory, never
+through a link), reads its ``saved_model.json`` (bounded in size and depth,
+every key checked: ``checked_json.py``) and only the ``variables.npz``
+members it refers to (``arrays.py``: sizes checked before anything
+inflates, never a pickle), checks the format name and version, rebuilds
+the variables and constants (every array must have the shape and dtype the
+JSON promises), and rebuilds each traced graph through the op registry
+(``file_format.Reader``). Last, the JSON's SHA-256 must be the one the
+pointer recorded when it was saved: a corruption that still parses (a
+digit of a shape, a letter of a name) is caught there. The result is a
+``LoadedModel``: each saved function is an attribute that picks the trace
+matching its arguments. Nothing from the files is ever executed as code.
+Every malformed input raises one error type, ``FormatError`` (a
+ValueError), naming the file and the JSON path of the problem; a file
+missing is a ``MissingFileError``, a link or special file an
+``UnsafeFileError`` (both FormatErrors).
 """
 
-import json
-import os
+import hashlib
 
 import numpy as np
 
@@ -26,17 +31,17 @@ from ..tracing.function import ConcreteFunction
 from ..tracing.signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
 from . import store
 from .arrays import ArrayFile
-from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError,
-                          Reader, decode_dtype, decode_shape, decode_structure, field)
+from .checked_json import (FormatError, check_keys, decode_dtype, decode_shape, field, parse_json,
+                           short_repr, short_text)
+from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, Reader,
+                          decode_structure)
+from .safe_files import MissingFileError, UnsafeFileError
 
-__all__ = ["load", "LoadedModel", "LoadedFunction", "FormatError", "MissingFileError"]
+__all__ = ["load", "LoadedModel", "LoadedFunction", "FormatError", "MissingFileError",
+           "UnsafeFileError"]
 
 MAX_JSON_BYTES = 1 << 28     # 256 MiB of JSON
-MAX_JSON_DEPTH = 64          # our own files nest about 15 deep
-
-
-class MissingFileError(FormatError, FileNotFoundError):
-    """A file of a saved model's directory is missing (a FormatError and a FileNotFoundError)."""
+TOP_KEYS = ("format", "version", "custom_gradients", "variables", "constants", "functions")
 
 
 class LoadedFunction:
@@ -111,29 +116,23 @@ def load(export_dir, tags=None, options=None):
             file and the JSON path, e.g. ``.../saved_model.json:
             $.functions.f.traces[0].graph.nodes[3].inputs[1]: ...``. A file
             missing from a model directory is a ``MissingFileError``, both a
-            FormatError and a FileNotFoundError.
+            FormatError and a FileNotFoundError; a link, FIFO, device or
+            socket where a file belongs is an ``UnsafeFileError``.
+        PermissionError: an entry this process may not open, as ``open`` says.
     """
-    path = os.fspath(export_dir)
-    if os.path.isfile(path):
-        raise FormatError(f"{path}: is a file; a saved model is a directory")
-    if not os.path.isdir(path):
-        raise FileNotFoundError(f"no saved model at {path}")
-    try:
-        return store.read_with_retries(path, _load_version)
-    except store.StoreError as err:
-        raise FormatError(str(err)) from None
+    return store.read_with_retries(export_dir, _load_version)
 
 
-def _load_version(version_dir):
-    json_path = os.path.join(version_dir, JSON_FILE)
-    document = _read_json(json_path)
+def _load_version(version, json_sha256):
+    """The model in the open ``safe_files.Directory`` ``version``; the pointer's digest or None."""
+    json_path = version.join(JSON_FILE)
+    raw = version.read(JSON_FILE, MAX_JSON_BYTES)
+    npz, size = version.open_file(ARRAYS_FILE)   # both open now: a save may remove the version
     arrays = None
     try:
-        arrays = ArrayFile(os.path.join(version_dir, ARRAYS_FILE), ARRAYS_FILE)
-        return _load(version_dir, document, arrays)
-    except FileNotFoundError as err:
-        raise MissingFileError(f"{err.filename or version_dir}: a file of the saved model is "
-                               f"missing: {err}") from None
+        document = parse_json(raw)
+        arrays = ArrayFile(npz, size, version.join(ARRAYS_FILE), ARRAYS_FILE)
+        model = _load(version.path, document, arrays)
     except FormatError as err:
         if getattr(err, "names_file", False):
             raise
@@ -142,60 +141,32 @@ def _load_version(version_dir):
         raise FormatError(f"{json_path}: too large or too deeply nested to load "
                           f"({type(err).__name__})") from None
     except Exception as err:  # noqa: BLE001 - whatever a malformed file provokes: one error type
-        raise FormatError(f"{json_path}: malformed content ({type(err).__name__}: {err})") \
-            from None
+        raise FormatError(f"{json_path}: malformed content ({type(err).__name__}: "
+                          f"{short_text(err)})") from None
     finally:
         if arrays is not None:
             arrays.close()
-
-
-def _read_json(json_path):
-    try:
-        with open(json_path, "rb") as f:
-            # read(n) would allocate n bytes up front: ask the size first
-            size = os.fstat(f.fileno()).st_size
-            raw = f.read(size + 1) if size <= MAX_JSON_BYTES else b""
-    except FileNotFoundError:
-        raise MissingFileError(f"no saved model at {json_path}: the file is missing") from None
-    except IsADirectoryError:
-        raise FormatError(f"{json_path}: is a directory, not a file") from None
-    if size > MAX_JSON_BYTES or len(raw) > MAX_JSON_BYTES:
-        raise FormatError(f"{json_path}: larger than {MAX_JSON_BYTES} bytes; refusing it")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise FormatError(f"{json_path}: nested too deeply (over {MAX_JSON_DEPTH} levels)") \
-            from None
-    except (ValueError, UnicodeDecodeError) as err:
-        raise FormatError(f"{json_path} is not valid JSON (truncated or corrupted?): {err}") \
-            from None
-    _check_depth(document, json_path)
-    return document
-
-
-def _check_depth(document, json_path):
-    """Refuses nesting deeper than MAX_JSON_DEPTH (checked without recursion)."""
-    stack = [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            raise FormatError(f"{json_path}: nested too deeply (over {MAX_JSON_DEPTH} levels)")
-        children = value.values() if isinstance(value, dict) else \
-            value if isinstance(value, list) else ()
-        stack.extend((child, depth + 1) for child in children
-                     if isinstance(child, (dict, list)))
+        npz.close()
+    if json_sha256 is not None and hashlib.sha256(raw).hexdigest() != json_sha256:
+        raise FormatError(f"{json_path}: its SHA-256 is not the one {store.POINTER_FILE} "
+                          f"recorded when it was saved ({json_sha256[:16]}...): the file was "
+                          f"changed or corrupted since")
+    return model
 
 
 def _load(path, document, arrays):
     if field(document, "format", str, "$") != FORMAT_NAME:
-        raise FormatError(f"$.format: {document['format']!r} is not {FORMAT_NAME!r}")
+        raise FormatError(f"$.format: {short_repr(document['format'])} is not {FORMAT_NAME!r}")
     version = field(document, "version", int, "$")
     if version != FORMAT_VERSION:
         raise FormatError(f"$.version: format version {version} is not supported (this "
                           f"autodiff reads version {FORMAT_VERSION})")
+    check_keys(document, "$", TOP_KEYS)
+    field(document, "custom_gradients", bool, "$")   # how it was saved; nothing to rebuild
     variables = []
     for i, entry in enumerate(field(document, "variables", list, "$")):
         where = f"$.variables[{i}]"
+        check_keys(entry, where, ("name", "shape", "dtype", "trainable", "array"))
         value = _array(arrays, entry, where)
         variables.append(Variable(value, trainable=field(entry, "trainable", bool, where),
                                   name=field(entry, "name", str, where)))
@@ -203,15 +174,19 @@ def _load(path, document, arrays):
     reader = Reader(constants, variables)
     functions = {}
     for name, entry in field(document, "functions", dict, "$").items():
-        where = f"$.functions.{name}"
+        where = f"$.functions.{short_text(name, 40)}"
+        check_keys(entry, where, ("input_signature", "arg_names", "traces"))
         signature = field(entry, "input_signature", (dict, type(None)), where)
         if signature is not None:
             signature = tuple(decode_structure(signature, _spec_from_json,
                                                f"{where}.input_signature"))
         arg_names = field(entry, "arg_names", list, where)
+        if not all(isinstance(a, str) for a in arg_names):
+            raise FormatError(f"{where}.arg_names: {short_repr(arg_names)} is not a list of names")
         concrete = []
         for k, trace in enumerate(field(entry, "traces", list, where)):
             here = f"{where}.traces[{k}]"
+            check_keys(trace, here, ("call", "graph"))
             call = field(trace, "call", dict, here)
             decode_structure(call, _call_leaf, f"{here}.call")
             graph = reader.graph(field(trace, "graph", dict, here), f"{here}.graph")
@@ -220,7 +195,7 @@ def _load(path, document, arrays):
                 raise FormatError(f"{here}: the call has {n_tensors} tensor(s), the graph "
                                   f"{len(graph.arg_specs)} argument(s)")
             concrete.append(ConcreteFunction(graph, name, call))
-        functions[name] = LoadedFunction(name, signature, [str(a) for a in arg_names], concrete)
+        functions[name] = LoadedFunction(name, signature, arg_names, concrete)
     return LoadedModel(functions, variables, path)
 
 
@@ -235,7 +210,9 @@ class _LazyConstants:
 
     def __getitem__(self, index):
         if index not in self._loaded:
-            value = _array(self._arrays, self._entries[index], f"$.constants[{index}]")
+            where = f"$.constants[{index}]"
+            check_keys(self._entries[index], where, ("shape", "dtype", "array"))
+            value = _array(self._arrays, self._entries[index], where)
             self._loaded[index] = constant(value)
         return self._loaded[index]
 
@@ -244,22 +221,22 @@ def _call_leaf(kind, body, where):
     """A leaf of a trace's ``call`` key: a tensor's [shape, dtype], or a Python value."""
     if kind == "tensor":
         if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], str)):
-            raise FormatError(f"{where}: a tensor must be [shape, dtype], got {body!r:.80}")
+            raise FormatError(f"{where}: a tensor must be [shape, dtype], got {short_repr(body)}")
         decode_shape(body[0], where)
         decode_dtype(body[1], where)
     elif kind != "python" or not (body is None or isinstance(body, (bool, int, float, str))):
-        raise FormatError(f"{where}: {kind!r} is not a valid call leaf")
+        raise FormatError(f"{where}: {short_repr(kind)} is not a valid call leaf")
     return None
 
 
 def _spec_from_json(kind, body, where):
     if kind != "spec":
-        raise FormatError(f"{where}: expected a spec, got {kind!r}")
-    name = body.get("name") if isinstance(body, dict) else None
+        raise FormatError(f"{where}: expected a spec, got {short_repr(kind)}")
+    check_keys(body, where, ("shape", "dtype", "name"))
     return TensorSpec(decode_shape(field(body, "shape", (list, type(None)), where), where,
                                    allow_none=True),
                       decode_dtype(field(body, "dtype", str, where), where),
-                      name if isinstance(name, str) else None)
+                      field(body, "name", (str, type(None)), where))
 
 
 def _array(arrays, entry, where):

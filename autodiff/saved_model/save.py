@@ -72,12 +72,18 @@ published atomically: ``store.py``).
 Saving over an existing model publishes a new version and switches the
 pointer, so a failed save leaves the old model intact and a reader never
 sees a half-written one. Loading checks everything (format name and
-version, keys, references, array sizes, shapes and dtypes before reading
-them, op types known to the registry) and raises ``FormatError`` (a
-ValueError) naming the file and the JSON path of what is wrong;
-``FileNotFoundError`` when there is no model at the path.
+version, every key: one the format does not define or one given twice is
+an error; references, array sizes, shapes and dtypes before reading them,
+op types known to the registry; the arrays against the zip's CRC-32, and
+``saved_model.json`` against the SHA-256 the pointer recorded) and
+raises ``FormatError`` (a ValueError) naming the file and the JSON path of
+what is wrong; ``FileNotFoundError`` when there is no model at the path.
+A file edited by hand therefore no longer loads: save the model again.
+Links and special files in the directory are refused, never followed
+(``safe_files.py``).
 """
 
+import hashlib
 import json
 import os
 import warnings
@@ -87,7 +93,7 @@ import numpy as np
 from ..models.module import Module
 from ..tracing.function import Function
 from . import store
-from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, FormatError, Writer,
+from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, Writer,
                           encode_structure)
 from .load import LoadedModel
 
@@ -109,10 +115,7 @@ def current_version(export_dir):
         FileNotFoundError: no saved model at ``export_dir``.
         FormatError: the pointer file is damaged.
     """
-    try:
-        return store.resolve(os.fspath(export_dir))
-    except store.StoreError as err:
-        raise FormatError(str(err)) from None
+    return store.resolve(os.fspath(export_dir))
 
 
 class SaveOptions:
@@ -232,7 +235,8 @@ def _functions_of(obj):
 def _publish(path, document, arrays):
     text = (_pretty(document) + "\n").encode("utf-8")
     store.publish(path, [(JSON_FILE, lambda f: f.write(text)),
-                         (ARRAYS_FILE, lambda f: np.savez(f, **arrays))])
+                         (ARRAYS_FILE, lambda f: np.savez(f, **arrays))],
+                  json_sha256=hashlib.sha256(text).hexdigest())
 
 
 def _pretty(value, depth=0, width=100):

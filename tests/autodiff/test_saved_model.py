@@ -275,7 +275,7 @@ def test_truncated_files_name_the_file(saved):
         ad.saved_model.load(str(saved))
     text = (version_of(saved) / "saved_model.json").read_text()
     (version_of(saved) / "saved_model.json").write_text(text[: len(text) // 2])
-    with pytest.raises(ValueError, match="saved_model.json is not valid JSON"):
+    with pytest.raises(ad.saved_model.FormatError, match="saved_model.json: is not valid JSON"):
         ad.saved_model.load(str(saved))
 
 

@@ -1,11 +1,14 @@
-"""A save is published as one unit: racing readers and a save killed at every step.
+"""A save is published as one unit: racing readers and writers, and a save killed at every step.
 
 Two models that differ in both graph and weights, A (``x * 2``) and B
 (``x + 5``), are saved over one path. Whatever happens, a load must give A
 or B whole: f(3) is 6 or 8, never 15 (A's graph with B's weights) or 5.
+Writers racing each other (processes and threads) must never take the
+directory for something that is not a saved model.
 """
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -130,6 +133,64 @@ def test_readers_racing_a_writer_always_load_one_whole_model(tmp_path, engine_ba
     assert which_model(path) == "A"  # the last save (i = n - 1, odd) wins
 
 
+def _save_repeatedly(path, n, errors):
+    """Saves A and B in turn ``n`` times; the exceptions go to ``errors`` (a list or a queue)."""
+    found = []
+    for i in range(n):
+        try:
+            ad.saved_model.save(A() if i % 2 else B(), path)
+        except Exception as err:  # noqa: BLE001 - every failure is counted
+            found.append(repr(err))
+    if isinstance(errors, list):
+        errors.extend(found)
+    else:
+        errors.put(found)
+
+
+@POSIX_ONLY
+def test_writers_racing_each_other_never_refuse_the_directory(tmp_path, engine_backend):
+    # A writer used to check the directory before taking the lock: another writer renaming
+    # its staging directory or removing an old version between that check's listdir and
+    # its isdir made the save fail with "... so not a saved model".
+    if engine_backend != "numpy":
+        pytest.skip("the writers race on files, the same on every backend: raced once")
+    path, n_saves = str(tmp_path / "m"), 25
+    ad.saved_model.save(A(), path)
+    fork = multiprocessing.get_context("fork")   # before any thread of ours starts
+    queue = fork.Queue()
+    processes = [fork.Process(target=_save_repeatedly, args=(path, n_saves, queue))
+                 for _ in range(3)]
+    for process in processes:
+        process.start()
+    in_threads, stop, loads = [], threading.Event(), []
+
+    def read_until_stopped():
+        while not stop.is_set():
+            try:
+                which_model(path)
+                loads.append(1)
+            except Exception as err:  # noqa: BLE001 - every failure is counted
+                in_threads.append(repr(err))
+
+    savers = [threading.Thread(target=_save_repeatedly, args=(path, n_saves, in_threads))
+              for _ in range(2)]
+    reader = threading.Thread(target=read_until_stopped)
+    for thread in savers + [reader]:
+        thread.start()
+    in_processes = [error for _ in processes for error in queue.get(timeout=120)]
+    for thread in savers:
+        thread.join()
+    stop.set()
+    reader.join()
+    for process in processes:
+        process.join(timeout=60)
+    assert [p.exitcode for p in processes] == [0, 0, 0]
+    assert in_processes + in_threads == []
+    assert len(loads) > 10                     # the reader really raced the writers
+    versions = [n for n in os.listdir(path) if n.startswith("v-")]
+    assert len(versions) <= 2 and which_model(path) in ("A", "B")
+
+
 def _save_killed_at(step, model_class, path):
     """Saves in a forked child that SIGKILLs itself just before ``step``; whether it died."""
     pid = os.fork()
@@ -139,6 +200,9 @@ def _save_killed_at(step, model_class, path):
                 if name == step:
                     os.kill(os.getpid(), signal.SIGKILL)
             store._step_hook = hook
+            if ad.get_backend() == "cupy":
+                # A forked child cannot use CUDA; the steps are file operations on host bytes.
+                ad.set_backend("numpy")
             ad.saved_model.save(model_class(), str(path))
         finally:
             os._exit(0)

@@ -3,12 +3,19 @@
 Every mutation starts from one good model (two functions, a constant, a
 custom gradient) and breaks one thing: a JSON value replaced by a value of
 another type, truncation, bit flips, deep nesting, huge declared shapes, a
-zip bomb, missing files, extra members, a pickle that would run code. A
-load must then succeed (some edits are harmless, e.g. a variable's name)
+zip bomb, missing files, extra members, a pickle that would run code.
+A load must then succeed (some edits are harmless, e.g. a variable's name)
 or raise ``ad.saved_model.FormatError`` (``MissingFileError`` is one).
+Edits of the JSON are resealed (the pointer's digest of it recomputed) so
+that they meet the structural checks.
+
+One bit flipped in every byte, and names of a megabyte, are in
+``test_saved_model_hostile_bytes.py``; links, FIFOs and other hostile
+layouts in ``test_saved_model_hostile.py``.
 """
 
 import copy
+import hashlib
 import json
 import os
 import shutil
@@ -59,6 +66,21 @@ def _version(path):
     return store.resolve(str(path))
 
 
+def _reseal(path):
+    """Records the edited saved_model.json's SHA-256 in the pointer, as a forger would.
+
+    The loader compares that digest last, so an edit that is otherwise
+    harmless fails there; resealed, the edit meets only the structural
+    checks, which are what a hostile (not merely corrupted) file faces.
+    """
+    pointer_path = os.path.join(path, store.POINTER_FILE)
+    pointer = json.load(open(pointer_path))
+    raw = open(os.path.join(_version(path), "saved_model.json"), "rb").read()
+    pointer["json_sha256"] = hashlib.sha256(raw).hexdigest()
+    with open(pointer_path, "w") as f:
+        json.dump(pointer, f)
+
+
 def _load_must_fail_cleanly(path):
     """Loads; True if it failed with FormatError; any other exception fails the test."""
     try:
@@ -95,6 +117,7 @@ def test_every_json_value_replaced_by_a_wrong_one(good, tmp_path):
             _set(document, path, wrong)
             with open(json_path, "w") as f:
                 json.dump(document, f)
+            _reseal(good)
             tried += 1
             refused += _load_must_fail_cleanly(good)
     print(f"{tried} JSON mutations, {refused} refused")
@@ -139,6 +162,7 @@ def _edit(path, edit):
     edit(document)
     with open(json_path, "w") as f:
         json.dump(document, f)
+    _reseal(path)
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -295,3 +319,4 @@ def test_a_loaded_custom_gradient_of_the_wrong_shape_fails_at_gradient_time(good
     with pytest.raises(ValueError, match=r"saved custom gradient returned, for input 0, a "
                                          r"gradient of shape \[\]"):
         tape.gradient(y, x)
+
