@@ -9,7 +9,6 @@ from .ops.special import (divide_no_nan, erfc, is_finite, is_inf, is_nan,  # noq
                           log_sigmoid, multiply_no_nan, softsign, xdivy, xlogy)
 from .ops.trigonometry import *  # noqa: F401,F403
 from .ops.compositions import l2_normalize, reduce_all, reduce_any  # noqa: F401
-from .ops.elementwise import divide as truediv  # noqa: F401
 from .ops.nn import log_softmax  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
 from .ops.gather_dynamic import segment_sum, unsorted_segment_sum  # noqa: F401

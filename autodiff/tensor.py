@@ -337,6 +337,16 @@ def _convert_python(value, dtype):
             f"rectangular, with one element type ({err})") from None
 
 
+def _empty_literal(value):
+    """Whether ``value`` is a (nested) Python list or tuple with no elements (``[[], []]``)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    try:
+        return np.asarray(value).size == 0
+    except ValueError:   # ragged
+        return False
+
+
 def _convert_python_unchecked(value, dtype):
     if dtype is None:
         dtype = dtypes.infer_dtype(value)
@@ -346,7 +356,7 @@ def _convert_python_unchecked(value, dtype):
         kind, wanted = source._np.kind, dtype._np.kind
         lossy = (kind in "fc" and wanted in "iub") or (kind == "c" and wanted == "f") \
             or (kind in "iufc" and wanted == "b")
-        if lossy:
+        if lossy and not _empty_literal(value):   # [] has no element to lose: any dtype
             raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name} without "
                             f"losing information (autodiff never casts implicitly)")
     return backend.xp.asarray(value, dtype=dtype._np)

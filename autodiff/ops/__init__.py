@@ -9,13 +9,14 @@ functions in ``__all__``. Importing this package fills
 from ..tensor import convert_to_tensor  # noqa: F401
 from . import (clip, creation, einsum, elementwise, grad_kernels, join, linalg, matmul,  # noqa: F401
                nn, predicates, random, reduce, shape, slicing, transfer)
-from . import conv, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
+from . import conv, conv_forms, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
 from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
-from . import gather_dynamic, rearrange, sorting  # noqa: F401,E402
+from . import gather_dynamic, gathering, rearrange, sorting  # noqa: F401,E402
 from . import debugging  # noqa: F401,E402  (ad.debugging)
 from .compositions import *  # noqa: F401,F403,E402
 from .rearrange import *  # noqa: F401,F403,E402
 from .sorting import *  # noqa: F401,F403,E402
+from .gathering import *  # noqa: F401,F403,E402
 from .clip import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .einsum import *  # noqa: F401,F403
@@ -42,5 +43,6 @@ import sys as _sys  # noqa: E402
 
 __all__ = ["convert_to_tensor", "relu"] + [
     name for family in ("clip", "creation", "einsum", "elementwise", "join", "matmul",
-                        "predicates", "reduce", "shape", "slicing", "transfer", "compositions", "rearrange", "sorting")
+                        "predicates", "reduce", "shape", "slicing", "transfer", "compositions", "rearrange", "sorting",
+                        "gathering")
     for name in _sys.modules[f"{__name__}.{family}"].__all__]

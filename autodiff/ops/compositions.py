@@ -146,7 +146,18 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 # ---- nn and linalg compositions ---------------------------------------------------------------
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
-    """``x / ||x||`` over ``axis``, as ``x * rsqrt(maximum(sum(x^2), epsilon))`` (TensorFlow's)."""
+    """``x / ||x||`` over ``axis``, as ``x * rsqrt(maximum(sum(x^2), epsilon))`` (TensorFlow's);
+    also ``ad.math.l2_normalize`` and ``ad.linalg.l2_normalize``.
+
+    Args:
+        x: a float tensor.
+        axis: the axis (or axes) to normalize over; all of them by default.
+        epsilon: the smallest squared norm divided by (a zero vector stays zero).
+        dim: the old name of ``axis``.
+
+    >>> ad.linalg.l2_normalize(ad.constant([3.0, 4.0])).numpy()
+    array([0.6, 0.8], dtype=float32)
+    """
     x = convert_to_tensor(x)
     axis = dim if axis is None else axis
     square_sum = reduce_sum(square(x), axis, keepdims=True)

@@ -34,8 +34,22 @@ __all__ = ["conv2d", "conv1d"]
 
 # ---- im2col and its adjoint (shared with pooling.py) ----------------------------------
 def out_size(size, k, stride, dilation, pad):
-    """Output length along one axis: ``(size + pads - dilated kernel) // stride + 1``."""
-    return (size + pad[0] + pad[1] - (k - 1) * dilation - 1) // stride + 1
+    """Output length along one axis, as TensorFlow computes it: ``(size + pads - (dilated
+    kernel) + stride) / stride``, rounded toward zero. 0 when the window just misses (a
+    3-wide window over 2 cells); negative when it misses by a stride or more, which the
+    public functions refuse (``check_out_sizes``), as TensorFlow does."""
+    n = size + pad[0] + pad[1] - (k - 1) * dilation - 1 + stride
+    return n // stride if n >= 0 else -(-n // stride)
+
+
+def check_out_sizes(op, out, x, kernel, strides, dilations, padding):
+    """Raises InvalidArgumentError, naming the op and the shapes, when an output size is
+    negative (TensorFlow: "Computed output size would be negative")."""
+    if min(out) < 0:
+        raise InvalidArgumentError(
+            f"{op}: the output size would be negative ({list(out)}): input shape "
+            f"{tuple(x.shape)}, window {tuple(kernel)}, strides {tuple(strides)}, dilations "
+            f"{tuple(dilations)}, padding {padding!r}")
 
 
 def patches(xp, x, kh, kw, strides, dilations, pads, pad_value=0):
@@ -43,6 +57,9 @@ def patches(xp, x, kh, kw, strides, dilations, pads, pad_value=0):
     (sh, sw), (dh, dw) = strides, dilations
     ho = out_size(x.shape[-3], kh, sh, dh, pads[0])
     wo = out_size(x.shape[-2], kw, sw, dw, pads[1])
+    if ho <= 0 or wo <= 0:   # no window fits: an empty result (a slice would wrap around)
+        return xp.zeros(x.shape[:-3] + (max(ho, 0), max(wo, 0), kh * kw, x.shape[-1]),
+                        dtype=x.dtype)
     if any(pads[0]) or any(pads[1]):
         x = xp.pad(x, [(0, 0)] * (x.ndim - 3) + [tuple(pads[0]), tuple(pads[1]), (0, 0)],
                    constant_values=pad_value)
@@ -57,6 +74,8 @@ def col2im(xp, cols, hw, kh, kw, strides, dilations, pads):
     (sh, sw), (dh, dw) = strides, dilations
     ho, wo = cols.shape[-4], cols.shape[-3]
     h, w = hw
+    if ho == 0 or wo == 0:
+        return xp.zeros(cols.shape[:-4] + (h, w, cols.shape[-1]), dtype=cols.dtype)
     padded = xp.zeros(cols.shape[:-4] + (h + sum(pads[0]), w + sum(pads[1]), cols.shape[-1]),
                       dtype=cols.dtype)
     for i in range(kh):
@@ -67,11 +86,17 @@ def col2im(xp, cols, hw, kh, kw, strides, dilations, pads):
 
 
 # ---- the three ops ----------------------------------------------------------------------
+def _count(axes):
+    """How many rows ``axes`` (N, Ho, Wo) make: spelled out, since a reshape to -1 is
+    ambiguous when another axis has size 0."""
+    return math.prod(axes)
+
+
 def _conv_forward(xp, x, w, strides, dilations, pads):
     kh, kw, c, co = w.shape[-4:]
     cols = patches(xp, x, kh, kw, strides, dilations, pads)
     lead = cols.shape[:-2]                                   # (..., N, Ho, Wo)
-    rows = cols.reshape(cols.shape[:-5] + (-1, kh * kw * c))
+    rows = cols.reshape(cols.shape[:-5] + (_count(cols.shape[-5:-2]), kh * kw * c))
     y = xp.matmul(rows, w.reshape(w.shape[:-4] + (kh * kw * c, co)))
     return y.reshape(y.shape[:-2] + lead[-3:] + (co,))
 
@@ -80,14 +105,15 @@ def _backprop_filter_forward(xp, x, g, strides, dilations, pads, filter_hw):
     kh, kw = filter_hw
     c, co = x.shape[-1], g.shape[-1]
     cols = patches(xp, x, kh, kw, strides, dilations, pads)
-    rows = cols.reshape(cols.shape[:-5] + (-1, kh * kw * c))
-    dw = xp.matmul(xp.swapaxes(rows, -1, -2), g.reshape(g.shape[:-4] + (-1, co)))
+    rows = cols.reshape(cols.shape[:-5] + (_count(cols.shape[-5:-2]), kh * kw * c))
+    g_rows = g.reshape(g.shape[:-4] + (_count(g.shape[-4:-1]), co))
+    dw = xp.matmul(xp.swapaxes(rows, -1, -2), g_rows)
     return dw.reshape(dw.shape[:-2] + (kh, kw, c, co))
 
 
 def _backprop_input_forward(xp, g, w, strides, dilations, pads, input_hw):
     kh, kw, c, co = w.shape[-4:]
-    rows = xp.matmul(g.reshape(g.shape[:-4] + (-1, co)),
+    rows = xp.matmul(g.reshape(g.shape[:-4] + (_count(g.shape[-4:-1]), co)),
                      xp.swapaxes(w.reshape(w.shape[:-4] + (kh * kw * c, co)), -1, -2))
     cols = rows.reshape(rows.shape[:-2] + g.shape[-4:-1] + (kh * kw, c))
     return col2im(xp, cols, input_hw, kh, kw, strides, dilations, pads)
@@ -113,6 +139,8 @@ CONV_CASES = [
                                     "pads": ((1, 1), (1, 1))}),
     (((1, 7, 6, 1), (2, 2, 1, 2)), {"strides": (2, 2), "dilations": (2, 1),
                                     "pads": ((0, 1), (1, 0))}),
+    (((0, 4, 4, 2), (2, 2, 2, 1)), CONV_PARAMS),          # an empty batch
+    (((1, 2, 4, 1), (3, 2, 1, 2)), CONV_PARAMS),          # the filter overhangs: height 0
 ]
 
 
@@ -212,6 +240,8 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         strides: an int or a list of 1, 2 or 4 ints (``[1, sh, sw, 1]``).
         padding: ``'SAME'`` (output ``ceil(in / stride)``), ``'VALID'`` (no
             padding) or explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``.
+            A filter that overhangs the input by less than a stride gives an empty
+            output (size 0), one that overhangs more is an error, as in TensorFlow.
         data_format: only ``'NHWC'``.
         dilations: like ``strides``; spacing between filter taps (default 1).
 
@@ -236,16 +266,16 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     if not (x.dtype.is_floating and w.dtype.is_floating):
         raise InvalidArgumentError(f"{op}: input and filters must be floating, got "
                                    f"{x.dtype.name} and {w.dtype.name}")
+    if w.shape[2] == 0:
+        raise InvalidArgumentError(f"{op}: the filters' depth (in_channels) must be positive, "
+                                   f"got filters shape {tuple(w.shape)}")
     strides = spatial_pair(strides, "strides", op)
     dilations = spatial_pair(1 if dilations is None else dilations, "dilations", op)
     kernel = tuple(w.shape[:2])
     pads = resolve_padding(padding, tuple(x.shape[1:3]), kernel, strides, dilations, op)
-    out = [out_size(n, k, s, d, p) for n, k, s, d, p in
-           zip(x.shape[1:3], kernel, strides, dilations, pads)]
-    if min(out) < 1:
-        raise InvalidArgumentError(f"{op}: the output would be empty ({out[0]} x {out[1]}): "
-                                   f"input shape {tuple(x.shape)}, filters shape "
-                                   f"{tuple(w.shape)}, dilations {dilations}, padding {padding!r}")
+    check_out_sizes(op, [out_size(n, k, s, d, p) for n, k, s, d, p in
+                         zip(x.shape[1:3], kernel, strides, dilations, pads)],
+                    x, kernel, strides, dilations, padding)
     return CONV2D(x, w, strides=strides, dilations=dilations, pads=pads)
 
 
@@ -284,8 +314,8 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  
                                        f"ints, got {v!r}")
         return [1, values[0]]
 
-    if not isinstance(padding, str):
-        raise InvalidArgumentError(f"Conv1D: padding must be 'SAME' or 'VALID', got {padding!r}")
+    if not isinstance(padding, str):   # TypeError, as TensorFlow ("Expected string")
+        raise TypeError(f"Conv1D: padding must be 'SAME' or 'VALID', got {padding!r}")
     y = conv2d(expand_dims(x, -3), expand_dims(w, 0), strides=widen(stride, "stride"),
                padding=padding, dilations=widen(1 if dilations is None else dilations,
                                                 "dilations"))

@@ -18,7 +18,7 @@ from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
 
-__all__ = ["add", "subtract", "multiply", "divide", "floordiv", "floormod", "negative", "pow", "maximum", "minimum", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "softplus", "erf", "abs", "sign", "round", "floor", "ceil", "cast"]
+__all__ = ["add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "negative", "pow", "maximum", "minimum", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "softplus", "erf", "abs", "sign", "round", "floor", "ceil", "cast"]
 
 REALS = (-2.0, 2.0)
 POSITIVE = (0.2, 2.0)
@@ -264,60 +264,57 @@ CAST = Primitive("Cast", _cast_forward, (_cast_grad,), saves="shapes",
                  doc="d cast(x) = cast(dx) back to x's dtype")
 
 
-# ---- the public functions ---------------------------------------------------------
+# ---- the public functions (binary ones convert their operands together: operands.py) ----
 def add(x, y, name=None):
     """x + y elementwise, with broadcasting. ``ad.add(1.0, 2.0)`` -> 3.0."""
-    try:
-        return ADD(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(ADD, x, y, err)
+    return binary(ADD, x, y)
 
 
 def subtract(x, y, name=None):
     """x - y elementwise, with broadcasting."""
-    try:
-        return SUB(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(SUB, x, y, err)
+    return binary(SUB, x, y)
 
 
 def multiply(x, y, name=None):
     """x * y elementwise. ``ad.multiply(1, 3.0)`` is an error: int32 and float32 never mix."""
-    try:
-        return MUL(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(MUL, x, y, err)
+    return binary(MUL, x, y)
+
+
+# TensorFlow's true division of integers: small ones in float32, the others in float64
+_TRUEDIV = {"int8": dtypes.float32, "uint8": dtypes.float32, "int16": dtypes.float32,
+            "uint16": dtypes.float32, "int32": dtypes.float64, "uint32": dtypes.float64,
+            "int64": dtypes.float64, "uint64": dtypes.float64}
+
+
+def true_division_operands(op, x, y):
+    """``x`` and ``y`` converted together, integers cast to float as TensorFlow's ``truediv``
+    casts them (int32 and int64 to float64)."""
+    x, y = operands(x, y)
+    if x.dtype.is_integer and y.dtype == x.dtype:
+        wanted = _TRUEDIV.get(x.dtype.name)
+        if wanted is None:
+            raise InvalidArgumentError(f"{op}: cannot divide {x.dtype.name} tensors (shapes "
+                                       f"{tuple(x.shape)} and {tuple(y.shape)})")
+        x, y = cast(x, wanted), cast(y, wanted)
+    return x, y
 
 
 def divide(x, y, name=None):
-    """x / y elementwise (true division; integer inputs give float64, as in TensorFlow)."""
-    x, y = _as_pair(x, y)
-    if x.dtype.is_integer and y.dtype == x.dtype:
-        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
-    return DIV(x, y)
+    """x / y elementwise (true division; int32 and int64 inputs give float64, as in TensorFlow)."""
+    try:
+        return DIV(*true_division_operands("RealDiv", x, y))
+    except InvalidArgumentError as err:
+        raise _python_mix(DIV, x, y, err)
 
 
-def _as_pair(x, y):
-    if isinstance(x, Tensor) or not isinstance(y, Tensor):
-        x = convert_to_tensor(x)
-        return x, convert_to_tensor(y, dtype_hint=x.dtype) if not isinstance(y, Tensor) else y
-    return convert_to_tensor(x, dtype_hint=y.dtype), y
+def truediv(x, y, name=None):
+    """x / y elementwise, as ``divide`` (also ``ad.math.truediv``); a Python number on
+    either side takes the tensor's dtype (TensorFlow's refuses one on the left: README).
 
-
-def _python_mix(primitive, x, y, err):
-    """The error for a failed binary op: TypeError when both operands were Python values.
-
-    TensorFlow converts ``1`` to int32 first and then cannot convert ``3.0`` to
-    int32, a TypeError; with a tensor operand it is an InvalidArgumentError.
+    >>> ad.truediv(3, ad.constant([2.0], dtype=ad.float64)).numpy()
+    array([1.5])
     """
-    if isinstance(x, Tensor) or isinstance(y, Tensor) or hasattr(x, "dtype") or hasattr(y, "dtype"):
-        return err
-    new = TypeError(f"{primitive.name}: cannot convert y={y!r} ({dtypes.infer_dtype(y).name}) to "
-                    f"{dtypes.infer_dtype(x).name}, the dtype of x={x!r}; autodiff never casts "
-                    f"implicitly: convert one with ad.constant(..., dtype=...)")
-    new.__cause__ = None
-    new.__suppress_context__ = True
-    return new
+    return divide(x, y)
 
 
 def _floating(op, x):
@@ -343,18 +340,12 @@ def _numeric(primitive, x):
 
 def floordiv(x, y, name=None):
     """x // y: the floor of the quotient (not differentiable)."""
-    try:
-        return FLOORDIV(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(FLOORDIV, x, y, err)
+    return binary(FLOORDIV, x, y)
 
 
 def floormod(x, y, name=None):
     """x % y, with the sign of y (Python's convention)."""
-    try:
-        return FLOORMOD(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(FLOORMOD, x, y, err)
+    return binary(FLOORMOD, x, y)
 
 
 def negative(x, name=None):
@@ -364,26 +355,17 @@ def negative(x, name=None):
 
 def pow(x, y, name=None):  # noqa: A001 - TensorFlow's name
     """x ** y elementwise. ``ad.pow(2.0, 3.0)`` -> 8.0."""
-    try:
-        return POW(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(POW, x, y, err)
+    return binary(POW, x, y)
 
 
 def maximum(x, y, name=None):
     """Elementwise max; the gradient at a tie goes to ``x``."""
-    try:
-        return MAXIMUM(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(MAXIMUM, x, y, err)
+    return binary(MAXIMUM, x, y)
 
 
 def minimum(x, y, name=None):
     """Elementwise min; the gradient at a tie goes to ``x``."""
-    try:
-        return MINIMUM(x, y)
-    except InvalidArgumentError as err:
-        raise _python_mix(MINIMUM, x, y, err)
+    return binary(MINIMUM, x, y)
 
 
 def square(x, name=None):
@@ -502,4 +484,5 @@ def cast(x, dtype, name=None):
 from .creation import ones_like, zeros_like  # noqa: E402
 from .grad_kernels import reciprocal_grad, rsqrt_grad, sqrt_grad  # noqa: E402
 from .matmul import conj  # noqa: E402
+from .operands import _python_mix, binary, operands  # noqa: E402
 from .predicates import not_equal, where  # noqa: E402  (Pow's and Maximum's rules use them)

@@ -9,6 +9,12 @@ into zeros at the same places (repeated indices add up). Each is the other's
 VJP, so every order of derivative works, and both accept cotangents with
 leading batch axes (``n_batch``), as the vectorized ``jacobian`` sends.
 
+With ``batch_dims`` = b the first b axes of ``params`` and ``indices`` are
+shared (``tf.gather``'s batch_dims): row ``i`` of the batch gathers from
+``params[i]`` at ``indices[i]``. The forward moves the gathered axis next to
+the batch axes and indexes with one ``arange`` per batch axis beside the
+indices; the result's axes are then put in TensorFlow's order.
+
 The segment sums of ``tf.math`` are the same scatter-add: ``unsorted_segment_sum``
 adds each slice of ``data`` into the row its id names (TensorFlow's gradient:
 gather the cotangent back), and ``segment_sum`` is it for sorted ids.
@@ -47,30 +53,68 @@ def _around(valid, before, after):
     return valid.reshape((1,) * before + valid.shape + (1,) * after)
 
 
-def _take_forward(xp, x, indices, axis, n_batch=0):
+def _batch_aranges(xp, batch_shape, rest):
+    """One ``arange`` per batch axis, shaped to broadcast against ``batch_shape + rest`` axes."""
+    b = len(batch_shape)
+    return tuple(xp.arange(n).reshape((1,) * i + (n,) + (1,) * (b - 1 - i + rest))
+                 for i, n in enumerate(batch_shape))
+
+
+def _r_block(lead, between, r):
+    """Where the indices' own ``r`` axes sit: ``lead`` + (right after the batch axes,
+    ``between`` axes later), as lists for ``moveaxis``."""
+    return list(range(lead, lead + r)), list(range(lead + between, lead + between + r))
+
+
+def _take_forward(xp, x, indices, axis, n_batch=0, batch_dims=0):
     indices, valid = _in_range(xp, indices, x.shape[n_batch + axis], "GatherV2")
-    out = xp.take(x, indices, axis=n_batch + axis)
+    if batch_dims == 0:
+        out = xp.take(x, indices, axis=n_batch + axis)
+        if valid is not None:
+            out = xp.where(_around(valid, n_batch + axis, x.ndim - n_batch - axis - 1), out,
+                           xp.zeros((), dtype=out.dtype))
+        return out
+    lead, r = n_batch + batch_dims, indices.ndim - batch_dims
+    x = xp.moveaxis(x, n_batch + axis, lead)           # N + B + (axis) + the other axes
+    key = (slice(None),) * n_batch + _batch_aranges(xp, x.shape[n_batch:lead], r) + (indices,)
+    out = x[key]                                       # N + B + R + the other axes
     if valid is not None:
-        out = xp.where(_around(valid, n_batch + axis, x.ndim - n_batch - axis - 1), out,
+        out = xp.where(_around(valid, n_batch, out.ndim - n_batch - valid.ndim), out,
                        xp.zeros((), dtype=out.dtype))
-    return out
+    at_front, in_place = _r_block(lead, axis - batch_dims, r)
+    return xp.moveaxis(out, at_front, in_place)        # TF's order: R where the axis was
 
 
-def _put_forward(xp, g, indices, shape, axis, n_batch=0):
+def _put_forward(xp, g, indices, shape, axis, n_batch=0, batch_dims=0):
     indices, valid = _in_range(xp, indices, shape[axis], "GatherV2Grad")
+    if batch_dims:   # bring g's R axes next to the batch axes, as _take_forward made them
+        lead, r = n_batch + batch_dims, indices.ndim - batch_dims
+        at_front, in_place = _r_block(lead, axis - batch_dims, r)
+        g = xp.moveaxis(g, in_place, at_front)
+        before = n_batch
+    else:
+        before = n_batch + axis
     if valid is not None:
-        g = xp.where(_around(valid, n_batch + axis, len(shape) - axis - 1), g,
+        g = xp.where(_around(valid, before, g.ndim - before - valid.ndim), g,
                      xp.zeros((), dtype=g.dtype))
-    out = xp.zeros(g.shape[:n_batch] + tuple(shape), dtype=g.dtype)
-    key = (slice(None),) * (n_batch + axis) + (indices,)
+    if not batch_dims:
+        out = xp.zeros(g.shape[:n_batch] + tuple(shape), dtype=g.dtype)
+        key = (slice(None),) * (n_batch + axis) + (indices,)
+        xp.add.at(out, key, g)
+        return out
+    shape = tuple(shape)
+    moved = shape[:batch_dims] + (shape[axis],) + shape[batch_dims:axis] + shape[axis + 1:]
+    out = xp.zeros(g.shape[:n_batch] + moved, dtype=g.dtype)
+    key = (slice(None),) * n_batch + _batch_aranges(xp, shape[:batch_dims], r) + (indices,)
     xp.add.at(out, key, g)
-    return out
+    return xp.moveaxis(out, lead, n_batch + axis)
 
 
 def _index_inputs(rng, shapes):
-    """A float array, then indices into its axis 0 (repeats included), for the op table."""
+    """A float array, then indices valid along any of its axes (repeats included), for the
+    op table."""
     x = rng.uniform(-2.0, 2.0, size=shapes[0])
-    return [x, rng.integers(0, shapes[0][0], size=shapes[1]).astype(np.int64)]
+    return [x, rng.integers(0, min(shapes[0]), size=shapes[1]).astype(np.int64)]
 
 
 def _put_inputs(rng, shapes):
@@ -78,32 +122,56 @@ def _put_inputs(rng, shapes):
     return [g, rng.integers(0, 4, size=shapes[1]).astype(np.int64)]
 
 
+def _batch_param(batch_dims):
+    """The params that carry ``batch_dims``: none when it is 0 (older traces stay valid)."""
+    return {"batch_dims": batch_dims} if batch_dims else {}
+
+
+def _take_grad(g, ans, x, indices, axis, n_batch=0, batch_dims=0):
+    return GATHER_TAKE_GRAD(g, indices, shape=x._value.shape[n_batch:], axis=axis,
+                            n_batch=_n_batch(g, ans, n_batch), **_batch_param(batch_dims))
+
+
+def _put_grad(gg, ans, g, indices, shape, axis, n_batch=0, batch_dims=0):
+    return GATHER_TAKE(gg, indices, axis=axis, n_batch=_n_batch(gg, ans, n_batch),
+                       **_batch_param(batch_dims))
+
+
+def _no_grad(*args, **params):
+    return None   # integer indices
+
+
 GATHER_TAKE = Primitive(
-    "GatherTake", _take_forward,
-    (lambda g, ans, x, indices, axis, n_batch=0: GATHER_TAKE_GRAD(
-        g, indices, shape=x._value.shape[n_batch:], axis=axis, n_batch=_n_batch(g, ans, n_batch)),
-     lambda g, ans, x, indices, axis, n_batch=0: None),
+    "GatherTake", _take_forward, (_take_grad, _no_grad),
     saves="inputs", dtype_args=(0,), domain=(-2.0, 2.0), label="gather({0}, {1})",
-    cases=[(((4,), (3,)), {"axis": 0}), (((4, 3), (2, 2)), {"axis": 0})],
+    cases=[(((4,), (3,)), {"axis": 0}), (((4, 3), (2, 2)), {"axis": 0}),
+           (((2, 4, 3), (2, 3)), {"axis": 1, "batch_dims": 1}),
+           (((2, 3, 4, 2), (2, 3, 2)), {"axis": 3, "batch_dims": 2}),
+           (((2, 3, 4), (2, 2, 2)), {"axis": 2, "batch_dims": 1})],
     doc="d x[indices] = dx[indices]: g is added back at the indices (repeats add up)")
 GATHER_TAKE.make_inputs = _index_inputs
 GATHER_TAKE_GRAD = Primitive(
-    "GatherTakeGrad", _put_forward,
-    (lambda gg, ans, g, indices, shape, axis, n_batch=0: GATHER_TAKE(
-        gg, indices, axis=axis, n_batch=_n_batch(gg, ans, n_batch)),
-     lambda gg, ans, g, indices, shape, axis, n_batch=0: None),
+    "GatherTakeGrad", _put_forward, (_put_grad, _no_grad),
     saves="inputs", dtype_args=(0,), domain=(-2.0, 2.0), label="scatter_add({0}, {1})",
     cases=[(((3,), (3,)), {"shape": (4,), "axis": 0}),
-           (((2, 2, 3), (2, 2)), {"shape": (4, 3), "axis": 0})],
+           (((2, 2, 3), (2, 2)), {"shape": (4, 3), "axis": 0}),
+           (((2, 3, 3), (2, 3)), {"shape": (2, 4, 3), "axis": 1, "batch_dims": 1}),
+           (((2, 3, 2, 2), (2, 2, 2)), {"shape": (2, 3, 4), "axis": 2, "batch_dims": 1})],
     doc="linear in g (added into zeros at the indices); its VJP gathers the cotangent")
 GATHER_TAKE_GRAD.make_inputs = _put_inputs
 
 
-def gather_traced(x, indices, axis):
-    """``x`` gathered along ``axis`` at ``indices`` (an integer tensor), as a recorded input."""
+def gather_traced(x, indices, axis, batch_dims=0):
+    """``x`` gathered along ``axis`` at ``indices`` (an integer tensor), as a recorded input;
+    the first ``batch_dims`` axes of both are shared (checked here: shapes are known)."""
     if not indices.dtype.is_integer:
-        raise TypeError(f"GatherV2: indices must be integers, not {indices.dtype.name}")
-    return GATHER_TAKE(x, indices, axis=axis)
+        raise InvalidArgumentError(f"GatherV2: indices must be integers, not "
+                                   f"{indices.dtype.name} (shape {tuple(indices.shape)})")
+    if tuple(x._value.shape[:batch_dims]) != tuple(indices._value.shape[:batch_dims]):
+        raise InvalidArgumentError(
+            f"GatherV2: params shape {tuple(x.shape)} and indices shape {tuple(indices.shape)} "
+            f"must agree on the first batch_dims={batch_dims} axes")
+    return GATHER_TAKE(x, indices, axis=axis, **_batch_param(batch_dims))
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
@@ -133,7 +201,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     flat_ids = reshape(ids, [-1])
     rows = reshape(x, [-1] + list(x._value.shape[k:]))
     # negative ids go to one extra segment, cut off at the end (their gradient is 0)
-    safe = where(flat_ids < 0, fill(flat_ids._value.shape, n, flat_ids.dtype), flat_ids)
+    safe = where(flat_ids < 0, fill(flat_ids._value.shape,
+                                      convert_to_tensor(n, dtype=flat_ids.dtype)), flat_ids)
     summed = GATHER_TAKE_GRAD(rows, safe, shape=(n + 1,) + tuple(x._value.shape[k:]), axis=0)
     return summed[:n]
 

@@ -90,7 +90,7 @@ def squared_difference(x, y, name=None):
     >>> ad.math.squared_difference(ad.constant([1.0, 4.0]), 2.0).numpy()
     array([1., 4.], dtype=float32)
     """
-    return SQUARED_DIFFERENCE(x, y)
+    return binary(SQUARED_DIFFERENCE, x, y)
 
 
 def _add_n_forward(xp, *xs):
@@ -219,3 +219,4 @@ from .elementwise import cast, sqrt, square  # noqa: E402
 from .matmul import conj  # noqa: E402,F401  (ad.math.conj, as tf.math.conj)
 from .reduce import _keep_dims, normalize_axes, reduce_mean  # noqa: E402
 from .shape import identity  # noqa: E402
+from .operands import binary  # noqa: E402

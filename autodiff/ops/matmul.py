@@ -7,6 +7,8 @@ whole stack becomes one large BLAS call. ``sum_to`` then folds any axes that
 broadcasting added back onto a smaller operand.
 """
 
+import math as _math
+
 from ..broadcast import sum_to
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
@@ -15,7 +17,7 @@ from ..tensor import convert_to_tensor
 __all__ = ["matmul", "conj"]
 
 MATMUL_CASES = [(((2, 3), (3, 4)), {}), (((1, 1), (1, 1)), {}), (((2, 2, 3), (3, 2)), {}),
-                (((2, 3), (2, 3, 4)), {}),
+                (((2, 3), (2, 3, 4)), {}), (((3, 2, 0), (0, 2)), {}), (((0, 2, 3), (3, 2)), {}),
                 (((3, 2), (3, 4)), {"transpose_a": True}),
                 (((2, 3), (4, 3)), {"transpose_b": True}),
                 (((3, 2), (4, 3)), {"transpose_a": True, "transpose_b": True})]
@@ -35,7 +37,9 @@ def _matmul_forward(xp, a, b, transpose_a=False, transpose_b=False):
     if b.ndim == 2 and a.ndim > 2:
         # A stack of matrices times one matrix is one large GEMM on the stacked
         # rows (NumPy's broadcasting matmul would call BLAS once per matrix).
-        return xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+        # (rows counted, not -1: with a zero-size axis -1 is ambiguous and NumPy refuses it)
+        rows = _math.prod(a.shape[:-1])
+        return xp.matmul(a.reshape(rows, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
     return xp.matmul(a, b)
 
 

@@ -131,8 +131,11 @@ ELU = Primitive("Elu", _elu_forward,
 
 
 def _selu_forward(xp, x):
-    elu_x = _elu_forward(xp, x)
-    return (SELU_SCALE * xp.where(x > 0, elu_x, SELU_ALPHA * elu_x)).astype(x.dtype, copy=False)
+    # TensorFlow's kernel, select for select: exp(x) - 1 (not expm1), so a tiny negative x
+    # gives 0 in float32 there as here, and the gradient (which reads ans) takes the same
+    # branch; exp only of the non-positive part, so the unused branch cannot overflow
+    negative = (SELU_SCALE * SELU_ALPHA) * (xp.exp(xp.minimum(0, x)) - 1)
+    return xp.where(x < 0, negative, SELU_SCALE * x).astype(x.dtype, copy=False)
 
 
 SELU = Primitive("Selu", _selu_forward,
@@ -171,10 +174,15 @@ LEAKY_RELU = Primitive(
 def leaky_relu(features, alpha=0.2, name=None):
     """x for x > 0, else ``alpha * x``. At 0 the gradient is ``alpha`` (TensorFlow).
 
+    Integer features are cast to float32 first, as TensorFlow casts them.
+
     >>> ad.nn.leaky_relu(ad.constant([-1., 2.])).numpy()
     array([-0.2,  2. ], dtype=float32)
     """
-    return LEAKY_RELU(convert_to_tensor(features), alpha=float(alpha))
+    x = convert_to_tensor(features)
+    if x.dtype.is_integer:
+        x = cast(x, "float32")
+    return LEAKY_RELU(x, alpha=float(alpha))
 
 
 # ---- compositions ------------------------------------------------------------------------
@@ -300,7 +308,7 @@ def l2_loss(t, name=None):
     return L2_LOSS(convert_to_tensor(t))
 
 
-from .elementwise import erf, exp, sigmoid, tanh  # noqa: E402
+from .elementwise import cast, erf, exp, sigmoid, tanh  # noqa: E402
 from .predicates import where  # noqa: E402
 from .creation import ones_like, zeros, zeros_like  # noqa: E402
 from .reduce import reduce_sum  # noqa: E402

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import convert_to_tensor
-from .conv import col2im, out_size, patches, resolve_padding, spatial_pair
+from .conv import check_out_sizes, col2im, out_size, patches, resolve_padding, spatial_pair
 
 __all__ = ["max_pool2d", "avg_pool2d"]
 
@@ -38,27 +38,27 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _argmax_mask(xp, x, ksize, strides, pads):
+def _argmax_mask(xp, x, ksize, strides, pads, dilations=_ONE):
     """(..., N, Ho, Wo, kh * kw, C): True at each window's first maximum."""
-    cols = patches(xp, x, ksize[0], ksize[1], strides, _ONE, pads, pad_value=_lowest(x.dtype))
+    cols = patches(xp, x, ksize[0], ksize[1], strides, dilations, pads, pad_value=_lowest(x.dtype))
     first = xp.argmax(cols, axis=-2)
     return xp.arange(cols.shape[-2])[:, None] == first[..., None, :]
 
 
-def _max_pool_forward(xp, x, ksize, strides, pads):
-    cols = patches(xp, x, ksize[0], ksize[1], strides, _ONE, pads, pad_value=_lowest(x.dtype))
+def _max_pool_forward(xp, x, ksize, strides, pads, dilations=_ONE):
+    cols = patches(xp, x, ksize[0], ksize[1], strides, dilations, pads, pad_value=_lowest(x.dtype))
     return xp.max(cols, axis=-2)
 
 
-def _max_pool_grad_forward(xp, x, g, ksize, strides, pads):
-    routed = xp.where(_argmax_mask(xp, x, ksize, strides, pads), g[..., None, :], 0)
+def _max_pool_grad_forward(xp, x, g, ksize, strides, pads, dilations=_ONE):
+    routed = xp.where(_argmax_mask(xp, x, ksize, strides, pads, dilations), g[..., None, :], 0)
     return col2im(xp, routed.astype(g.dtype, copy=False), x.shape[-3:-1], ksize[0], ksize[1],
-                  strides, _ONE, pads)
+                  strides, dilations, pads)
 
 
-def _max_pool_grad_grad_forward(xp, x, h, ksize, strides, pads):
-    cols = patches(xp, h, ksize[0], ksize[1], strides, _ONE, pads)
-    mask = _argmax_mask(xp, x, ksize, strides, pads)
+def _max_pool_grad_grad_forward(xp, x, h, ksize, strides, pads, dilations=_ONE):
+    cols = patches(xp, h, ksize[0], ksize[1], strides, dilations, pads)
+    mask = _argmax_mask(xp, x, ksize, strides, pads, dilations)
     return xp.sum(xp.where(mask, cols, 0), axis=-2).astype(h.dtype, copy=False)
 
 
@@ -76,6 +76,9 @@ POOL_CASES = [
     (((1, 4, 4, 2),), {"ksize": (2, 2), "strides": (2, 2), "pads": ((0, 0), (0, 0))}),
     (((2, 5, 4, 1),), {"ksize": (3, 2), "strides": (1, 2), "pads": ((1, 1), (0, 0))}),
     (((1, 4, 5, 1),), {"ksize": (3, 3), "strides": (2, 2), "pads": ((1, 1), (1, 1))}),
+    (((1, 6, 5, 1),), {"ksize": (2, 2), "strides": (1, 1), "pads": ((0, 0), (0, 0)),
+                       "dilations": (2, 1)}),                        # tf.nn.pool's dilations
+    (((1, 3, 2, 1),), {"ksize": (1, 3), "strides": (1, 1), "pads": ((0, 0), (0, 0))}),  # empty
 ]
 
 
@@ -84,8 +87,9 @@ def _pair_cases(second_shape):
 
 
 def _pooled_shape(shape, p):
-    return shape[:-3] + tuple(out_size(n, k, s, 1, pad) for n, k, s, pad in
-                              zip(shape[-3:-1], p["ksize"], p["strides"], p["pads"])) + shape[-1:]
+    return shape[:-3] + tuple(out_size(n, k, s, d, pad) for n, k, s, d, pad in
+                              zip(shape[-3:-1], p["ksize"], p["strides"],
+                                  p.get("dilations", _ONE), p["pads"])) + shape[-1:]
 
 
 MAX_POOL = Primitive(
@@ -109,35 +113,35 @@ MAX_POOL_GRAD_GRAD = Primitive(
     doc="linear in h (dh = MaxPoolGrad(x, k)); piecewise constant in x (zeros)")
 
 
-def max_pool_grad(x, g, ksize, strides, pads):
-    """``g`` routed back to each window's maximum of ``x``."""
-    return MAX_POOL_GRAD(x, g, ksize=ksize, strides=strides, pads=pads)
+def max_pool_grad(x, g, **p):
+    """``g`` routed back to each window's maximum of ``x`` (``p``: MaxPool's params)."""
+    return MAX_POOL_GRAD(x, g, **p)
 
 
-def max_pool_grad_grad(x, h, ksize, strides, pads):
+def max_pool_grad_grad(x, h, **p):
     """``h`` (shaped like ``x``) read at each window's maximum of ``x``."""
-    return MAX_POOL_GRAD_GRAD(x, h, ksize=ksize, strides=strides, pads=pads)
+    return MAX_POOL_GRAD_GRAD(x, h, **p)
 
 
 # ---- average pooling ----------------------------------------------------------------------
-def _counts(xp, hw, ksize, strides, pads, dtype):
+def _counts(xp, hw, ksize, strides, pads, dtype, dilations):
     """(Ho, Wo, 1): how many input cells each window covers (fewer at padded edges)."""
     ones = xp.ones(tuple(hw) + (1,), dtype=dtype)
-    return xp.sum(patches(xp, ones, ksize[0], ksize[1], strides, _ONE, pads), axis=-2)
+    return xp.sum(patches(xp, ones, ksize[0], ksize[1], strides, dilations, pads), axis=-2)
 
 
-def _avg_pool_forward(xp, x, ksize, strides, pads):
-    cols = patches(xp, x, ksize[0], ksize[1], strides, _ONE, pads)
+def _avg_pool_forward(xp, x, ksize, strides, pads, dilations=_ONE):
+    cols = patches(xp, x, ksize[0], ksize[1], strides, dilations, pads)
     return (xp.sum(cols, axis=-2) / _counts(xp, x.shape[-3:-1], ksize, strides, pads,
-                                             x.dtype)).astype(x.dtype, copy=False)
+                                             x.dtype, dilations)).astype(x.dtype, copy=False)
 
 
-def _avg_pool_grad_forward(xp, g, ksize, strides, pads, input_hw):
-    share = g / _counts(xp, input_hw, ksize, strides, pads, g.dtype)
+def _avg_pool_grad_forward(xp, g, ksize, strides, pads, input_hw, dilations=_ONE):
+    share = g / _counts(xp, input_hw, ksize, strides, pads, g.dtype, dilations)
     cols = xp.broadcast_to(share[..., None, :], share.shape[:-1] + (ksize[0] * ksize[1],
                                                                   share.shape[-1]))
     return col2im(xp, cols.astype(g.dtype, copy=False), input_hw, ksize[0], ksize[1], strides,
-                  _ONE, pads)
+                  dilations, pads)
 
 
 AVG_POOL = Primitive(
@@ -154,13 +158,19 @@ AVG_POOL_GRAD = Primitive(
     doc="the adjoint of AvgPool, linear: its VJP is AvgPool")
 
 
-def avg_pool_grad(g, input_hw, ksize, strides, pads):
+def avg_pool_grad(g, input_hw, **p):
     """The gradient of AvgPool: each ``g`` spread evenly over its window."""
-    return AVG_POOL_GRAD(g, ksize=ksize, strides=strides, pads=pads, input_hw=tuple(input_hw))
+    return AVG_POOL_GRAD(g, input_hw=tuple(input_hw), **p)
 
 
 # ---- the public functions -----------------------------------------------------------------
-def _pool_args(op, input, ksize, strides, padding, data_format):  # noqa: A002
+def pool2d(op, input, ksize, strides, padding, data_format="NHWC", dilations=_ONE):  # noqa: A002
+    """``MaxPool`` or ``AvgPool`` (``op``) of a 4-D NHWC input, TensorFlow's arguments checked.
+
+    ``ksize``, ``strides`` and ``dilations``: an int or a list of 1, 2 or 4 ints. A
+    window that overhangs the input by less than a stride gives an empty output; one
+    that overhangs it more raises InvalidArgumentError, as in TensorFlow.
+    """
     if data_format not in ("NHWC", None):
         raise InvalidArgumentError(f"{op}: only data_format='NHWC' is supported, "
                                    f"got {data_format!r}")
@@ -173,14 +183,21 @@ def _pool_args(op, input, ksize, strides, padding, data_format):  # noqa: A002
                                    f"(ksize={list(ksize)})")
     ksize = spatial_pair(ksize, "ksize", op)
     strides = spatial_pair(strides, "strides", op)
+    dilations = spatial_pair(dilations, "dilations", op)
     if padding not in ("SAME", "VALID"):
         raise InvalidArgumentError(f"{op}: padding must be 'SAME' or 'VALID', got {padding!r}")
-    pads = resolve_padding(padding, tuple(x.shape[1:3]), ksize, strides, _ONE, op)
-    out = [out_size(n, k, s, 1, p) for n, k, s, p in zip(x.shape[1:3], ksize, strides, pads)]
-    if min(out) < 1:
-        raise InvalidArgumentError(f"{op}: a {ksize[0]}x{ksize[1]} window does not fit input "
-                                   f"shape {tuple(x.shape)} with padding {padding!r}")
-    return x, {"ksize": ksize, "strides": strides, "pads": pads}
+    if op == "AvgPool" and not x.dtype.is_floating:
+        raise InvalidArgumentError(f"AvgPool: input must be floating, not {x.dtype.name} "
+                                   f"(shape {tuple(x.shape)})")
+    hw = tuple(x.shape[1:3])
+    pads = resolve_padding(padding, hw, ksize, strides, dilations, op)
+    check_out_sizes(op, [out_size(n, k, s, d, p) for n, k, s, d, p in
+                         zip(hw, ksize, strides, dilations, pads)],
+                    x, ksize, strides, dilations, padding)
+    params = {"ksize": ksize, "strides": strides, "pads": pads}
+    if dilations != _ONE:
+        params["dilations"] = dilations
+    return (MAX_POOL if op == "MaxPool" else AVG_POOL)(x, **params)
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
@@ -190,7 +207,8 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
         input: ``[batch, height, width, channels]``.
         ksize: the window, an int or a list of 1, 2 or 4 ints (``[1, kh, kw, 1]``).
         strides: the step between windows, same forms.
-        padding: ``'SAME'`` or ``'VALID'``.
+        padding: ``'SAME'`` or ``'VALID'``; a window larger than the input by
+            less than a stride gives an empty output, as in TensorFlow.
         data_format: only ``'NHWC'``.
 
     Returns:
@@ -201,8 +219,7 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     >>> ad.reshape(ad.nn.max_pool2d(x, 2, 2, "VALID"), [-1]).numpy()
     array([ 5.,  7., 13., 15.], dtype=float32)
     """
-    x, params = _pool_args("MaxPool", input, ksize, strides, padding, data_format)
-    return MAX_POOL(x, **params)
+    return pool2d("MaxPool", input, ksize, strides, padding, data_format)
 
 
 def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
@@ -214,10 +231,7 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     >>> ad.reshape(ad.nn.avg_pool2d(x, 2, 2, "VALID"), [-1]).numpy()
     array([ 2.5,  4.5, 10.5, 12.5], dtype=float32)
     """
-    x, params = _pool_args("AvgPool", input, ksize, strides, padding, data_format)
-    if not x.dtype.is_floating:
-        raise InvalidArgumentError(f"AvgPool: input must be floating, not {x.dtype.name}")
-    return AVG_POOL(x, **params)
+    return pool2d("AvgPool", input, ksize, strides, padding, data_format)
 
 
 from ..broadcast import sum_to  # noqa: E402

@@ -6,11 +6,12 @@ declared ``NotDifferentiable`` (and a tape never records a bool result).
 to ``x`` where the condition held and to ``y`` elsewhere.
 """
 
-from .. import backend
+from .. import backend, dtypes
 from ..broadcast import unbroadcast
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
-from .elementwise import BINARY_CASES, REALS, _as_pair
+from .elementwise import BINARY_CASES, REALS
+from .operands import binary, convert_expecting, operands
 
 __all__ = ["where", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_not"]
 
@@ -60,48 +61,54 @@ def where(condition, x=None, y=None, name=None):
     """Elementwise choice: ``x`` where ``condition`` is true, else ``y`` (broadcasting).
 
     With only ``condition``, returns the coordinates of its true elements (int64).
+    A Python number beside a tensor branch takes its dtype; an empty literal
+    condition (``[[], []]``) is an empty bool tensor, as in TensorFlow.
+
+    >>> ad.where([True, False], ad.constant([1.0, 2.0], dtype=ad.float64), 0.5).numpy()
+    array([1. , 0.5])
     """
-    condition = convert_to_tensor(condition)
+    condition = convert_expecting(condition, dtypes.bool)
     if x is None and y is None:
         coords = backend.xp.argwhere(condition._value).astype("int64")
         return Tensor(coords)
     if x is None or y is None:
         raise ValueError("where: x and y must both be given, or neither")
     if not condition.dtype.is_bool:
-        raise TypeError(f"where: condition must be bool, not {condition.dtype.name}")
-    return WHERE(condition, *_as_pair(x, y))
+        raise TypeError(f"SelectV2: condition must be bool, not {condition.dtype.name} (shape "
+                        f"{tuple(condition.shape)})")
+    return WHERE(condition, *operands(x, y))
 
 
 def equal(x, y, name=None):
-    return EQUAL(x, y)
+    return binary(EQUAL, x, y)
 
 
 def not_equal(x, y, name=None):
-    return NOT_EQUAL(x, y)
+    return binary(NOT_EQUAL, x, y)
 
 
 def less(x, y, name=None):
-    return LESS(x, y)
+    return binary(LESS, x, y)
 
 
 def less_equal(x, y, name=None):
-    return LESS_EQUAL(x, y)
+    return binary(LESS_EQUAL, x, y)
 
 
 def greater(x, y, name=None):
-    return GREATER(x, y)
+    return binary(GREATER, x, y)
 
 
 def greater_equal(x, y, name=None):
-    return GREATER_EQUAL(x, y)
+    return binary(GREATER_EQUAL, x, y)
 
 
 def logical_and(x, y, name=None):
-    return LOGICAL_AND(x, y)
+    return binary(LOGICAL_AND, x, y)
 
 
 def logical_or(x, y, name=None):
-    return LOGICAL_OR(x, y)
+    return binary(LOGICAL_OR, x, y)
 
 
 def logical_not(x, name=None):

@@ -1,4 +1,4 @@
-"""Indexing (``x[1:, 0]``, ``x[[0, 2]]``, ``x[mask]``) and ``gather``, with dense gradients.
+"""Indexing (``x[1:, 0]``, ``x[[0, 2]]``, ``x[mask]``) and the gather op, with dense gradients.
 
 Two forward ops, each paired with a gradient op that is its transpose:
 
@@ -6,7 +6,7 @@ Two forward ops, each paired with a gradient op that is its transpose:
   gradient ``StridedSliceGrad`` writes ``g`` into zeros shaped like the
   input: a basic index never picks an element twice.
 - ``GatherV2``: indexing with integer arrays (boolean masks become integer
-  arrays first, as in NumPy) and ``ad.gather``. Its gradient
+  arrays first, as in NumPy) and ``ad.gather`` (``gathering.py``). Its gradient
   ``GatherV2Grad`` *adds* ``g`` into zeros, so an index that appears twice
   collects both cotangents:
 
@@ -40,7 +40,7 @@ from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import Tensor, convert_to_tensor
 
-__all__ = ["gather", "gather_nd", "boolean_mask"]
+__all__ = []   # ad.gather, gather_nd, boolean_mask: gathering.py (built on GATHER here)
 
 REALS = (-2.0, 2.0)
 
@@ -163,7 +163,9 @@ SLICE_CASES = [(((4,),), {"key": _key(slice(1, 3))}),
 GATHER_CASES = [(((4,),), {"key": (_idx([0, 2, 2]),)}),
                 (((3, 4),), {"key": _key(slice(None)) + (_idx([[1, 0], [3, 3]]),)}),
                 (((2, 3, 4),), {"key": (_idx([0, 1, 1]), "...", _idx([1, 2, 1]))}),
-                (((3, 4),), {"key": (1, _idx([0, 2]))})]
+                (((3, 4),), {"key": (1, _idx([0, 2]))}),
+                # gather_nd with batch_dims=1: an arange for the batch axis beside the indices
+                (((2, 3, 4),), {"key": (_idx([[0], [1]]), _idx([[2, 0, 2], [1, 1, 0]]))})]
 
 STRIDED_SLICE = Primitive(
     "StridedSlice", lambda xp, x, key, n_batch=0: _take(xp, x, key, n_batch), (_slice_grad,),
@@ -293,120 +295,6 @@ def window(x, starts, sizes):
     return STRIDED_SLICE(convert_to_tensor(x), key=key)
 
 
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """Picks slices of ``params`` along ``axis`` at ``indices`` (TensorFlow's ``tf.gather``).
-
-    Args:
-        params: the tensor to take from.
-        indices: integer tensor or list; values in ``[0, params.shape[axis])``.
-        axis: the axis to gather along (default: ``batch_dims``, usually 0).
-        batch_dims: leading axes shared by ``params`` and ``indices``.
-
-    Returns:
-        ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]``.
-
-    >>> ad.gather(ad.constant([10.0, 20.0, 30.0]), [2, 0, 2]).numpy()
-    array([30., 10., 30.], dtype=float32)
-    """
-    x = convert_to_tensor(params)
-    if isinstance(indices, Tensor) and int(batch_dims) == 0 and _validate.traced(indices):
-        # inside ad.function, indices computed from the arguments stay an input of the op
-        axis = 0 if axis is None else int(axis) % max(x._value.ndim, 1)
-        return gather_traced(x, indices, axis)
-    idx = np.asarray(_validate.host_value(indices, "GatherV2", "indices")
-                     if isinstance(indices, Tensor) else indices)
-    if idx.dtype.kind not in "iu" and idx.size:
-        raise TypeError(f"GatherV2: indices must be integers, not {idx.dtype}")
-    idx = idx.astype(np.int64)
-    ndim, b = x._value.ndim, int(batch_dims)
-    b = b + idx.ndim if b < 0 else b
-    axis = b if axis is None else int(axis)
-    axis = axis + ndim if axis < 0 else axis
-    if not b <= axis < ndim or b > idx.ndim:
-        raise InvalidArgumentError(
-            f"GatherV2: axis {axis} must be in [batch_dims={b}, rank {ndim}) of params shape "
-            f"{tuple(x.shape)}, and batch_dims at most the rank of indices {idx.shape}")
-    size = x._value.shape[axis]
-    bad = np.argwhere((idx < 0) | (idx >= size))
-    if len(bad):
-        where = [int(i) for i in bad[0]]
-        raise InvalidArgumentError(
-            f"GatherV2: indices{where} = {idx[tuple(where)]} is not in [0, {size}) "
-            f"(params shape {tuple(x.shape)}, axis {axis})")
-    if b == 0:
-        return GATHER(x, key=(_encode(slice(None)),) * axis + (_index_array(idx),))
-    return _batched_gather(x, idx, axis, b)
-
-
-def gather_nd(params, indices, batch_dims=0, name=None):
-    """Picks the elements (or slices) of ``params`` whose index tuples are ``indices``' last axis.
-
-    ``indices`` has shape ``(..., K)``; each row is an index into the first K
-    axes of ``params``. The result has shape ``indices.shape[:-1] + params.shape[K:]``;
-    the gradient adds the cotangent back at those positions (repeats add up).
-
-    >>> ad.gather_nd(ad.constant([[1.0, 2.0], [3.0, 4.0]]), [[1, 0], [0, 1]]).numpy()
-    array([3., 2.], dtype=float32)
-    """
-    x = convert_to_tensor(params)
-    idx = np.asarray(_validate.host_value(indices, "GatherNd", "indices")
-                     if isinstance(indices, Tensor) else indices)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"GatherNd: indices must be integers, not {idx.dtype}")
-    if int(batch_dims) != 0:
-        raise ValueError("GatherNd: batch_dims other than 0 is not supported; "
-                         "use ad.gather with batch_dims, or index each batch")
-    if idx.ndim == 0 or not 0 < idx.shape[-1] <= x._value.ndim:
-        raise InvalidArgumentError(
-            f"GatherNd: the last axis of indices (shape {idx.shape}) must hold between 1 and "
-            f"rank(params) = {x._value.ndim} indices (params shape {tuple(x.shape)})")
-    idx = idx.astype(np.int64)
-    for k in range(idx.shape[-1]):
-        size = x._value.shape[k]
-        bad = np.argwhere((idx[..., k] < 0) | (idx[..., k] >= size))
-        if len(bad):
-            where = [int(i) for i in bad[0]] + [k]
-            raise InvalidArgumentError(
-                f"GatherNd: indices{where} = {idx[tuple(where)]} does not index into "
-                f"params of shape {tuple(x.shape)} (axis {k} has size {size})")
-    return GATHER(x, key=tuple(_index_array(idx[..., k]) for k in range(idx.shape[-1])))
-
-
-def _batched_gather(x, idx, axis, b):
-    """Gather with ``b`` batch axes: pair each batch axis with an ``arange``."""
-    if x._value.shape[:b] != idx.shape[:b]:
-        raise InvalidArgumentError(
-            f"GatherV2: params shape {tuple(x.shape)} and indices shape {idx.shape} must agree "
-            f"on the first batch_dims={b} axes")
-    if axis != b:   # bring the gathered axis next to the batch axes
-        rest = [i for i in range(b, x._value.ndim) if i != axis]
-        x = transpose(x, list(range(b)) + [axis] + rest)
-    r = idx.ndim - b
-    aranges = tuple(_index_array(np.arange(n).reshape((1,) * i + (n,) + (1,) * (b - 1 - i + r)))
-                    for i, n in enumerate(idx.shape[:b]))
-    out = GATHER(x, key=aranges + (_index_array(idx),))
-    if axis == b:
-        return out
-    # out: batch + indices' rest + params' axes b..axis-1 + the others; TF wants those before
-    between = axis - b
-    perm = (list(range(b)) + list(range(b + r, b + r + between)) + list(range(b, b + r))
-            + list(range(b + r + between, out._value.ndim)))
-    return transpose(out, perm)
-
-
-def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
-    """The elements (or slices, from ``axis`` on) of ``tensor`` where ``mask`` is true.
-
-    >>> ad.boolean_mask(ad.constant([1.0, 2.0, 3.0]), [True, False, True]).numpy()
-    array([1., 3.], dtype=float32)
-    """
-    x = convert_to_tensor(tensor)
-    mask = np.asarray(_validate.host_value(mask, "boolean_mask", "mask")
-                      if isinstance(mask, Tensor) else mask, dtype=bool)
-    axis = 0 if axis is None else int(axis) % max(x._value.ndim, 1)
-    return getitem(x, (slice(None),) * axis + (mask,))
-
-
-from .shape import transpose  # noqa: E402
 from .gather_dynamic import gather_traced  # noqa: E402
+from .gathering import boolean_mask, gather, gather_nd  # noqa: E402,F401  (their old home)
 from .predicates import where  # noqa: E402

@@ -108,29 +108,26 @@ IS_INF = _predicate("IsInf", lambda xp, x: xp.isinf(x), "not differentiable (boo
 IS_FINITE = _predicate("IsFinite", lambda xp, x: xp.isfinite(x), "not differentiable (bool output)")
 
 
-def _pair(primitive, x, y):
-    x, y = _as_pair(x, y)
-    return _floating(primitive, x), _floating(primitive, y)
-
-
 def xlogy(x, y, name=None):
     """x * log(y) elementwise, and 0 where x == 0 (even where y == 0)."""
-    return XLOGY(*_pair(XLOGY, x, y))
+    return binary(XLOGY, x, y, _floating)
 
 
 def xdivy(x, y, name=None):
     """x / y elementwise, and 0 where x == 0 (even where y == 0)."""
-    return XDIVY(*_pair(XDIVY, x, y))
+    return binary(XDIVY, x, y, _floating)
 
 
 def divide_no_nan(x, y, name=None):
-    """x / y elementwise, and 0 where y == 0 (instead of inf or NaN)."""
-    return DIV_NO_NAN(*_pair(DIV_NO_NAN, x, y))
+    """x / y elementwise, and 0 where y == 0 (instead of inf or NaN); int32 and int64 inputs
+    give float64, as in TensorFlow."""
+    x, y = true_division_operands("DivNoNan", x, y)   # integers: float64, as in TensorFlow
+    return binary(DIV_NO_NAN, x, y, _floating)
 
 
 def multiply_no_nan(x, y, name=None):
     """x * y elementwise, and 0 where y == 0, even where x is NaN or inf."""
-    return MUL_NO_NAN(*_pair(MUL_NO_NAN, x, y))
+    return binary(MUL_NO_NAN, x, y, _floating)
 
 
 def erfc(x, name=None):
@@ -166,5 +163,7 @@ def is_finite(x, name=None):
 
 
 from .creation import zeros_like  # noqa: E402
-from .elementwise import _as_pair, abs, cast, exp, softplus, square  # noqa: E402,A004
+from .elementwise import abs, cast, exp, softplus, square  # noqa: E402,A004
+from .elementwise import true_division_operands  # noqa: E402
+from .operands import binary  # noqa: E402
 from .predicates import not_equal  # noqa: E402

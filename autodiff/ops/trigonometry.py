@@ -87,9 +87,13 @@ def atan(x, name=None):
 def atan2(y, x, name=None):
     """The angle of the point (x, y) elementwise, in [-pi, pi] (note: y first, as in tf.math).
 
-    Both arguments must have the same floating dtype; the gradient at the origin is NaN.
+    Both arguments must have the same floating dtype (a Python number takes its
+    partner's); the gradient at the origin is NaN.
+
+    >>> ad.math.atan2(1.0, ad.constant([-1.0], dtype=ad.float64)).numpy()   # 3 pi / 4
+    array([2.35619449])
     """
-    return ATAN2(_floating(ATAN2, y), _floating(ATAN2, x))
+    return binary(ATAN2, y, x, _floating)
 
 
 def sinh(x, name=None):
@@ -118,3 +122,4 @@ def atanh(x, name=None):
 
 
 from .elementwise import reciprocal, rsqrt, square  # noqa: E402
+from .operands import binary  # noqa: E402

@@ -26,8 +26,16 @@ _BINARY = {
     "multiply": "m.multiply({0}, {1})", "divide": "m.divide({0}, {1})",
     "maximum": "m.maximum({0}, {1})", "minimum": "m.minimum({0}, {1})",
     "pow": "m.pow({0}, {1})", "operators": "(({0} - {1}) * {1} + {0} / 4.0)",
-    "where": "m.where({0} > {thr}, {0}, {1})",
+    "where": "m.where({0} > {thr}, {0}, {1})", "atan2": "m.math.atan2({0}, {1})",
 }
+# Binary ops with a Python number on one side, which takes the tensor's dtype (float64
+# too); ``number_left``/``number_right`` draw one of these (a comparison feeds ``where``).
+_WITH_NUMBER = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "pow",
+                "math.atan2", "math.squared_difference", "math.xlogy", "math.xdivy",
+                "math.divide_no_nan", "math.multiply_no_nan", "math.floormod", "math.floordiv",
+                "math.truediv"]
+_COMPARISONS = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal"]
+_NUMBERS = [2, -1, 0, 1.5, -0.5, 0.25, 3.0]
 
 
 def _axis(rng, rank):
@@ -40,6 +48,30 @@ def _unary(rng, shape, f64):
 
 def _binary(rng, shape, f64):
     return ("broadcast" if rng.random() < 0.5 else "same"), {"thr": float(rng.choice([0.0, 0.5]))}
+
+
+def _a_number(rng):
+    return _NUMBERS[int(rng.integers(len(_NUMBERS)))]   # an int stays an int
+
+
+def _number(rng, shape, f64):
+    return None, {"fn": str(rng.choice(_WITH_NUMBER)), "c": _a_number(rng)}
+
+
+def _compare_number(rng, shape, f64):
+    return None, {"cmp": str(rng.choice(_COMPARISONS)), "c": _a_number(rng)}
+
+
+def _where_literal(rng, shape, f64):
+    """A Python list of bools as the condition, broadcasting against the branches
+    (``[[], []]`` when the shape is empty: it must convert as bool, not float32)."""
+    cond_shape = broadcast_partner(rng, shape) if rng.random() < 0.5 else tuple(shape)
+    cond = rng.random(cond_shape) < 0.5
+    return ("broadcast" if rng.random() < 0.5 else "same"), {"cond": cond.tolist()}
+
+
+def _l2_normalize(rng, shape, f64):
+    return None, {"ns": str(rng.choice(["math", "linalg", "nn"])), "axis": _axis(rng, len(shape))}
 
 
 def _leaky(rng, shape, f64):
@@ -138,7 +170,8 @@ def _gather(rng, shape, f64):
 def _matmul(rng, shape, f64):
     if len(shape) < 2:
         return None
-    return tuple(shape[:-2]) + (shape[-1], int(rng.integers(1, 4))), {}
+    n = 0 if 0 in shape and rng.random() < 0.5 else int(rng.integers(1, 4))
+    return tuple(shape[:-2]) + (shape[-1], n), {}
 
 
 def _einsum2(rng, shape, f64):
@@ -202,6 +235,11 @@ OPS.update({
     "broadcast_to": ("m.broadcast_to({0}, [{lead}] + list({0}.shape))", _broadcast_to),
     "slice": ("{0}[{sl}]", _slice),
     "gather": ("m.gather({0}, {idx}, axis={axis})", _gather),
+    "number_right": ("m.{fn}({0}, {c})", _number),
+    "number_left": ("m.{fn}({c}, {0})", _number),
+    "compare_number": ("m.where(m.{cmp}({c}, {0}), {0}, {c})", _compare_number),
+    "where_literal": ("m.where({cond}, {0}, {1})", _where_literal),
+    "l2_normalize": ("m.{ns}.l2_normalize({0}, axis={axis})", _l2_normalize),
     "matmul": ("m.matmul({0}, {1})", _matmul),
     "einsum": ("m.einsum('{eq}', {0}, {1})", _einsum2),
     "einsum_unary": ("m.einsum('{eq}', {0})", _einsum1),
@@ -226,3 +264,11 @@ def random_values(rng, shape, edge):
         mask = rng.random(shape) < 0.15
         v[mask] = rng.choice([0.0, np.nan, np.inf, -np.inf, 1.0, -1.0], size=int(mask.sum()))
     return v
+
+
+# the families kept in files of their own
+from .program_ops_indexing import OPS as _INDEXING  # noqa: E402
+from .program_ops_nn import OPS as _NN  # noqa: E402
+
+OPS.update(_INDEXING)
+OPS.update(_NN)

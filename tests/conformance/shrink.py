@@ -8,7 +8,9 @@ Greedy, in passes, keeping each change while the mismatch persists:
 3. plainer derivatives: mode ``grad2``/``(batch_)jacobian``/``jvp`` -> ``grad``;
    Variables and unwatched constants -> watched constants;
 4. smaller shapes: one input axis at a time to 1 (or one less), keeping the
-   leading values; a change TensorFlow rejects is skipped;
+   leading values; a change TensorFlow rejects is skipped, and so is one the
+   generator would not draw (``programs.not_comparable``: an empty convolution
+   output, say, where TensorFlow's gradient is uninitialized memory);
 5. simpler values: a whole input to 0.0 or 1.0, then each element to 0.0,
    1.0 or its rounded value.
 
@@ -21,7 +23,7 @@ import time
 
 import numpy as np
 
-from .programs import apply_op, infer_shapes, input_array, prune
+from .programs import apply_op, infer_shapes, input_array, not_comparable, prune
 
 MAX_CHECKS = 300
 
@@ -135,9 +137,11 @@ def shrink(tf, spec, still_fails, max_checks=MAX_CHECKS, max_seconds=None):
                 if size(cand) >= size(best):
                     continue
                 try:
-                    infer_shapes(tf, cand)
+                    cand_shapes = infer_shapes(tf, cand)
                 except Exception:  # noqa: BLE001 - TensorFlow rejects it: not a program
                     continue
+                if not_comparable(cand, cand_shapes):
+                    continue   # one the generator never draws (TensorFlow's limits)
                 checks += 1
                 if still_fails(cand):
                     best, improved = cand, True

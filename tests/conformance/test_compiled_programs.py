@@ -91,7 +91,9 @@ def test_compiled_programs_keep_eagers_nans_when_an_input_is_not_finite(tf, bad)
     # (autodiff/compiler/zeros.py); with an inf or a NaN in any input, each output must still be
     # eager's, NaN for NaN. Forward mode and second order, where those zeros live.
     checked = 0
-    for seed in SEEDS:
+    # more seeds than above: programs on zero-size tensors, or through windows TensorFlow
+    # cannot take a second derivative of, are plain gradients (programs.generate)
+    for seed in range(SEEDS.start, SEEDS.stop + 100):
         spec = programs.generate(tf, seed)
         if spec["mode"] not in ("jvp", "grad2"):
             continue

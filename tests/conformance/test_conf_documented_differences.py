@@ -165,3 +165,103 @@ def test_softsign_has_a_second_derivative_where_tensorflow_raises_lookup_error(t
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-12)
     a = np.abs(values)
     np.testing.assert_allclose(second.numpy(), -2 * np.sign(values) / (1 + a) ** 3, rtol=1e-12)
+
+
+def test_labels_second_derivative_of_softmax_cross_entropy_is_not_zero(tf):
+    # README, "Where this project differs from TensorFlow on purpose":
+    # "`softmax_cross_entropy_with_logits`: ... its derivative along the labels". Both give
+    # the logits gradient softmax(logits) - labels; its derivative along the labels is -v
+    # for a direction v. TensorFlow's gradient of that gradient says 0.
+    logits, labels, v = [0.5, -1.0, 2.0], [0.2, 0.3, 0.5], [1.0, 2.0, 3.0]
+
+    def mixed(m):
+        x, y = m.constant([logits], dtype=m.float64), m.constant([labels], dtype=m.float64)
+        with m.GradientTape() as outer:
+            outer.watch(y)
+            with m.GradientTape() as inner:
+                inner.watch(x)
+                loss = m.nn.softmax_cross_entropy_with_logits(labels=y, logits=x)
+            g = inner.gradient(loss, x)
+            s = m.reduce_sum(g * m.constant([v], dtype=m.float64))
+        return g, outer.gradient(s, y)
+
+    g, got = mixed(ad)
+    tg, want = mixed(tf)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-12)      # first order agrees
+    np.testing.assert_array_equal(want.numpy(), [[0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(got.numpy(), [[-1.0, -2.0, -3.0]], rtol=1e-12)
+    # central differences of TensorFlow's own logits gradient along the labels: -v
+    eps = 1e-6
+
+    def tf_g(lab):
+        x, y = tf.constant([logits], tf.float64), tf.constant([lab], tf.float64)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            loss = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=x)
+        return float(tf.reduce_sum(t.gradient(loss, x) * tf.constant([v], tf.float64)))
+    fd = [(tf_g(np.add(labels, eps * e)) - tf_g(np.subtract(labels, eps * e))) / (2 * eps)
+          for e in np.eye(3)]
+    np.testing.assert_allclose(got.numpy()[0], fd, rtol=1e-6)
+
+
+def test_gather_nd_with_vector_indices_has_a_gradient(tf):
+    # README, same section: "The gradient of `gather_nd` with 1-D indices"
+    import pytest
+
+    def grad(m):
+        p = m.constant([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64)
+        with m.GradientTape() as tape:
+            tape.watch(p)
+            y = m.gather_nd(p, [1])          # the row p[1]
+        return y, tape.gradient(y, p)
+
+    y, g = grad(ad)
+    np.testing.assert_array_equal(y.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(g.numpy(), [[0.0, 0.0], [1.0, 1.0]])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        grad(tf)
+
+
+def test_avg_pool_gradient_where_a_same_window_is_larger_than_the_input(tf):
+    # README, same section: "The gradient of an average pool whose SAME window is larger
+    # than the input". The forward values agree; ad's gradient is the central differences
+    # of TensorFlow's own forward, TensorFlow's gradient is not.
+    x = np.array([1.0, 2.0, 4.0, 8.0]).reshape(1, 4, 1)
+
+    def value_and_grad(m, v):
+        t = m.constant(v)
+        with m.GradientTape() as tape:
+            tape.watch(t)
+            y = m.nn.avg_pool1d(t, 5, 1, "SAME")
+            s = m.reduce_sum(y)
+        return y.numpy(), tape.gradient(s, t).numpy()
+
+    (y, g), (ty, tg) = value_and_grad(ad, x), value_and_grad(tf, x)
+    np.testing.assert_allclose(y, ty, rtol=1e-12)
+    eps = 1e-6
+    fd = [(float(np.sum(value_and_grad(tf, x + eps * e.reshape(x.shape))[0]))
+           - float(np.sum(value_and_grad(tf, x - eps * e.reshape(x.shape))[0]))) / (2 * eps)
+          for e in np.eye(4)]
+    np.testing.assert_allclose(g.ravel(), fd, rtol=1e-6)
+    np.testing.assert_allclose(g.ravel(), [5 / 6, 7 / 6, 7 / 6, 5 / 6], rtol=1e-12)
+    np.testing.assert_allclose(tg.ravel(), [0.75, 13 / 12, 13 / 12, 13 / 12], rtol=1e-12)
+
+
+def test_a_python_number_left_of_a_float64_tensor_in_add_truediv_multiply_no_nan(tf):
+    # README, same section: "A Python number on the left of a tensor takes the tensor's
+    # dtype in `add`, `truediv` and `math.multiply_no_nan` too"
+    import pytest
+    x = [0.5, -1.25]
+    for path, want in (("add", np.add(1.79, x)), ("truediv", np.divide(1.79, x)),
+                       ("math.multiply_no_nan", np.multiply(1.79, x))):
+        ad_fn, tf_fn = ad, tf
+        for part in path.split("."):
+            ad_fn, tf_fn = getattr(ad_fn, part), getattr(tf_fn, part)
+        got = ad_fn(1.79, ad.constant(x, dtype=ad.float64))
+        assert got.dtype == ad.float64
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+        with pytest.raises((TypeError, ValueError, tf.errors.InvalidArgumentError)):
+            tf_fn(1.79, tf.constant(x, dtype=tf.float64))
+        # the number on the right: both agree
+        np.testing.assert_allclose(ad_fn(ad.constant(x, dtype=ad.float64), 1.79).numpy(),
+                                   tf_fn(tf.constant(x, dtype=tf.float64), 1.79).numpy())
