@@ -86,6 +86,11 @@ _CHEAP_POWERS = {1.0: _np.positive, 2.0: _np.square, -1.0: _np.reciprocal}
 
 
 def _pow_forward(xp, x, y):
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and xp.any(y < 0).item():
+        # TensorFlow's CPU kernel refuses, NumPy raises; CuPy would answer (a device read)
+        raise InvalidArgumentError(f"Pow: integers to negative integer powers are not allowed "
+                                   f"(y, {y.dtype} of shape {tuple(y.shape)}, has a negative "
+                                   f"element)")
     if isinstance(y, (_np.ndarray, _np.generic)) and y.ndim == 0 and x.dtype.kind == "f" \
             and y.dtype == x.dtype:   # a host scalar: reading it costs no device transfer
         c = float(y)
@@ -135,8 +140,13 @@ def _integer_divisor_checked(op, forward):
     return checked
 
 
-FLOORDIV = _binary("FloorDiv",
-                   _integer_divisor_checked("FloorDiv", lambda xp, x, y: xp.floor_divide(x, y)),
+def _floor_div(xp, x, y):
+    # TensorFlow's float kernel is floor(x / y): -5 // inf is -0.0 and inf // 1 is inf,
+    # where NumPy's floor_divide gives -1.0 and NaN (CUDA's agrees with TensorFlow)
+    return xp.floor(x / y) if x.dtype.kind == "f" else xp.floor_divide(x, y)
+
+
+FLOORDIV = _binary("FloorDiv", _integer_divisor_checked("FloorDiv", _floor_div),
                    NotDifferentiable,
                    domain=(REALS, AWAY_FROM_ZERO), label="{0} // {1}",
                    doc="not differentiable (gradient None), as in TensorFlow")
@@ -235,7 +245,13 @@ ABS = _unary("Abs", lambda xp, x: xp.abs(x), _abs_grad, domain=AWAY_FROM_ZERO,
 # forward mode: d|z| = Re(conj(z) dz) / |z|, a real tangent for the real |z|
 ABS.jvp = lambda t, ans, x: cast(_abs_grad(conj(t[0]), ans, x), ans.dtype) \
     if x.dtype.is_complex else t[0] * sign(x)
-SIGN = _unary("Sign", lambda xp, x: xp.sign(x), lambda g, ans, x: zeros_like(g), saves="shapes",
+def _sign(xp, x):
+    if x.dtype.kind == "b":   # TensorFlow has no bool kernel; CuPy, unlike NumPy, would answer
+        raise InvalidArgumentError(f"Sign: x must be numeric, not bool (shape {tuple(x.shape)})")
+    return xp.sign(x)
+
+
+SIGN = _unary("Sign", _sign, lambda g, ans, x: zeros_like(g), saves="shapes",
               domain=AWAY_FROM_ZERO, doc="d/dx sign x = 0 (a zero gradient, not None)")
 ROUND = _unary("Round", lambda xp, x: xp.round(x), NotDifferentiable, saves="shapes",
                doc="not differentiable: the gradient is None")

@@ -107,16 +107,27 @@ def _lu_refuses(a):
     return ~(smallest > 0)
 
 
-def _check_invertible(op_type, a, out):
-    """Raises where TensorFlow's LU kernels do: a zero or (first) NaN pivot (NumPy only)."""
-    if type(a) is not np.ndarray or a.shape[-1] == 0 or np.isfinite(out).all():
-        return  # a device array (reading it is a copy), or nothing to explain
+def _check_invertible(xp, op_type, a, out):
+    """Raises where TensorFlow's LU kernels do: a zero or (first) NaN pivot (NumPy only).
+
+    On a device, reading the pivots would be a copy to the host: instead a
+    matrix holding a NaN gives NaN everywhere, as LAPACK's answer does (CUDA's
+    solver can return finite numbers for it). Returns the (possibly NaN-ed) result.
+    """
+    if type(a) is not np.ndarray:
+        if a.size == 0:
+            return out
+        poisoned = xp.any(xp.isnan(a), axis=(-2, -1))[..., None, None]
+        return xp.where(poisoned, xp.asarray(np.nan, dtype=out.dtype), out)
+    if a.shape[-1] == 0 or np.isfinite(out).all():
+        return out  # nothing to explain
     bad = _lu_refuses(a)
     if bad.any():
         where = f" (matrix #{int(np.argmax(bad))} of the batch)" if a.ndim > 2 else ""
         raise InvalidArgumentError(
             f"{op_type}: the matrix is not invertible{where}: its LU factorization has a "
             f"zero or NaN pivot (input of shape {tuple(a.shape)}, {a.dtype})")
+    return out
 
 
 # ---- solve ---------------------------------------------------------------------------
@@ -127,8 +138,7 @@ def _solve_forward(xp, a, b, adjoint=False):
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     out = xp.linalg.solve(a, b).astype(b.dtype, copy=False)
-    _check_invertible("MatrixSolve", a, out)
-    return out
+    return _check_invertible(xp, "MatrixSolve", a, out)
 
 
 def _solve_vjp(g, ans, a, b, adjoint=False):
@@ -184,9 +194,7 @@ def _inv_forward(xp, x, adjoint=False, checked=True):
     if adjoint:
         x = xp.conj(xp.swapaxes(x, -1, -2))
     out = xp.linalg.inv(x).astype(x.dtype, copy=False)
-    if checked:
-        _check_invertible("MatrixInverse", x, out)
-    return out
+    return _check_invertible(xp, "MatrixInverse", x, out) if checked else out
 
 
 def _inv_grad(g, ans, x, adjoint=False, checked=True):

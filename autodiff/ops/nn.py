@@ -15,6 +15,8 @@ other ops (as in TensorFlow): their gradients come from those ops.
 
 import math
 
+import numpy as np
+
 from .. import validate as _validate
 from ..broadcast import unbroadcast
 from ..errors import InvalidArgumentError
@@ -54,7 +56,18 @@ RELU_GRAD = Primitive("ReluGrad", _relu_grad_forward,
                       doc="linear in g: passes g where the relu output is positive")
 # maximum(0, x), not (x, 0): on the tie at -0.0 NumPy keeps the second, and
 # TensorFlow's relu(-0.0) is -0.0
-RELU = Primitive("Relu", lambda xp, x: xp.maximum(0, x), (lambda g, ans, x: relu_grad(g, ans),),
+def _relu(xp, x):
+    # TensorFlow (Eigen): x < 0 ? 0 : x, so relu(-0.0) is -0.0 and NaN stays NaN. NumPy's
+    # maximum(0, x) gives exactly that; CuPy's gives +0.0 on the tie, so it is spelled out.
+    if x.dtype.kind == "b":
+        raise InvalidArgumentError(f"Relu: features must be numeric, not bool "
+                                   f"(shape {tuple(x.shape)})")
+    if xp is np:
+        return xp.maximum(0, x)
+    return xp.where(x < 0, xp.zeros((), dtype=x.dtype), x)
+
+
+RELU = Primitive("Relu", _relu, (lambda g, ans, x: relu_grad(g, ans),),
                  saves="ans", domain=AWAY_FROM_ZERO, label="relu({0})",
                  doc="d/dx relu x = 1 if x > 0 else 0 (0 at x = 0)")
 

@@ -227,8 +227,11 @@ def _python_key(x, key):
         raise InvalidArgumentError(
             f"StridedSlice: too many indices for a tensor of shape {tuple(x.shape)}: "
             f"the index {key!r} needs {used} dimensions")
+    op = "GatherV2" if any(isinstance(k, np.ndarray) for k in items) else "StridedSlice"
     out, dim = [], 0
     for k in items:
+        if isinstance(k, (int, np.ndarray)) and not (isinstance(k, np.ndarray) and k.dtype.kind == "b"):
+            _check_in_bounds(op, k, dim, x._value.shape)
         if k is Ellipsis:
             out.append(k)
             dim += ndim - used
@@ -244,6 +247,17 @@ def _python_key(x, key):
             out.append(k)
             dim += k is not None
     return tuple(out)
+
+
+def _check_in_bounds(op, index, axis, shape):
+    """Refuses an int (or int array) index outside ``[-size, size)``, on the host, before the
+    op runs: a GPU's gather would wrap or clip it instead of raising."""
+    values, size = np.asarray(index), shape[axis]
+    bad = values[(values < -size) | (values >= size)]
+    if bad.size:
+        raise InvalidArgumentError(
+            f"{op}: index {int(bad.flat[0])} is out of bounds for axis {axis} with size {size} "
+            f"(input shape {tuple(shape)})")
 
 
 def getitem(tensor, key):
@@ -263,7 +277,9 @@ def getitem(tensor, key):
            [6, 5, 4]], dtype=int32)
     """
     x = convert_to_tensor(tensor)
-    if type(key) is int:   # the commonest key (iterating): nothing to parse
+    if type(key) is int and x._value.ndim:   # the commonest key (iterating): nothing to parse
+        if not -x._value.shape[0] <= key < x._value.shape[0]:
+            _check_in_bounds("StridedSlice", key, 0, x._value.shape)
         return STRIDED_SLICE(x, key=(key,))
     if isinstance(key, Tensor) and key.dtype.is_integer and key._value.ndim == 0 \
             and x._value.ndim and _validate.traced(key):

@@ -279,3 +279,21 @@ def test_selu_of_a_tiny_negative_float32(m):
     # exp(x) - 1 rounds to 0 in float32: the value is 0 and the gradient takes the x >= 0 branch
     x = m.constant([-1.9868215517249155e-08, -0.0, -1.0, 0.0])
     return _derivatives(m, m.nn.selu, x)
+
+
+# ---- what a GPU answered differently (issue 26): floordiv, relu at -0.0, int powers ----
+@same_on_both
+def test_floordiv_of_floats_at_infinities_and_signed_zeros(m):
+    x = m.constant([-5.0, np.inf, -7.0, 0.0, 5.0, np.nan, 1.0])
+    y = m.constant([np.inf, 1.0, 2.0, -3.0, 0.0, 1.0, -np.inf])
+    q = m.math.floordiv(x, y)
+    return [q, m.math.sign(q) * 0.0 + m.cast(m.math.is_finite(q), m.float32),
+            m.constant(np.signbit(q.numpy()).astype(np.float32))]
+
+
+@same_on_both
+def test_relu_of_signed_zero_and_integer_negative_powers(m):
+    r = m.nn.relu(m.constant([-0.0, -1.0, 0.0, 3.0]))
+    return [r, m.constant(np.signbit(r.numpy()).astype(np.float32)),
+            attempt(lambda: m.pow(m.constant([2, 3]), m.constant([1, -1]))),
+            attempt(lambda: m.sign(m.constant([True, False])))]
