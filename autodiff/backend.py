@@ -187,7 +187,13 @@ def move(array, name):
 
 
 def erf(array):
-    """The error function on an array of any backend (NumPy has none of its own)."""
+    """The error function on an array of any backend (NumPy has none of its own).
+
+    Floating-point arrays only, as TensorFlow's kernel: each library would
+    answer an integer array differently (in its dtype, or in float64).
+    """
+    if array.dtype.kind not in "fc":
+        raise TypeError(f"erf takes floating-point values, not {array.dtype}")
     name = backend_of(array)
     if name == "cupy":
         from cupyx.scipy.special import erf as cupy_erf

@@ -15,6 +15,7 @@ Traceback (most recent call last):
 TypeError: Sum: axis must be an int or a list of ints, got 1.5 (float)
 """
 
+import math
 import numbers
 
 from .errors import InvalidArgumentError
@@ -55,12 +56,18 @@ def normalize_axes(op, axis, ndim):
     return tuple(axes)
 
 
+_MAX_SIZE = 2 ** 63   # NumPy and CuPy index with signed 64-bit ints
+
+
 def check_shape(op, shape, arg="shape", allow_minus_one=False):
     """Raises when a tuple of ints ``shape`` has a negative size (or -1 used twice)."""
     for d in shape:
         if d < 0 and not (allow_minus_one and d == -1):
             raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has a negative size {d}; "
                                        f"sizes must be >= 0")
+    if any(d >= _MAX_SIZE for d in shape) or math.prod(max(d, 1) for d in shape) >= _MAX_SIZE:
+        raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has {math.prod(shape)} elements; "
+                                   f"an array holds fewer than 2**63")
     if allow_minus_one and sum(d == -1 for d in shape) > 1:
         raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has more than one -1; "
                                    f"only one size can be inferred")

@@ -220,9 +220,10 @@ def build_w2():
     return mlp_impls(*mlp_data(), key="W2")
 
 
-def mlp_impls(params, x, target, key, rtol=1e-4):
+def mlp_impls(params, x, target, key, rtol=1e-4, peers=True):
     """W2's implementations for the given data, checked against NumPy (to ``rtol``: a
-    larger MLP sums more float32 terms, so its rounding differs more between libraries)."""
+    larger MLP sums more float32 terms, so its rounding differs more between libraries);
+    ``peers=False`` leaves out the CPU peers (autograd, PyTorch)."""
     impls = {"numpy": lambda: mlp_step_numpy(params, x, target)}
     ad = load_autodiff()
     if ad is not None:
@@ -230,8 +231,8 @@ def mlp_impls(params, x, target, key, rtol=1e-4):
         x_ad, target_ad = ad.constant(x), ad.constant(target)
         impls["autodiff"] = lambda: mlp_step_autodiff(ad, ad_params, x_ad, target_ad)
         add_jit(impls, ad, lambda x, t: mlp_step_autodiff(ad, ad_params, x, t), x_ad, target_ad)
-    add_peers(impls, {"autograd": _w2_autograd, "torch": _w2_torch},
-              params, x, target)
+    if peers:
+        add_peers(impls, {"autograd": _w2_autograd, "torch": _w2_torch}, params, x, target)
     check_against_numpy(key, impls, rtol=rtol)
     return impls
 

@@ -111,13 +111,14 @@ def _check_invertible(xp, op_type, a, out):
     """Raises where TensorFlow's LU kernels do: a zero or (first) NaN pivot (NumPy only).
 
     On a device, reading the pivots would be a copy to the host: instead a
-    matrix holding a NaN gives NaN everywhere, as LAPACK's answer does (CUDA's
-    solver can return finite numbers for it). Returns the (possibly NaN-ed) result.
+    matrix holding a NaN or an inf gives NaN everywhere (CUDA's solver can
+    return finite numbers for it; LAPACK's answer holds NaNs). Returns the
+    (possibly NaN-ed) result.
     """
     if type(a) is not np.ndarray:
         if a.size == 0:
             return out
-        poisoned = xp.any(xp.isnan(a), axis=(-2, -1))[..., None, None]
+        poisoned = xp.any(~xp.isfinite(a), axis=(-2, -1))[..., None, None]
         return xp.where(poisoned, xp.asarray(np.nan, dtype=out.dtype), out)
     if a.shape[-1] == 0 or np.isfinite(out).all():
         return out  # nothing to explain

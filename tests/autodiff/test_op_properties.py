@@ -129,19 +129,27 @@ def _same(first, second):
         for a, b in zip(first, second))
 
 
-def _assert_matches_numpy(value, want, err_msg):
+# Ops computed through a matrix factorization: their rounding grows with the condition
+# number, so a GPU's LU or Cholesky agrees with LAPACK's to about sqrt(eps), not to ulps.
+FACTORIZING_OPS = {"MatrixDeterminant", "LogMatrixDeterminant", "MatrixInverse", "MatrixSolve",
+                   "Cholesky"}
+
+
+def _assert_matches_numpy(value, want, err_msg, factorized=False):
     """Bit for bit on the host backends; within a few ulps on a GPU.
 
     CUDA's transcendental functions (sin, erf, tanh, ...) and its linear
     algebra are accurate to an ulp or two but not NumPy's bits, and the GPU
     may flush subnormals to zero: there, floats must agree to 4 ulps of the
-    value, or to one ulp of 1 near zero (erfc's tail, a flushed subnormal).
+    value, or to one ulp of 1 near zero (erfc's tail, a flushed subnormal);
+    results of a factorization to sqrt(eps) (``FACTORIZING_OPS``).
     """
     if backend.get_backend() in ("numpy", "strict") or want.dtype.kind not in "fc":
         np.testing.assert_array_equal(value, want, err_msg=err_msg)
         return
     eps = np.finfo(want.dtype).eps
-    np.testing.assert_allclose(value, want, rtol=4 * eps, atol=eps, equal_nan=True, err_msg=err_msg)
+    rtol = np.sqrt(eps) if factorized else 4 * eps
+    np.testing.assert_allclose(value, want, rtol=rtol, atol=eps, equal_nan=True, err_msg=err_msg)
 
 
 def _as_a_gpu_reads_them(prim, arrays, params, expected):
@@ -194,9 +202,12 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
         except Exception as err:
             pytest.fail(f"{name}{tuple(described)} {params}: raised {type(err).__name__}: {err} "
                         f"(only InvalidArgumentError, TypeError or ValueError are documented)")
-        if isinstance(expected, Exception) and getattr(prim, "host_checks", None) \
-                and backend.get_backend() != "numpy":
-            return  # a check that reads values on the host; a device backend skips it
+        if getattr(prim, "host_checks", None) and backend.get_backend() != "numpy" and (
+                isinstance(expected, Exception)
+                or not all(np.isfinite(a).all() for a in arrays if a.dtype.kind in "fc")):
+            # a check that reads values on the host (a device backend skips it), or a
+            # non-finite matrix, which a device turns into NaN (tests/autodiff/test_device_semantics)
+            return
         assert not isinstance(expected, Exception), \
             f"{name}: the op returned a result where its NumPy forward raised {expected!r}"
         outputs = nest.flatten(result)
@@ -210,7 +221,8 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
         if not _same(values, expected) and not _is_random(prim, arrays, params, expected):
             expected = _as_a_gpu_reads_them(prim, arrays, params, expected)
             for value, want in zip(values, expected):
-                _assert_matches_numpy(value, want, err_msg=f"{name}{tuple(described)}")
+                _assert_matches_numpy(value, want, err_msg=f"{name}{tuple(described)}",
+                                      factorized=name in FACTORIZING_OPS)
         float_dtypes = {a.dtype for a in arrays if a.dtype.kind == "f"}
         if len(float_dtypes) == 1 and "dtype" not in params:
             (dtype,) = float_dtypes
