@@ -59,3 +59,13 @@ def test_a_matrix_holding_a_nan_solves_and_inverts_to_nan():
     batch = np.stack([a, np.eye(3)])
     solved = ad.linalg.solve(ad.constant(batch), ad.constant(np.ones((2, 3, 1)))).numpy()
     assert np.isnan(solved[0]).all() and solved[1].ravel().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_shapes_of_2_to_the_63_elements_and_integer_erf_are_refused_by_the_engine():
+    from autodiff.ops.elementwise import ERF
+    with pytest.raises(InvalidArgumentError, match=r"eye: .* an array holds fewer than 2\*\*63"):
+        ad.linalg.eye(2 ** 70)
+    with pytest.raises(InvalidArgumentError, match=r"zeros: shape"):
+        ad.zeros([2 ** 40, 2 ** 40])
+    with pytest.raises(InvalidArgumentError, match="Erf: erf takes floating-point values"):
+        ERF(ad.constant(1))   # the primitive itself: each library answers ints differently
