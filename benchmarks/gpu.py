@@ -34,18 +34,20 @@ import statistics
 import sys
 
 from benchmarks import gpu_torch, harness, workloads  # noqa: F401  (workloads fill the registry)
-from benchmarks.registry import REGISTRY, check_against_numpy, load_autodiff, note
+from benchmarks.registry import REGISTRY, GradientMismatch, check_against_numpy, load_autodiff, note
 
 GPU_WORKLOADS = ("W2", "W3", "W4", "W5", "W5-HVP", "W5-HVP-RR", "W2-large")
 LARGE_MLP = {"sizes": (1024, 2048, 2048, 10), "batch": 2048}
-LARGE_RTOL = 1e-3   # sums of 2048 float32 terms: libraries round differently by ~1e-5
+# Sums of 2048 float32 products that cancel: on an H200, CuPy's and PyTorch's (CPU and GPU)
+# weight gradients differ from NumPy's by ~1e-5, 0.2% of the largest entry.
+LARGE_TOLERANCE = {"rtol": 1e-3, "atol_scale": 1e-2}
 
 
 def _build(key):
     """The workload's implementations on the active backend, checked against NumPy."""
     if key == "W2-large":
-        return workloads.mlp_impls(*workloads.mlp_data(**LARGE_MLP), key=key, rtol=LARGE_RTOL,
-                                   peers=False)   # PyTorch on the GPU is the column here
+        return workloads.mlp_impls(*workloads.mlp_data(**LARGE_MLP), key=key, peers=False,
+                                   **LARGE_TOLERANCE)   # PyTorch on the GPU is the column here
     return REGISTRY[key].build()
 
 
@@ -66,7 +68,7 @@ def _torch_on_gpu(key, baseline):
         fn = gpu_torch.BUILDERS[key](torch, "cuda")
     try:
         check_against_numpy(key, {"numpy": baseline, "torch/cuda": fn},
-                            rtol=LARGE_RTOL if key == "W2-large" else 1e-4)
+                            **(LARGE_TOLERANCE if key == "W2-large" else {}))
     except AssertionError as err:
         note(f"torch/cuda on {key} disagrees with NumPy, not timed: {err}")
         return None
@@ -191,24 +193,34 @@ def main(argv=None):
         return 1
     facts = machine()
     print(" ".join(f"{k}={v}" for k, v in facts.items()), flush=True)
-    results, samples = {}, {}
+    results, samples, failed = {}, {}, []
     keys = args.only.split(",")
     for index, key in enumerate(keys, 1):
         repeats = max(5, args.repeats // 3) if key == "W2-large" else args.repeats
         print(f"[{index}/{len(keys)}] {key}: building, checking, timing {repeats} rounds...",
               flush=True)
-        samples[key] = measure(key, args.backend, repeats, args.warmup)
+        try:
+            samples[key] = measure(key, args.backend, repeats, args.warmup)
+        except GradientMismatch as err:   # that row is void; the others still stand
+            print(f"  {key} not timed: {err}", flush=True)
+            failed.append(key)
+            continue
         results[key] = ratios(samples[key])
+        print(f"  {key}: " + ", ".join(f"{name} {s['ratio']:.2f}x"
+                                       for name, s in results[key].items()), flush=True)
     text = table(results, args.backend)
     print("Ratios to the NumPy baseline (median of per-round ratios; 10th-90th percentile):")
     print(text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": facts, "results": results, "samples": samples}, f, indent=1)
+            json.dump({"machine": facts, "results": results, "samples": samples,
+                       "not_timed": failed}, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text + "\n")
-    return 0
+    if failed:
+        print(f"not timed (the device's answer differed from NumPy's): {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -90,12 +90,12 @@ def as_array(value):
     return np.asarray(value)
 
 
-def check_against_numpy(key, impls, rtol=1e-4):
+def check_against_numpy(key, impls, rtol=1e-4, atol_scale=1e-6):
     """Call each implementation once; its (loss, grads) must match NumPy's.
 
-    The absolute tolerance follows the size of the reference: an entry that
-    cancels to nearly zero carries rounding error of the array's scale, not
-    its own.
+    The absolute tolerance follows the size of the reference (``atol_scale``
+    times its largest entry): an entry that cancels to nearly zero carries
+    rounding error of the array's scale, not its own.
     """
     want_loss, want_grads = impls["numpy"]()
     want = [np.asarray(want_loss)] + [np.asarray(g) for g in _as_list(want_grads)]
@@ -111,7 +111,7 @@ def check_against_numpy(key, impls, rtol=1e-4):
                     f"{g.dtype}; NumPy's has {w.shape} and {w.dtype}")
             # Subnormal numbers carry no relative precision: below the
             # smallest normal number, any two values count as equal.
-            atol = max(1e-6 * float(np.abs(w).max(initial=0.0)),
+            atol = max(atol_scale * float(np.abs(w).max(initial=0.0)),
                        float(np.finfo(w.dtype).tiny) if w.dtype.kind == "f" else 0.0)
             if not np.allclose(g, w, rtol=rtol, atol=atol):
                 raise GradientMismatch(

@@ -88,8 +88,35 @@ def _advanced_front(key):
     return len(np.broadcast_shapes(*[getattr(key[i], "shape", ()) for i in positions]))
 
 
-def _take(xp, x, key, n_batch):
+def _check_in_bounds(op_type, key, shape, n_batch):
+    """Refuses an int or index-array item outside ``[-size, size)`` of its axis, on the host
+    (the key is plain data), before the op runs: a GPU's gather would wrap it instead."""
+    used = sum(k != "..." and k is not None for k in key)
+    dim = n_batch
+    for k in key:
+        if k is None:
+            continue
+        if k == "...":
+            dim += len(shape) - n_batch - used
+            continue
+        values = (k,) if isinstance(k, int) else k[2] if k[0] == "index" else ()   # a slice: ()
+        if values and dim < len(shape):
+            size = shape[dim]
+            if len(values) > 16:   # NumPy's min and max beat a Python loop
+                array = np.asarray(values)
+                bad = array[(array < -size) | (array >= size)].tolist()
+            else:
+                bad = [v for v in values if not -size <= v < size]
+            if bad:
+                raise InvalidArgumentError(
+                    f"{op_type}: index {bad[0]} is out of bounds for axis {dim - n_batch} "
+                    f"with size {size} (input shape {tuple(shape[n_batch:])})")
+        dim += 1
+
+
+def _take(xp, x, key, n_batch, op_type):
     """``x[key]`` behind ``n_batch`` leading axes, which stay in front."""
+    _check_in_bounds(op_type, key, x.shape, n_batch)
     key = _decode(key, xp)
     out = x[(slice(None),) * n_batch + key]
     k = _advanced_front(key) if n_batch else 0
@@ -168,7 +195,8 @@ GATHER_CASES = [(((4,),), {"key": (_idx([0, 2, 2]),)}),
                 (((2, 3, 4),), {"key": (_idx([[0], [1]]), _idx([[2, 0, 2], [1, 1, 0]]))})]
 
 STRIDED_SLICE = Primitive(
-    "StridedSlice", lambda xp, x, key, n_batch=0: _take(xp, x, key, n_batch), (_slice_grad,),
+    "StridedSlice", lambda xp, x, key, n_batch=0: _take(xp, x, key, n_batch, "StridedSlice"),
+    (_slice_grad,),
     saves="shapes", domain=REALS, cases=SLICE_CASES,
     doc="d x[key] = dx[key]: g is written into zeros shaped like x")
 STRIDED_SLICE_GRAD = Primitive(
@@ -177,7 +205,8 @@ STRIDED_SLICE_GRAD = Primitive(
                          (((2, 3),), {"key": _key(slice(None, None, -1), 1), "shape": (2, 4, 3)})],
     doc="linear in g (a scatter into zeros); its VJP slices the cotangent again")
 GATHER = Primitive(
-    "GatherV2", lambda xp, x, key, n_batch=0: _take(xp, x, key, n_batch), (_gather_grad,),
+    "GatherV2", lambda xp, x, key, n_batch=0: _take(xp, x, key, n_batch, "GatherV2"),
+    (_gather_grad,),
     saves="shapes", domain=REALS, cases=GATHER_CASES,
     doc="d x[indices] = dx[indices]: g is added into zeros, repeated indices add up")
 GATHER_GRAD = Primitive(
@@ -227,11 +256,8 @@ def _python_key(x, key):
         raise InvalidArgumentError(
             f"StridedSlice: too many indices for a tensor of shape {tuple(x.shape)}: "
             f"the index {key!r} needs {used} dimensions")
-    op = "GatherV2" if any(isinstance(k, np.ndarray) for k in items) else "StridedSlice"
     out, dim = [], 0
     for k in items:
-        if isinstance(k, (int, np.ndarray)) and not (isinstance(k, np.ndarray) and k.dtype.kind == "b"):
-            _check_in_bounds(op, k, dim, x._value.shape)
         if k is Ellipsis:
             out.append(k)
             dim += ndim - used
@@ -247,17 +273,6 @@ def _python_key(x, key):
             out.append(k)
             dim += k is not None
     return tuple(out)
-
-
-def _check_in_bounds(op, index, axis, shape):
-    """Refuses an int (or int array) index outside ``[-size, size)``, on the host, before the
-    op runs: a GPU's gather would wrap or clip it instead of raising."""
-    values, size = np.asarray(index), shape[axis]
-    bad = values[(values < -size) | (values >= size)]
-    if bad.size:
-        raise InvalidArgumentError(
-            f"{op}: index {int(bad.flat[0])} is out of bounds for axis {axis} with size {size} "
-            f"(input shape {tuple(shape)})")
 
 
 def getitem(tensor, key):
@@ -277,9 +292,7 @@ def getitem(tensor, key):
            [6, 5, 4]], dtype=int32)
     """
     x = convert_to_tensor(tensor)
-    if type(key) is int and x._value.ndim:   # the commonest key (iterating): nothing to parse
-        if not -x._value.shape[0] <= key < x._value.shape[0]:
-            _check_in_bounds("StridedSlice", key, 0, x._value.shape)
+    if type(key) is int:   # the commonest key (iterating): nothing to parse
         return STRIDED_SLICE(x, key=(key,))
     if isinstance(key, Tensor) and key.dtype.is_integer and key._value.ndim == 0 \
             and x._value.ndim and _validate.traced(key):
