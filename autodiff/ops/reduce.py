@@ -242,12 +242,19 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
 # ---- argmax and argmin: integer results, never differentiable ------------------------
 ARG_CASES = [(((4,),), {"axis": 0, "output_type": "int64"}),
              (((2, 3),), {"axis": 1, "output_type": "int32"})]
-ARGMAX = Primitive("ArgMax", lambda xp, x, axis, output_type:
-                   xp.argmax(x, axis=axis).astype(output_type),
+def _arg_forward(op_type, pick):
+    def forward(xp, x, axis, output_type):
+        if x.shape[axis] == 0:   # TensorFlow's error; NumPy raises, CuPy would answer
+            raise InvalidArgumentError(f"{op_type}: reduction axis {axis} is empty in shape "
+                                       f"{list(x.shape)}")
+        return getattr(xp, pick)(x, axis=axis).astype(output_type)
+    return forward
+
+
+ARGMAX = Primitive("ArgMax", _arg_forward("ArgMax", "argmax"),
                    NotDifferentiable, saves="shapes", domain=REALS, cases=ARG_CASES,
                    doc="an integer index: not differentiable (the gradient is None)")
-ARGMIN = Primitive("ArgMin", lambda xp, x, axis, output_type:
-                   xp.argmin(x, axis=axis).astype(output_type),
+ARGMIN = Primitive("ArgMin", _arg_forward("ArgMin", "argmin"),
                    NotDifferentiable, saves="shapes", domain=REALS, cases=ARG_CASES,
                    doc="an integer index: not differentiable (the gradient is None)")
 

@@ -69,3 +69,12 @@ def test_shapes_of_2_to_the_63_elements_and_integer_erf_are_refused_by_the_engin
         ad.zeros([2 ** 40, 2 ** 40])
     with pytest.raises(InvalidArgumentError, match="Erf: erf takes floating-point values"):
         ERF(ad.constant(1))   # the primitive itself: each library answers ints differently
+
+
+def test_argmax_over_an_empty_axis_is_refused():
+    # TensorFlow: "Reduction axis 0 is empty in shape [0,0]"; CuPy answered
+    with pytest.raises(InvalidArgumentError, match=r"ArgMax: reduction axis 0 is empty"):
+        ad.argmax(ad.zeros([0, 0]), axis=0)
+    with pytest.raises(InvalidArgumentError, match=r"ArgMin: reduction axis 1 is empty"):
+        ad.argmin(ad.zeros([2, 0]), axis=1)
+    assert ad.argmax(ad.zeros([0, 3]), axis=1).shape == (0,)

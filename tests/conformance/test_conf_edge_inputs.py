@@ -296,4 +296,5 @@ def test_relu_of_signed_zero_and_integer_negative_powers(m):
     r = m.nn.relu(m.constant([-0.0, -1.0, 0.0, 3.0]))
     return [r, m.constant(np.signbit(r.numpy()).astype(np.float32)),
             attempt(lambda: m.pow(m.constant([2, 3]), m.constant([1, -1]))),
-            attempt(lambda: m.sign(m.constant([True, False])))]
+            attempt(lambda: m.sign(m.constant([True, False]))),
+            attempt(lambda: m.argmax(m.zeros([0, 0]), axis=0)), m.argmax(m.zeros([0, 3]), axis=1)]
