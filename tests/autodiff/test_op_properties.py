@@ -155,7 +155,7 @@ def _assert_matches_numpy(value, want, err_msg, factorized=False):
 def _as_a_gpu_may_read_them(prim, arrays, params, values, expected):
     """On a GPU, NumPy's answer for the inputs as CUDA may read them, where that one matches.
 
-    CUDA kernels (CuPy's, and TensorFlow's GPU kernels) flush subnormal float
+    CuPy's CUDA kernels flush subnormal float
     inputs to zero, so ``1e-45 * inf`` is NaN there, not inf; and CuPy's
     division reads -0.0 as +0.0 (``1 / -0.0`` is +inf). The answer for the
     inputs so read is accepted when it is the one the device gave; otherwise
