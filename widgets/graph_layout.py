@@ -1,7 +1,9 @@
 """Where the player draws a replay's nodes and edges (the ``layout`` of its JSON).
 
 ``graph_layout(nodes, edges)`` turns the replay's tensor and op nodes into
-positions and SVG paths, through the generic ``layout.layered_layout``. It
+positions and SVG paths: ``scope_tree`` folds them into boxes by name scope
+and places every box's content in layers wrapped into bands
+(``bands.flow_layout``), so a long tape fills a screen-shaped drawing. It
 owns what is particular to tapes:
 
 - **Copies of widely read inputs.** A variable or constant that many ops
@@ -12,18 +14,20 @@ owns what is particular to tapes:
   reading op gets a small copy next to it (``layout["copies"]``), so every
   edge is short and the layout stays linear in the records.
 - node sizes, ports on the sides, and fanned-out input edges (``x * x``
-  shows two edges).
+  shows two edges); an edge into a later band goes back under its band
+  (``route``, which ``static/tree.js`` mirrors).
 
 Pure Python, deterministic, computed once: nodes never move between frames.
 
     >>> lay = graph_layout(rep.nodes, rep.edges)
     >>> sorted(lay)
-    ['copies', 'edges', 'height', 'nodes', 'width']
+    ['copies', 'edges', 'height', 'nodes', 'tree', 'width']
 """
 
-from . import layout as _layout
+from .scope_tree import build_tree, place
 
-__all__ = ["graph_layout", "TENSOR_SIZE", "OP_SIZE", "COPY_SIZE", "OP_RADIUS", "COPY_MIN_USES"]
+__all__ = ["graph_layout", "route", "TENSOR_SIZE", "OP_SIZE", "COPY_SIZE", "OP_RADIUS",
+           "COPY_MIN_USES", "ASPECT"]
 
 # Sizes of the drawn nodes (SVG user units); the layout and both renderers use them.
 TENSOR_SIZE = (132.0, 90.0)  # a 56-high box, flags above it, its gradient below
@@ -31,45 +35,82 @@ OP_SIZE = (96.0, 84.0)   # a circle of OP_RADIUS with the op's label underneath
 COPY_SIZE = (84.0, 30.0)  # a small tag naming the input read here
 OP_RADIUS = 26.0
 COPY_MIN_USES = 3        # an input read by this many ops or more is drawn once per use
+ASPECT = 16 / 9          # the shape of a screen: what the drawing wraps to
 
 
-def graph_layout(nodes, edges):
-    """Positions for every node (and input copy) and an SVG path for every edge.
+def graph_layout(nodes, edges, aspect=ASPECT):
+    """Positions for every node (and input copy), an SVG path for every edge, and the
+    scope tree the player folds the graph into.
 
     Args:
-        nodes: the replay's node dicts (``id``, ``type``).
+        nodes: the replay's node dicts (``id``, ``type``; ops ``scope`` and ``order``).
         edges: the replay's edge dicts (``id``, ``from``, ``to``, ``kind``,
             ``op``, ``slot``).
+        aspect: the shape (width / height) the drawing should take.
 
     Returns:
         ``{"width", "height", "nodes": {id: {x, y, w, h}},
-        "copies": [{"id", "node", "op", x, y, w, h}], "edges": {edge id: path}}``.
+        "copies": [{"id", "node", "op", x, y, w, h}], "edges": {edge id: path},
+        "tree": [box, ...]}``: positions with every box open (``scope_tree``).
     """
     sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
     ends, copies = _copy_inputs(edges)
     for c in copies:
         sizes[c["id"]] = COPY_SIZE
-    ids = [n["id"] for n in nodes]
-    ids[len(ids):] = [c["id"] for c in copies]
-    lay = _layout.layered_layout(ids, ends, sizes=sizes)
+    tree = build_tree(nodes, edges, ends, copies)
+    rects, width, height = place(tree, sizes, set(range(len(tree.boxes))), aspect)
     n_inputs = {}
     for e in edges:
         if e["kind"] == "in":
             n_inputs[e["op"]] = n_inputs.get(e["op"], 0) + 1
     paths = {}
-    for e, (a, b), route in zip(edges, ends, lay.routes):
-        points = [list(p) for p in route]
-        points[0][0] += _port(a, sizes)
-        points[-1][0] -= _port(b, sizes)
-        if e["kind"] == "in":  # fan the inputs out at the op, so x * x shows two edges
-            points[-1][1] += (e["slot"] - (n_inputs[e["op"]] - 1) / 2) * 12
-        paths[e["id"]] = _curve(points)
-    boxes = {n: {"x": round(x, 1), "y": round(y, 1), "w": sizes[n][0], "h": sizes[n][1]}
-             for n, (x, y) in lay.positions.items()}
-    return {"width": round(lay.width, 1), "height": round(lay.height, 1),
-            "nodes": {n: boxes[n] for n in ids[:len(nodes)]},
+    for e, (a, b) in zip(edges, ends):
+        # fan the inputs out at the op, so x * x shows two edges
+        fan = (e["slot"] - (n_inputs[e["op"]] - 1) / 2) * 12 if e["kind"] == "in" else 0.0
+        paths[e["id"]] = route(rects[a], rects[b], _port(a, sizes), _port(b, sizes), fan,
+                               _gap(tree, rects, a, b))
+    boxes = {n: {"x": r["x"], "y": r["y"], "w": sizes[n][0], "h": sizes[n][1]}
+             for n, r in rects.items() if n in sizes}
+    return {"width": round(width, 1), "height": round(height, 1),
+            "nodes": {n["id"]: boxes[n["id"]] for n in nodes},
             "copies": [{**c, **boxes[c["id"]]} for c in copies],
-            "edges": paths}
+            "edges": paths, "tree": tree.to_json()}
+
+
+def route(a, b, port_a, port_b, fan=0.0, gap=None):
+    """An SVG path from box ``a``'s right side to box ``b``'s left side.
+
+    Forward (``b`` to the right): one smooth curve. Backward (``b`` starts a
+    later band): out to the right, down to ``gap`` (below ``a``'s band), back
+    left along it, and into ``b`` from its left, so it crosses no node.
+    """
+    x0, y0 = a["x"] + port_a, a["y"]
+    x1, y1 = b["x"] - port_b, b["y"] + fan
+    if x1 >= x0 + 8 or gap is None:
+        return _curve([(x0, y0), (x1, y1)])
+    r = 24.0
+    return (f"M{x0:.1f},{y0:.1f} C{x0 + r:.1f},{y0:.1f} {x0 + r:.1f},{gap:.1f} {x0:.1f},{gap:.1f} "
+            f"L{x1:.1f},{gap:.1f} C{x1 - r:.1f},{gap:.1f} {x1 - r:.1f},{y1:.1f} {x1:.1f},{y1:.1f}")
+
+
+def _gap(tree, rects, a, b):
+    """The y between bands where an edge from ``a`` back to ``b`` runs: under the band of
+    ``a``'s item in the box that holds both ends."""
+    boxes, home = tree.boxes, tree.home
+    up_a = [a] + [f"b{k}" for k in _chain(boxes, home.get(a, 0))]
+    up_b = set([b] + [f"b{k}" for k in _chain(boxes, home.get(b, 0))])
+    for item, parent in zip(up_a, up_a[1:]):
+        if parent in up_b:
+            return rects[item]["band"] + 28.0 if item in rects else None
+    return None
+
+
+def _chain(boxes, k):
+    out = []
+    while k >= 0:
+        out.append(k)
+        k = boxes[k]["parent"]
+    return out
 
 
 def _copy_inputs(edges):
@@ -99,7 +140,7 @@ def _copy_inputs(edges):
 
 def _port(node_id, sizes):
     """Distance from a node's centre to where edges attach (its left/right side)."""
-    return sizes[node_id][0] / 2 if node_id.startswith("t") else OP_RADIUS
+    return OP_RADIUS if node_id.startswith("op") else sizes[node_id][0] / 2
 
 
 def _curve(points):

@@ -2,12 +2,14 @@
 
 ``export_html(tape_or_replay, path)`` writes one HTML file holding
 everything the player needs inline: the stylesheet (``static/player.css``),
-the view (``static/graph.js``, ``viewport.js``, ``groups.js`` and ``player.js``
-joined into one module, ``JS_PARTS``), the replay as JSON (floats cut to 7
-significant digits; frames hold gradient deltas, so the page grows linearly
-with the tape: about 5 kB a record), and a static SVG of
-the last frame that shows until the script starts (or instead of it, where
-a page strips scripts). It plays in any browser with the network off.
+the view (``static/graph.js``, ``tree.js``, ``scene.js``... joined into one
+module, ``JS_PARTS``), the replay as JSON (floats cut to 7 significant
+digits; frames hold gradient deltas, so the page grows linearly with the
+tape), and a static SVG of the last frame (a long tape's overview of boxes)
+that shows until the script starts (or instead of it, where a page strips
+scripts). It plays in any browser with the network off. A long replay
+(more than ``PACK_ABOVE`` frames) travels as its ``page_model`` gzipped:
+about 0.3 kB a record instead of 6.
 
 ``html_snippet`` is the same player as an HTML fragment: what a notebook
 shows when no widget manager is running (a static render of a notebook,
@@ -23,6 +25,7 @@ function, and a tiny stand-in for anywidget's model (``get``, ``set``,
 """
 
 import base64
+import gzip
 import itertools
 import json
 from html import escape
@@ -31,7 +34,8 @@ from pathlib import Path
 from .replay import Replay, replay as _replay
 from .svg import replay_svg
 
-__all__ = ["export_html", "html_snippet", "describe", "player_js", "player_css"]
+__all__ = ["export_html", "html_snippet", "describe", "player_js", "player_css", "page_model",
+           "read_page_model"]
 
 STATIC = Path(__file__).with_name("static")
 _EXPORT_LINE = "export default { render };"
@@ -40,7 +44,7 @@ _ids = itertools.count()
 
 # The module's parts (each under ~400 lines), joined in this order into one ES module (anywidget's
 # ``_esm`` is one string, and the export inlines one script).
-JS_PARTS = ("graph.js", "viewport.js", "groups.js", "player.js")
+JS_PARTS = ("graph.js", "tree.js", "scene.js", "viewport.js", "groups.js", "health.js", "player.js")
 
 
 def player_js():
@@ -79,10 +83,90 @@ def _compact(value):
     return value
 
 
+_FRAME_DEFAULTS = {"op": None, "record": None, "tape": None, "nodes": [], "edges": [],
+                   "cotangents": [], "vjp": None, "contributions": [], "totals": [],
+                   "gradients": [], "grads_new": {}}
+_NAMED = ("cotangents", "contributions", "totals", "gradients", "outputs")
+
+
+def page_model(data):
+    """What a page needs of a replay's data, without what it can rebuild.
+
+    The player (``unpackModel`` in ``static/player.js``) restores the rest:
+    edges travel as ``[from, to, slot]``; a frame leaves out its empty
+    fields, its index, the names of the tensors it mentions (the nodes have
+    them) and a backward step's VJP (its op has it); an op's doc line is
+    kept once per op type (``docs``). Values keep their preview (what the
+    page shows), not their numbers, and node positions stay out (the page
+    places the scope tree itself). A 10,000-record tape's model is then
+    about a tenth of the replay's.
+
+    >>> page_model(rep.data)["edges"][0]
+    ['t2', 'op0', 0]
+    """
+    docs, nodes = {}, []
+    for n in data["nodes"]:
+        m = {k: v for k, v in n.items() if k != "data"}
+        if n["type"] == "op" and docs.setdefault(n["op_type"], n.get("doc", "")) == n.get("doc", ""):
+            m.pop("doc", None)
+        nodes.append(m)
+    lay = data["layout"]
+    return {**{k: v for k, v in data.items() if k not in ("nodes", "edges", "frames", "layout")},
+            "debug": _compact(data.get("debug", {})), "packed": 1, "docs": docs, "nodes": nodes,
+            "edges": [[e["from"], e["to"], e["slot"]] for e in data["edges"]],
+            "frames": [_pack_frame(f) for f in data["frames"]],
+            "layout": {"width": lay.get("width"), "height": lay.get("height"), "tree": lay["tree"]}}
+
+
+def _pack_frame(frame):
+    out = {}
+    backward = frame["phase"] == "backward"
+    for k, v in frame.items():
+        if k == "index" or (k == "vjp" and backward):
+            continue
+        if k in _FRAME_DEFAULTS and v == _FRAME_DEFAULTS[k]:
+            continue
+        out[k] = [_pack_named(c) for c in v] if k in _NAMED else v
+    return out
+
+
+def _pack_named(entry):
+    out = entry.copy()
+    out.pop("name", None)
+    value = out.get("value")
+    if value.__class__ is dict:
+        out["value"] = {"preview": value["preview"]} if value["preview"] is not None \
+            else {"preview": None, "shape": value.get("shape")}
+    return out
+
+
+PACK_ABOVE = 400       # frames: a longer replay goes into the page packed and gzipped
+
+
 def _json_for_script(data):
     """Compact JSON that is safe inside <script>: no '</script>', no '<!--'."""
-    text = json.dumps(_compact(data), allow_nan=False, separators=(",", ":"))
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _data_script(data):
+    """The model's <script>: the replay's JSON as it is, or for a long replay its
+    ``page_model`` gzipped in base64 (the browser inflates it with its own
+    DecompressionStream): about 6 kB a record becomes about 0.3 kB."""
+    if len(data["frames"]) <= PACK_ABOVE:
+        return f'<script type="application/json" class="tp-data">{_json_for_script(_compact(data))}</script>'
+    text = json.dumps(page_model(data), allow_nan=False, separators=(",", ":"))
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    return f'<script type="application/gzip-base64" class="tp-data">{packed.decode("ascii")}</script>'
+
+
+def read_page_model(html):
+    """The model a page holds (JSON or gzipped), as a dict: for tests and tools."""
+    start = html.index('class="tp-data">') + len('class="tp-data">')
+    body = html[start:html.index("</script>", start)]
+    if 'type="application/gzip-base64" class="tp-data"' in html:
+        body = gzip.decompress(base64.b64decode(body)).decode("utf-8")
+    return json.loads(body)
 
 
 def _module_body():
@@ -120,14 +204,21 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
     return f"""<div class="tp-static" id="{uid}">
 <style>{player_css()}</style>
 <div class="tp-fallback">{_fallback(rep, picture)}</div>
-<script type="application/json" class="tp-data">{_json_for_script(rep.data)}</script>
+{_data_script(rep.data)}
 <script type="application/json" class="tp-state">{_json_for_script(state)}</script>
 <script>
-(function () {{
+(async function () {{
 {_module_body()}
   const host = document.getElementById("{uid}");
   const state = JSON.parse(host.querySelector("script.tp-state").textContent);
-  state.model = JSON.parse(host.querySelector("script.tp-data").textContent);
+  const script = host.querySelector("script.tp-data");
+  if (script.type === "application/gzip-base64") {{
+    const text = atob(script.textContent.trim());
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    state.model = JSON.parse(await new Response(stream).text());
+  }} else state.model = JSON.parse(script.textContent);
   const listeners = {{}};
   const model = {{
     get: (key) => state[key],

@@ -21,6 +21,9 @@ The classic recipe, in four steps:
    That is a small isotonic regression, solved exactly by pooling
    adjacent violators, so a chain comes out as one straight line.
 
+A long drawing is a line on a screen: ``bands.flow_layout`` takes the
+layers of steps 1 to 3 (``layer_order``) and wraps them into bands.
+
 Why our own layout rather than Graphviz's ``dot``: it needs no system
 package or binary wheel, it is pure Python that a student can read, and it
 is deterministic (same graph, same coordinates, on every machine), which
@@ -28,7 +31,7 @@ the tests and the frame-by-frame player rely on: the layout is computed
 once for the whole graph, so nodes never move between frames.
 """
 
-__all__ = ["Layout", "layered_layout", "count_crossings"]
+__all__ = ["Layout", "layered_layout", "layer_order", "count_crossings"]
 
 
 class Layout:
@@ -314,3 +317,19 @@ def _place_in_order(layer_nodes, wanted, size_of, node_gap, weights=None):
             last[2] += count
     z = [mean for mean, _, count in blocks for _ in range(count)]
     return [round(zi + off, 3) for zi, off in zip(z, offsets)]
+
+
+# ---- layers only (for bands.flow_layout) -------------------------------------
+def layer_order(nodes, edges, sweeps=8):
+    """Steps 1 to 3 alone: the layers, each a list of real nodes from top to bottom.
+
+    >>> layer_order(["a", "b", "c"], [("a", "c"), ("b", "c")])
+    [['a', 'b'], ['c']]
+    """
+    nodes = list(dict.fromkeys(nodes))
+    rank = {n: i for i, n in enumerate(nodes)}
+    layer = _layers(nodes, edges)
+    order, chains = _insert_dummies(nodes, edges, layer, rank)
+    if sweeps:
+        order = _reduce_crossings(order, chains, sweeps)
+    return [[n for n in lay if not _is_dummy(n)] for lay in order]

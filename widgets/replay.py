@@ -37,8 +37,9 @@ from autodiff.tensor import Tensor, Variable
 from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 from .frames import Frames, preview, value_of
 from .sentences import rule_text
-from .tape_names import TEXT_CHARS, TEXT_LIMIT, tape_names
+from .tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
 from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
+from .health import group_health
 
 __all__ = ["replay", "Replay", "preview"]
 
@@ -86,7 +87,8 @@ class Replay:
                 f"({counts.get('forward', 0)} forward, {counts.get('backward', 0)} backward)>")
 
 
-def replay(tape, target, sources, output_gradients=None, *, names=None, tape_names=None):
+def replay(tape, target, sources, output_gradients=None, *, names=None, tape_names=None,
+           updates=None):
     """Runs the backward pass of ``tape`` step by step and records it as frames.
 
     Like ``tape.gradient``, this uses up a non-persistent tape (its records are
@@ -101,9 +103,14 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
             An inner tape must still hold its records (``persistent=True``
             if its ``gradient`` already ran).
         target, sources, output_gradients: as for ``tape.gradient``.
-        names: optional ``{display name: tensor}`` (e.g. ``{"y": y}``);
-            other tensors keep the tape's names (variables by name, v0, v1...).
+        names: optional ``{display name: tensor}`` (e.g. ``{"y": y}``); a
+            module as the value names its variables by their path under that
+            name (``{"net": model}``: ``net/dense/kernel``); other tensors keep
+            the tape's names (variables by name, v0, v1...).
         tape_names: optional display names, one per tape ("tape 1", ...).
+        updates: optional optimizer updates (``w_after - w_before``), one per
+            source, for the update/weight ratios of ``data["debug"]["health"]``
+            (``widgets/health.py``: one row per scope group, flags and reasons).
 
     Returns:
         A Replay.
@@ -134,6 +141,7 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
     data["debug"]["lost"] = lost_gradients(answers, flat_sources,
                                            nest.flatten(trace.gradients), data["nodes"])
+    data["debug"]["health"] = group_health(data, trace, flat_sources, updates)
     return Replay(data, trace)
 
 
@@ -177,8 +185,8 @@ class _Builder:
                 if tid not in names:
                     names[tid] = name if tid in snap["variables"] else f"v{next(fresh)}"
         self._fresh = fresh
-        for name, tensor in user_names.items():
-            names[tensor._id] = str(name)
+        for name, tensor in expand_names(user_names).items():
+            names[tensor._id] = name
         return names
 
     def name(self, tensor):

@@ -9,7 +9,10 @@ members and the backward pass lights it step by step; expanded, its ops show.
 
 ``debug_marks`` finds the first frame whose forward value or backward
 cotangent holds a NaN or an Inf, and the gradient-norm of every group at
-every backward step (sparse: only the steps that add to a group).
+every backward step (sparse: only the steps that add to a group; a step
+that sent NaN/Inf is left out, so a group whose every step did has no
+series). The health of every group, NaN and None ones included, with
+weight norms, ratios and flagged reasons, is ``widgets/health.py``.
 
 Pure Python over the replay dict; nothing here differentiates.
 

@@ -8,7 +8,10 @@ pages that strip scripts), and tests that parse the drawing with
 ``xml.etree``.
 
 ``frame_state`` decides which nodes and edges are done, pending, current
-or carrying the cotangent in a frame; ``player.js`` mirrors it line by line.
+or carrying the cotangent in a frame; ``createFrameState`` in
+``static/graph.js`` mirrors it line by line. A long tape (more than
+``scope_tree.SMALL_TAPE`` ops in name scopes) is drawn as the player opens
+it: ``overview`` places its scope boxes, closed, and the edges between them.
 
     >>> svg = replay_svg(r, frame=-1)          # the last frame: gradients shown
     >>> open("tape.svg", "w").write(svg)
@@ -18,10 +21,10 @@ from html import escape
 from pathlib import Path
 
 from .frames import grads_at
-from .graph_layout import OP_RADIUS
-from .scopes import COLLAPSE_ABOVE_OPS
+from .graph_layout import OP_RADIUS, route
+from .scope_tree import SMALL_TAPE, default_open, drawn_ends, from_json, place, rep
 
-__all__ = ["replay_svg", "frame_state", "FLAG_TEXT"]
+__all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "FLAG_TEXT"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 BOX_HEIGHT = 56.0
@@ -32,8 +35,11 @@ FLAG_TEXT = {"variable": "variable", "watched": "watched", "constant": "constant
 _CSS = Path(__file__).with_name("static") / "player.css"
 
 
-def frame_state(data, k):
+def frame_state(data, k, only=None):
     """CSS classes of every node and edge in frame ``k`` of a replay dict.
+
+    ``only``: a set of node and edge ids to answer for (a long tape's overview
+    shows a few); None for all.
 
     Returns:
         ``{"nodes": {id: [class, ...]}, "edges": {id: [class, ...]}}``.
@@ -48,6 +54,8 @@ def frame_state(data, k):
     nodes = {}
     for n in data["nodes"]:
         nid = n["id"]
+        if only is not None and nid not in only:
+            continue
         step = order.get(nid, producer.get(nid, -1))
         classes = ["tp-pending" if step >= done else "tp-done"]
         if nid == frame["op"]:
@@ -60,6 +68,8 @@ def frame_state(data, k):
     lit = set(frame["edges"])
     edges = {}
     for e in data["edges"]:
+        if only is not None and e["id"] not in only:
+            continue
         classes = ["tp-pending" if order[e["op"]] >= done else "tp-done"]
         if e["id"] in lit:
             classes.append("tp-active" if frame["phase"] == "forward" else "tp-flow")
@@ -69,6 +79,9 @@ def frame_state(data, k):
 
 def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     """One frame of ``replay`` as an SVG document (a string).
+
+    A long tape (more than ``scope_tree.SMALL_TAPE`` ops, in name scopes) is
+    drawn as the player opens it: its overview of scope boxes, closed.
 
     Args:
         replay: a Replay (or its ``data`` dict).
@@ -83,12 +96,14 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     data = getattr(replay, "data", replay)
     k = frame % len(data["frames"])
     f = data["frames"][k]
-    state = frame_state(data, k)
-    grads = grads_at(data, k)
     lay = data["layout"]
+    view = overview(data, node_sizes(data))
+    state = frame_state(data, k, None if view is None else _shown(data, view))
+    grads = grads_at(data, k)
     top = 30.0 if caption else 0.0
     bottom = 40.0 if caption else 0.0
-    width, height = lay["width"], lay["height"] + top + bottom
+    W, H = (lay["width"], lay["height"]) if view is None else (view["width"], view["height"])
+    width, height = W, H + top + bottom
     groups = {g: i for i, g in enumerate(data.get("tape_groups", []))}
     multi = len(groups) > 1
     out = [f'<svg {f"xmlns={_q(SVG_NS)} " if standalone else ""}class="tp-svg tp-root tp-static-svg" '
@@ -103,42 +118,114 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     out.append('<g font-family="sans-serif" font-size="11" text-anchor="middle">')
     if caption:
         out.append(f'<text class="tp-caption-title" x="12" y="20" text-anchor="start">'
-                   f'{escape(f["title"])}</text>')
+                   f'{escape(title_text(f))}</text>')
     out.append(f'<g transform="translate(0,{top:.1f})">')
-    group_of = _collapsed(data)
+    positions = {**lay["nodes"], **{c["id"]: c for c in lay.get("copies", ())}} if view is None \
+        else view["rects"]
+    if view is not None:
+        out.append('<g class="tp-group-frames">')
+        out.extend(_frame(view["tree"].boxes[int(i[1:])], r) for i, r in view["rects"].items()
+                   if r.get("open"))
+        out.append("</g>")
     out.append('<g class="tp-edges">')
-    for e in data["edges"]:
-        a = f'{e["from"]}@{e["op"]}' if e["kind"] == "in" and f'{e["from"]}@{e["op"]}' in group_of \
-            else e["from"]
-        if group_of.get(a) is not None and group_of.get(a) == group_of.get(e["to"]):
-            continue                     # inside a collapsed group
+    for e, path in _edges(data, view):
         classes = " ".join(["tp-edge", f"tp-edge-{e['kind']}"] + state["edges"][e["id"]])
-        out.append(f'<path class="{classes}" data-id="{e["id"]}" d="{lay["edges"][e["id"]]}" '
+        out.append(f'<path class="{classes}" data-id="{e["id"]}" d="{path}" '
                    'fill="none" stroke="#8c959f"/>')
     out.append('</g><g class="tp-nodes">')
     by_id = {n["id"]: n for n in data["nodes"]}
     for c in lay.get("copies", ()):     # where a widely read input is read again
-        if c["id"] not in group_of:
-            out.append(_copy(by_id[c["node"]], c, state["nodes"][c["node"]]))
+        if c["id"] in positions:
+            out.append(_copy(by_id[c["node"]], {**c, **positions[c["id"]]}, state["nodes"][c["node"]]))
     for n in data["nodes"]:
-        if n["id"] in group_of:
+        if n["id"] not in positions:
             continue
-        box = lay["nodes"][n["id"]]
+        box = positions[n["id"]]
         classes = state["nodes"][n["id"]]
         if n["type"] == "tensor":
             out.append(_tensor(n, box, classes, grads.get(n["id"])))
         else:
             group = groups.get(n.get("group"), 0)
             out.append(_op(n, box, classes, group if multi else None))
-    for g in data.get("groups", ()) if group_of else ():
-        out.append(_cover(g, frame_of=f))
+    if view is not None:
+        current = rep(view["tree"], f["op"], view["opened"]) if f.get("op") else None
+        out.extend(_cover(view["tree"].boxes[int(i[1:])], r, i == current)
+                   for i, r in view["rects"].items() if r.get("open") is False)
     out.append("</g></g>")
     if caption:
-        y = top + lay["height"] + 24
+        y = top + H + 24
         out.append(f'<text class="tp-caption-sentence" x="12" y="{y:.1f}" text-anchor="start">'
                    f'{escape(_clip(f["sentence"], int(width / 6.5)))}</text>')
     out.append("</g></svg>")
     return "\n".join(out)
+
+
+def _shown(data, view):
+    """The node and edge ids an overview draws (their states are all it needs)."""
+    ids = {n["id"] for n in data["nodes"] if n["id"] in view["rects"]}
+    ids.update(c["node"] for c in data["layout"].get("copies", ()) if c["id"] in view["rects"])
+    ids.update(ids_[0] for _, _, ids_ in view["edges"])
+    return ids
+
+
+def node_sizes(data):
+    """``node or copy id -> (w, h)`` as the layout drew them."""
+    lay = data["layout"]
+    return {**{n: (b["w"], b["h"]) for n, b in lay["nodes"].items()},
+            **{c["id"]: (c["w"], c["h"]) for c in lay.get("copies", ())}}
+
+
+def title_text(frame):
+    """The title line; a result with many gradients names two and counts the rest
+    (``titleText`` in static/graph.js), so it stays on one or two lines."""
+    if frame["phase"] != "result" or len(frame["gradients"]) <= 2:
+        return frame["title"]
+    shown = ", d".join(frame["title"].split(", d")[:2])
+    return f"{shown}, … ({len(frame['gradients']) - 2} more below)"
+
+
+def _edges(data, view):
+    """``(edge, path)`` for every edge drawn: each edge of the layout, or in an
+    overview one per pair of shown ends (the first edge stands for the others)."""
+    by_id = {e["id"]: e for e in data["edges"]}
+    if view is None:
+        return [(e, data["layout"]["edges"][e["id"]]) for e in data["edges"]]
+    rects, out = view["rects"], []
+    for a, b, ids in view["edges"]:
+        ra, rb = rects[a], rects[b]
+        port_a = OP_RADIUS if a.startswith("op") and "@" not in a else ra["w"] / 2
+        port_b = OP_RADIUS if b.startswith("op") and "@" not in b else rb["w"] / 2
+        out.append((by_id[ids[0]], route(ra, rb, port_a, port_b, 0.0, ra["band"] + 28.0)))
+    return out
+
+
+def overview(data, sizes, aspect=16 / 9, small=SMALL_TAPE):
+    """The boxes a long tape opens with, placed, and the edges between what shows.
+
+    ``sizes``: node and copy id -> (w, h) (``svg.node_sizes``).
+
+    Returns:
+        ``None`` when every box is open (draw the replay's own layout), else
+        ``{"tree", "opened", "rects", "width", "height", "edges"}`` where
+        ``edges`` is a list of ``(from, to, [edge ids])``, one per pair of
+        shown ends.
+    """
+    boxes = data["layout"]["tree"]
+    if boxes[0]["ops"] <= small:
+        return None
+    tree = from_json(boxes, data["nodes"], [])
+    opened = default_open(tree, small)
+    if len(opened) == len(tree.boxes):
+        return None
+    tree = from_json(boxes, data["nodes"], data["edges"], opened)
+    rects, width, height = place(tree, sizes, opened, aspect)
+    shown = {}
+    for e, (a, b) in zip(data["edges"], drawn_ends(data["edges"], tree.home)):
+        ra, rb = rep(tree, a, opened), rep(tree, b, opened)
+        if ra != rb and ra in rects and rb in rects:
+            shown.setdefault((ra, rb), []).append(e["id"])
+    return {"tree": tree, "opened": opened, "rects": rects, "width": width, "height": height,
+            "edges": [(a, b, ids) for (a, b), ids in shown.items()]}
 
 
 def _q(text):
@@ -148,6 +235,12 @@ def _q(text):
 def _clip(text, limit):
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[:max(limit - 1, 1)] + "…"
+
+
+def _clip_end(text, limit):
+    """A name that does not fit keeps its distinguishing end (``clip`` in static/graph.js)."""
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else "…" + text[len(text) - max(limit - 1, 1):]
 
 
 def _shape(shape):
@@ -166,7 +259,7 @@ def _tensor(n, box, classes, grad):
              f'<rect class="tp-box" x="{-w / 2}" y="{-h / 2}" width="{w}" height="{h}" rx="8" '
              'fill="#f6f8fa" stroke="#8c959f"/>',
              f'<text class="tp-tags" y="{-h / 2 - 5}">{escape(tags)}</text>',
-             f'<text class="tp-name" y="-9">{escape(_clip(n["name"], 16))}</text>',
+             f'<text class="tp-name" y="-9">{escape(_clip_end(n["name"], 16))}</text>',
              f'<text class="tp-meta" y="6">{escape(_clip(_shape(n["shape"]) + " " + n["dtype"], 22))}'
              "</text>",
              f'<text class="tp-value" y="21">{escape(_clip(n.get("preview") or "", 20))}</text>',
@@ -176,22 +269,27 @@ def _tensor(n, box, classes, grad):
     return "".join(parts)
 
 
-def _collapsed(data):
-    """``member id -> group id`` of the groups drawn collapsed (as the player opens)."""
-    n_ops = sum(1 for n in data["nodes"] if n["type"] == "op")
-    if n_ops <= COLLAPSE_ABOVE_OPS:
-        return {}
-    return {m: g["id"] for g in data.get("groups", ()) for m in g["members"]}
+def _cover(box, r, current):
+    """A closed box: its name (its distinguishing end) and what it holds."""
+    x, y = r["x"] - r["w"] / 2, r["y"] - r["h"] / 2
+    return (f'<g class="tp-group-cover{" tp-current" if current else ""}" data-group="{box["id"]}">'
+            f'<title>{escape(box["path"] or box["label"])}: {escape(box["sub"])}</title>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{r["w"]:.1f}" height="{r["h"]:.1f}" rx="10" '
+            f'fill="#eef5fd" stroke="#0969da"/>'
+            f'<text class="tp-box-name" x="{r["x"]:.1f}" y="{r["y"] - 5:.1f}" font-size="14" '
+            f'font-weight="700">▸ {escape(_clip_end(box["label"], 30))}</text>'
+            f'<text class="tp-box-sub" x="{r["x"]:.1f}" y="{r["y"] + 16:.1f}">'
+            f'{escape(box["sub"])}</text></g>')
 
 
-def _cover(g, frame_of):
-    b = g["box"]
-    current = " tp-current" if frame_of.get("op") in g["ops"] else ""
-    label = f'{_clip(g["scope"], 40)} · {len(g["ops"])} op{"" if len(g["ops"]) == 1 else "s"}'
-    return (f'<g class="tp-group-cover{current}" data-group="{g["id"]}">'
-            f'<rect x="{b["x"]}" y="{b["y"]}" width="{b["w"]}" height="{b["h"]}" rx="10" '
-            f'fill="#eef5fd" stroke="#0969da"/><text x="{b["x"] + b["w"] / 2}" '
-            f'y="{b["y"] + b["h"] / 2 + 5}">▸ {escape(label)}</text></g>')
+def _frame(box, r):
+    """An open box: a dashed frame, its name on top."""
+    x, y = r["x"] - r["w"] / 2, r["y"] - r["h"] / 2
+    return (f'<g class="tp-group-frame" data-group="{box["id"]}"><rect x="{x:.1f}" y="{y:.1f}" '
+            f'width="{r["w"]:.1f}" height="{r["h"]:.1f}" rx="10" fill="none" stroke="#8fb8e8" '
+            f'stroke-dasharray="5 3"/><text class="tp-group-label" x="{x + 10:.1f}" y="{y + 20:.1f}" '
+            f'text-anchor="start">▾ {escape(_clip_end(box["label"], 60))} · {escape(box["sub"])}'
+            f'</text></g>')
 
 
 def _copy(n, c, classes):
@@ -200,7 +298,7 @@ def _copy(n, c, classes):
             f'transform="translate({c["x"]},{c["y"]})"><title>{escape(n["name"])} (read again here)'
             f'</title><rect class="tp-box" x="{-c["w"] / 2}" y="{-c["h"] / 2}" width="{c["w"]}" '
             f'height="{c["h"]}" rx="6" fill="#f6f8fa" stroke="#8c959f"/>'
-            f'<text class="tp-name" y="4">{escape(_clip(n["name"], 10))}</text></g>')
+            f'<text class="tp-name" y="5">{escape(_clip_end(n["name"], 10))}</text></g>')
 
 
 def _op(n, box, classes, group):

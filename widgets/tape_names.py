@@ -1,19 +1,36 @@
-"""Display names of a tape's tensors, in linear time (``tape.names()`` does the same).
+"""Display names of a tape's tensors, in linear time, and the names a user gives.
 
-``GradientTape.names()`` counts the ``v`` names given so far once per new
-tensor, which is quadratic in the records (0.3 s at 2,000 records, called
-once per source by ``explain`` and again by ``str(tape)``). This gives the
-same names with a running count; a test checks it against ``tape.names()``.
+``tape_names`` gives what ``GradientTape.names()`` gives (variables by name,
+other tensors ``v0``, ``v1``, ... in record order; that method once counted
+the ``v`` names again per new tensor, quadratic in the records), with one
+difference: a variable created without a name (every one is called
+``Variable``) takes the name scope it is first read in, its module's path,
+so two of them can be told apart:
 
-    >>> tape_names(tape) == tape.names()
-    True
+    >>> class Cell(ad.Module):                  # called inside ad.name_scope("gru")
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w, self.u = ad.Variable(1.0), ad.Variable(2.0)
+    >>> sorted(tape_names(tape).values())[:2]   # tape.names(): Variable, Variable
+    ['gru/cell/Variable', 'gru/cell/Variable_1']
+
+The ``v`` numbers stay those of ``tape.names()`` (and of ``print(tape)``).
+
+``expand_names`` reads the ``names=`` a user passes to ``replay`` or the
+player: ``{"loss": loss}`` names a tensor; ``{"net": model}`` names every
+variable of a module by its attribute path (``net/dense/kernel``).
 """
 
-__all__ = ["tape_names", "TEXT_LIMIT", "TEXT_CHARS", "NAME_LIMIT"]
+from autodiff import Module
+from autodiff.tensor import Variable
+
+__all__ = ["tape_names", "expand_names", "module_paths", "TEXT_LIMIT", "TEXT_CHARS",
+           "NAME_LIMIT"]
 
 TEXT_LIMIT = 300      # records; a longer tape's printout is not stored in a replay
 TEXT_CHARS = 60_000   # characters; nor is a printout longer than this (very long names)
 NAME_LIMIT = 64    # characters of a variable's name shown; a saved model may carry any name
+UNNAMED = "Variable"   # the name ad.Variable gets when none is given
 
 
 def tape_names(tape, records=None):
@@ -21,24 +38,105 @@ def tape_names(tape, records=None):
 
     A variable's name longer than NAME_LIMIT characters is shortened (its
     first characters, then its length), so a hostile name cannot bloat a page.
+    An unnamed variable read inside a name scope is called ``<scope>/Variable``
+    (``_1``, ``_2``... when a scope reads several).
 
     Args:
         tape: a GradientTape.
         records: its records if already read (None: read them; a freed tape has none).
+
+    Returns:
+        The names, keyed by tensor id.
     """
     if records is None:
         try:
             records = tape.records
         except RuntimeError:
             records = ()
-    names = {v._id: _shown(v._name) for v in tape.watched_variables()}
+    variables = list(tape.watched_variables())
+    names = {v._id: _shown(v._name) for v in variables}
     count = sum(1 for n in names.values() if n.startswith("v"))
+    unnamed = {v._id for v in variables if v._name == UNNAMED}
+    scope_of = {}   # unnamed variable id -> the scope of the first record reading it
     for rec in records:
+        if unnamed and rec[7]:   # rec.scope, read by position: this loop is hot
+            for i in rec.input_ids:
+                if i in unnamed and i not in scope_of:
+                    scope_of[i] = rec[7]
         for t in rec.inputs + rec.outputs:
             if t._id not in names:
                 names[t._id] = f"v{count}"
                 count += 1
+    taken = set(names.values())
+    for vid, scope in scope_of.items():
+        base = name = f"{scope.rstrip('/')}/{UNNAMED}"
+        k = 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        names[vid] = _shown(name)
     return names
+
+
+def module_paths(module, prefix=None):
+    """``{path: variable}`` for every variable of ``module``, by attribute path.
+
+    A path joins the module's name (or ``prefix``), each submodule's name (as
+    its name scope is) and the attribute holding the variable (list items by
+    position, dicts by key); each variable once, at the first path met.
+    Attributes are walked in a layer's own order (kernel before bias), a plain
+    module's in sorted order, as ``Module.variables`` does.
+
+    >>> list(module_paths(ad.keras.Sequential([ad.layers.Dense(2, input_dim=3)], name="net")))
+    ['net/dense/kernel', 'net/dense/bias']
+    """
+    found, seen = {}, set()
+
+    def visit(value, base, key):
+        if isinstance(value, Module):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            here = f"{base}/{value.name}" if base is not None else root
+            items = vars(value).items()
+            for k, item in (items if "_ad_weights" in vars(value) else sorted(items)):
+                if not k.startswith("_ad_"):
+                    visit(item, here, k)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                visit(item, base, f"{key}/{i}")
+        elif isinstance(value, dict):
+            for k in sorted(value, key=str):
+                visit(value[k], base, f"{key}/{k}")
+        elif isinstance(value, Variable) and id(value) not in seen:
+            seen.add(id(value))
+            found[f"{base}/{key}"] = value
+
+    root = module.name if prefix is None else str(prefix)
+    visit(module, None, None)
+    return found
+
+
+def expand_names(user_names):
+    """``{name: tensor}`` from what a user passes as ``names=`` (modules expanded).
+
+    Args:
+        user_names: ``{display name: tensor or module}``.
+
+    Returns:
+        ``{name: tensor}``; a module's variables named ``<name>/<attribute path>``.
+
+    >>> sorted(expand_names({"loss": loss, "net": model}))
+    ['loss', 'net/dense/bias', 'net/dense/kernel']
+    """
+    expanded = {}
+    for name, value in (user_names or {}).items():
+        if isinstance(value, Module):
+            expanded.update(module_paths(value, prefix=name))
+        else:
+            expanded[str(name)] = value
+    return expanded
 
 
 def _shown(name):

@@ -54,8 +54,11 @@ class TapePlayer(anywidget.AnyWidget):
     keys step, Home and End jump to the first and last frame; ``+``, ``-``
     zoom and ``0`` fits the graph to the view, shift+arrows pan (the wheel
     zooms, a drag pans, the minimap jumps). Records in a name scope are
-    grouped in boxes (collapsed at first on a tape of more than 30 ops;
-    click a box to expand it); a search box finds tensors, ops and scopes,
+    grouped in boxes that nest as the scopes do (``a/b/c``); the player
+    opens at the level of the scopes, a long run of repeated steps in
+    ranges, laid out in bands that fill the stage (click a box to open it);
+    a health panel gives each box its gradient and weight norms and says
+    why it is flagged; a search box finds tensors, ops and scopes,
     and buttons jump to the first NaN/Inf and to where a gradient was lost.
     """
 

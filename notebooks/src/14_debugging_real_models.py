@@ -2,7 +2,7 @@
 #     python scripts/build_notebooks.py 14
 #
 # The tape players' static HTML is masked by notebooks/nbval_sanitize.cfg; their text form
-# is compared. The 1,001-record RNN is exported to a file (a few MB), not shown inline, so
+# is compared. The 1,001-record RNN is exported to a file (under 0.5 MB), not shown inline, so
 # the notebook stays small; a 20-step RNN is shown inline instead.
 # %% [markdown]
 # # Lesson 14: Debugging the tapes of real models
@@ -247,16 +247,16 @@ short_player
 
 # %% [markdown]
 # ... and the whole 1,001-record tape as a web page, which plays offline (open it in a
-# browser: it opens fitted, with its 201 boxes collapsed). Its bars, read from the page's
-# data:
+# browser: it opens at the level of its scopes, `rnn` holding its 200 steps in five ranges
+# of 40, and `loss`; a click opens a box). Its bars, read from the page's data:
 
 # %%
 rnn_replay = widgets.replay(rnn_tape, rnn_loss, rnn_vars)
 bars = final_bars(rnn_replay)
 with tempfile.TemporaryDirectory() as folder:
     page = widgets.export_html(rnn_replay, Path(folder) / "rnn.html")
-print(len(rnn_replay.data["groups"]), "groups; a page of a few MB:",
-      1e6 < len(page.encode()) < 8e6)
+print(len(rnn_replay.data["groups"]), "groups; a page under 1 kB a record:",
+      len(page.encode()) < 1000 * 1001)
 for t in (199, 190, 180, 150, 100):
     print(f"rnn/step_{t:03d}: bar {bars.get(f'rnn/step_{t:03d}', 0.0):.2g}")
 
@@ -464,8 +464,8 @@ for lost in debug["lost"]:
           nodes[lost["node"]]["name"], "in", nodes[made_by[lost["node"]]]["scope"])
 
 # %% [markdown]
-# `widgets.export_html(planted, "planted.html")` writes this player as one page of a few
-# MB: it opens fitted, with its 201 boxes collapsed, and both buttons work offline
+# `widgets.export_html(planted, "planted.html")` writes this player as one page under 1 kB
+# a record: it opens at the level of its scopes, and both buttons work offline
 # (`examples/rnn_vanishing_gradients.py` writes it).
 #
 # ## Summary

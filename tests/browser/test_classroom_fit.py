@@ -1,16 +1,25 @@
-"""Classroom mode on a projector: the whole graph and its caption in view.
+"""Classroom mode on a projector: readable type, one toolbar row, nothing below the fold.
 
-Exports the players of two lessons (lesson 1's ``y = x ** 3 - 2 x`` and the
-second derivative of ``x ** 3`` through nested tapes, the widest graph of
-the lessons) in classroom mode, opens them in Debian's Chromium at
-1280x720 and 1920x1080, and checks on the first frame, a backward frame and
-the last one that every node of the graph lies inside the stage and the
-window, and that the toolbar, the title and the sentence do too (nothing
-below the fold). Then normal mode: no text on screen, HTML or SVG, is
-smaller than 16px. Screenshots ``classroom_<graph>_<w>x<h>.png`` go to the
-artifacts folder.
+Exports players in classroom mode and opens them in Debian's Chromium at
+1280x720 and 1920x1080: two lessons' graphs (lesson 1's ``y = x ** 3 - 2 x``
+and the second derivative of ``x ** 3`` through nested tapes, the widest
+graph of the lessons) and two real models (lesson 14's MLP, four scopes in
+a Keras model; a Keras GRU unrolled 50 steps). On the first frame, a
+backward frame and the last one:
+
+- the toolbar is one row, and the toolbar, title, stage, sentence and
+  gradients lie inside the window (nothing needed below the fold); the
+  title takes at most two lines, however many gradients the result has;
+- playing follows the current record at a readable zoom: it lies inside
+  the stage, and node names and values on screen are at least 18px (boxes'
+  names too; a model's box is opened to read its nodes);
+- classroom mode never draws a text smaller than normal mode does.
+
+Then normal mode: no text on screen, HTML or SVG, is smaller than 16px.
+Screenshots ``classroom_<graph>_<w>x<h>.png`` go to the artifacts folder.
 """
 
+import numpy as np
 import pytest
 
 import autodiff as ad
@@ -24,15 +33,35 @@ SIZES = [(1280, 720), (1920, 1080)]
 MEASURE = """() => {
   const root = document.querySelector(".tp-root");
   const rect = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const cur = root.querySelector(".tp-svg .tp-node.tp-current, .tp-svg .tp-group-cover.tp-current");
+  const title = root.querySelector(".tp-title");
   return {
-    nodes: [...root.querySelectorAll(".tp-svg .tp-node")].map(rect),
+    current: cur ? rect(cur) : null,
     stage: rect(root.querySelector(".tp-stage")),
     toolbar: rect(root.querySelector(".tp-toolbar")),
-    title: rect(root.querySelector(".tp-title")),
+    tops: [...root.querySelector(".tp-toolbar").children].map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2)),
+    title: rect(title),
+    titleLines: title.getBoundingClientRect().height / parseFloat(getComputedStyle(title).lineHeight || "1"),
+    titleFont: parseFloat(getComputedStyle(title).fontSize),
     sentence: rect(root.querySelector(".tp-sentence")),
+    gradients: rect(root.querySelector(".tp-gradients")),
     window: [0, 0, window.innerWidth, window.innerHeight],
     frame: Number(root.dataset.frame),
   };
+}"""
+
+# On-screen font size of every drawn text of the graph, by its class.
+SVG_TYPE = """() => {
+  const root = document.querySelector(".tp-root");
+  const zoom = Number(root.querySelector(".tp-stage").dataset.scale);
+  const out = {};
+  for (const t of root.querySelectorAll(".tp-svg text")) {
+    if (!t.textContent.trim() || !t.getClientRects().length) continue;
+    const px = parseFloat(getComputedStyle(t).fontSize) * zoom;
+    const cls = t.getAttribute("class") || "?";
+    out[cls] = Math.min(out[cls] === undefined ? Infinity : out[cls], px);
+  }
+  return out;
 }"""
 
 # Every element that shows text, with its on-screen font size (SVG text times the zoom).
@@ -63,7 +92,38 @@ def _second_derivative():
     return [outer, inner], dy_dx, x, {"y": y, "dy_dx": dy_dx}
 
 
-GRAPHS = {"lesson1": _lesson_1, "second_derivative": _second_derivative}
+def _lesson_14_mlp():
+    """Lesson 14's model: an ad.keras.Model, Dense 2 -> 16 -> 16 -> 2, and its loss scope."""
+    class MLP(ad.keras.Model):
+        def __init__(self):
+            super().__init__(name="mlp")
+            self.hidden1 = ad.keras.layers.Dense(16, activation="relu", name="hidden1")
+            self.hidden2 = ad.keras.layers.Dense(16, activation="relu", name="hidden2")
+            self.logits = ad.keras.layers.Dense(2, name="logits")
+
+        def call(self, x):
+            return self.logits(self.hidden2(self.hidden1(x)))
+
+    ad.random.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = ad.constant(rng.normal(size=(64, 2)).astype(np.float32))
+    labels = ad.constant(rng.integers(0, 2, 64).astype(np.int32))
+    model = MLP()
+    with ad.GradientTape() as tape:
+        logits = model(x)
+        with ad.name_scope("loss"):
+            loss = ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+    return tape, loss, model.trainable_variables, {"loss": loss}
+
+
+def _gru_50():
+    from benchmarks.player import gru_tape
+    tape, loss, variables = gru_tape(1155)
+    return tape, loss, variables, {"loss": loss}
+
+
+GRAPHS = {"lesson1": _lesson_1, "second_derivative": _second_derivative,
+          "mlp14": _lesson_14_mlp, "gru50": _gru_50}
 
 
 def _inside(box, frame, slack=1.0):
@@ -83,7 +143,7 @@ def page_of(chromium, tmp_path):
         contexts.append(context)
         page = context.new_page()
         page.goto(path.as_uri())
-        page.locator(".tp-root .tp-stage").wait_for()
+        page.locator(".tp-root[data-frame]").wait_for()
         return page
 
     yield open_page
@@ -91,14 +151,27 @@ def page_of(chromium, tmp_path):
         context.close()
 
 
+def _check_frame(m, width, height, frame):
+    assert max(m["tops"]) - min(m["tops"]) <= 4, f"frame {frame}: the toolbar wraps {m['tops']}"
+    for part in ("toolbar", "title", "stage", "sentence", "gradients"):
+        assert _inside(m[part], m["window"]), \
+            f"frame {frame}: the {part} {m[part]} is not inside the {width}x{height} window"
+    assert m["title"][3] - m["title"][1] <= 2.6 * m["titleFont"] * 1.25, \
+        f"frame {frame}: the title takes more than two lines"
+    assert m["current"] is None or _inside(m["current"], m["stage"], slack=4), \
+        f"frame {frame}: the current record {m['current']} is outside the stage {m['stage']}"
+
+
 @pytest.mark.parametrize("width,height", SIZES)
 @pytest.mark.parametrize("name", sorted(GRAPHS))
-def test_classroom_mode_fits_graph_and_caption_in_the_window(page_of, artifacts_dir, name,
-                                                             width, height):
+def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, name, width, height):
     page = page_of(name, width, height)
     root = page.locator(".tp-root")
-    n_frames = int(page.evaluate("() => JSON.parse(document.querySelector('script.tp-data')"
-                                 ".textContent).frames.length"))
+    if name == "mlp14":      # the model opens as its scopes' boxes: open the first layer
+        first = page.evaluate("""() => document.querySelector('.tp-root').tp.tree.boxes
+            .find((b) => b.label === 'hidden1').id""")
+        page.locator(f'.tp-group-cover[data-group="{first}"]').click()
+    n_frames = int(page.evaluate("() => document.querySelector('.tp-scrub').max")) + 1
     backward = n_frames - 3
     for key, frame in (("Home", 0), (None, backward), ("End", n_frames - 1)):
         root.focus()
@@ -107,18 +180,42 @@ def test_classroom_mode_fits_graph_and_caption_in_the_window(page_of, artifacts_
         else:
             page.locator(".tp-scrub").fill(str(frame))
         page.wait_for_function(f"() => document.querySelector('.tp-root').dataset.frame === '{frame}'")
-        m = page.evaluate(MEASURE)
-        assert m["nodes"], "the graph has no nodes"
-        for box in m["nodes"]:
-            assert _inside(box, m["stage"]), f"frame {frame}: a node {box} lies outside the stage {m['stage']}"
-        for part in ("stage", "toolbar", "title", "sentence"):
-            assert _inside(m[part], m["window"]), \
-                f"frame {frame}: the {part} {m[part]} is not inside the {width}x{height} window"
+        _check_frame(page.evaluate(MEASURE), width, height, frame)
+        sizes = page.evaluate(SVG_TYPE)
+        assert sizes, "nothing drawn"
+        for cls in ("tp-name", "tp-value", "tp-box-name"):
+            if cls in sizes:
+                assert sizes[cls] >= 18 - 0.01, f"frame {frame}: {cls} is {sizes[cls]:.1f}px on screen"
+        assert min(sizes.values()) >= 16 - 0.01, f"frame {frame}: text under 16px: {sizes}"
+    if name in ("lesson1", "mlp14"):
+        assert "tp-name" in sizes and "tp-value" in sizes         # nodes, not only boxes
     page.keyboard.press("Home")
     page.screenshot(path=str(artifacts_dir / f"classroom_{name}_{width}x{height}.png"))
 
 
-@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", ["lesson1", "mlp14"])
+def test_classroom_type_is_never_smaller_than_normal_type(page_of, name):
+    page = page_of(name, 1280, 720, classroom=False)
+    if name == "mlp14":
+        first = page.evaluate("""() => document.querySelector('.tp-root').tp.tree.boxes
+            .find((b) => b.label === 'hidden1').id""")
+        page.locator(f'.tp-group-cover[data-group="{first}"]').click()
+    page.locator(".tp-root").focus()
+    page.keyboard.press("End")
+    normal = page.evaluate(SVG_TYPE)
+    page.locator(".tp-classroom-box").check()
+    page.wait_for_function("() => document.querySelector('.tp-root').classList.contains('tp-classroom')")
+    page.locator(".tp-root").focus()
+    page.keyboard.press("ArrowRight")           # follow the record again at classroom zoom
+    classroom = page.evaluate(SVG_TYPE)
+    shared = set(normal) & set(classroom)
+    assert {"tp-name", "tp-value"} <= shared
+    smaller = {c: (round(normal[c], 1), round(classroom[c], 1)) for c in shared
+               if classroom[c] < normal[c] - 0.01}
+    assert not smaller, f"classroom text smaller than normal (normal, classroom px): {smaller}"
+
+
+@pytest.mark.parametrize("name", ["lesson1", "second_derivative"])
 def test_normal_mode_type_is_at_least_16px(page_of, artifacts_dir, name):
     page = page_of(name, 1280, 720, classroom=False)
     page.locator(".tp-root").focus()

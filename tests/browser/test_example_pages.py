@@ -44,18 +44,19 @@ def page(chromium):
 def test_planted_nan_and_none_in_the_1001_record_rnn_page(page, tmp_path, artifacts_dir):
     page, errors = page
     found = _example("rnn_vanishing_gradients").find_planted_bugs(tmp_path / "planted.html")
-    assert 1_000_000 < found["bytes"] < 8_000_000                  # a few MB
+    assert 100_000 < found["bytes"] < 1_001 * 1_000                # under 1 kB a record
     start = time.perf_counter()
     page.goto(Path(found["path"]).as_uri())
     root = page.locator(".tp-root[data-frame]")
     root.wait_for()
     assert time.perf_counter() - start < 10.0                      # within seconds
-    assert root.get_attribute("data-groups") == "201"
-    assert root.get_attribute("data-collapsed") == "201"           # reads as 200 steps + loss
+    # rnn holding 200 step scopes (in 5 ranges of 40), and loss: 207 boxes, rnn open
+    assert root.get_attribute("data-groups") == "207"
+    assert root.get_attribute("data-collapsed") == "206"
     fitted = page.evaluate("""() => {
       const [x, y, w, h] = document.querySelector('.tp-stage > .tp-svg')
         .getAttribute('viewBox').split(' ').map(Number);
-      return {x, w, lay: document.querySelector('.tp-minimap').viewBox.baseVal.width};
+      return {x, w, lay: document.querySelector('.tp-root').tp.tree.size()[0]};
     }""")
     assert fitted["w"] >= fitted["lay"] - 1 and fitted["x"] <= 0.5  # the whole tape in view
 
@@ -63,7 +64,7 @@ def test_planted_nan_and_none_in_the_1001_record_rnn_page(page, tmp_path, artifa
     assert int(root.get_attribute("data-frame")) == found["nan_frame"]
     assert "MatMul" in page.locator(".tp-title").inner_text()
     assert "first NaN/Inf" in page.locator(".tp-debug").inner_text()
-    assert root.get_attribute("data-collapsed") == "200"           # step 150's box opened
+    assert root.get_attribute("data-collapsed") == "204"           # step 150's boxes opened
     page.screenshot(path=str(artifacts_dir / "example_rnn_planted_nan.png"))
 
     page.click(".tp-lost")                                         # one click to the None
@@ -83,7 +84,11 @@ def test_broken_model_page_leads_to_the_log_and_the_numpy_line(page, tmp_path, m
     page.goto(Path(result["path"]).as_uri())
     root = page.locator(".tp-root[data-frame]")
     root.wait_for()
-    assert root.get_attribute("data-groups") == "4"   # hidden1, hidden2, logits, loss
+    # mlp holding hidden1, hidden2 and logits, then loss: 5 boxes, mlp open at first
+    assert root.get_attribute("data-groups") == "5"
+    assert page.evaluate("""() => document.querySelector('.tp-root').tp.tree.boxes.slice(1)
+        .map((b) => b.path).sort().join(' ')""") == "loss mlp mlp/hidden1 mlp/hidden2 mlp/logits"
+    assert root.get_attribute("data-collapsed") == "4"
     page.click(".tp-nan")
     assert int(root.get_attribute("data-frame")) == result["nan_forward"]["frame"]
     assert "Log(" in page.locator(".tp-title").inner_text()

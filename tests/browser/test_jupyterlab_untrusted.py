@@ -9,9 +9,11 @@ Chromium at 1280x720 (a projector) and checks that, before anything runs,
 the output shows the PNG of the player's last frame (``image/png`` and an
 ``<img>`` in the HTML fallback) and none of the run-on text a stripped SVG
 leaves behind. Then it runs all cells: the live player (classroom mode)
-replaces the picture, and its whole graph, title and sentence lie inside the
-notebook's visible area. Screenshots: ``jupyterlab_untrusted_picture.png``
-and ``jupyterlab_classroom_1280x720.png``.
+replaces the picture: its toolbar, title, stage and sentence lie inside the
+notebook's visible area, and the current record inside the stage, its name
+and value at least 18px on screen (playing follows the record at a readable
+zoom rather than fitting a graph too big for the stage). Screenshots:
+``jupyterlab_untrusted_picture.png`` and ``jupyterlab_classroom_1280x720.png``.
 """
 
 import base64
@@ -40,7 +42,12 @@ FITS = """(root) => {
   let panel = root.parentElement;
   while (panel && !["auto", "scroll"].includes(getComputedStyle(panel).overflowY)) panel = panel.parentElement;
   const p = panel.getBoundingClientRect();
-  return {nodes: [...root.querySelectorAll(".tp-svg .tp-node")].map(rect),
+  const zoom = Number(root.querySelector(".tp-stage").dataset.scale);
+  const cur = root.querySelector(".tp-svg .tp-node.tp-current");
+  return {current: cur ? rect(cur) : null,
+          type: [...root.querySelectorAll(".tp-svg .tp-name, .tp-svg .tp-value")].filter((t) => t.getClientRects().length)
+            .map((t) => parseFloat(getComputedStyle(t).fontSize) * zoom),
+          tops: [...root.querySelector(".tp-toolbar").children].map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2)),
           stage: rect(root.querySelector(".tp-stage")), title: rect(root.querySelector(".tp-title")),
           sentence: rect(root.querySelector(".tp-sentence")),
           toolbar: rect(root.querySelector(".tp-toolbar")),
@@ -112,9 +119,10 @@ def test_untrusted_notebook_shows_the_picture_then_the_live_player_fits(
         page.wait_for_timeout(300)
         m = root.evaluate(FITS)
         page.screenshot(path=str(artifacts_dir / "jupyterlab_classroom_1280x720.png"))
-        assert m["nodes"]
-        for box in m["nodes"]:
-            assert _inside(box, m["stage"]), f"a node {box} lies outside the stage {m['stage']}"
+        assert m["current"] and _inside(m["current"], m["stage"], slack=4), \
+            f"the current record {m['current']} lies outside the stage {m['stage']}"
+        assert m["type"] and min(m["type"]) >= 18 - 0.01, m["type"]     # names and values
+        assert max(m["tops"]) - min(m["tops"]) <= 4, f"the toolbar wraps: {m['tops']}"
         for part in ("toolbar", "title", "stage", "sentence"):
             assert _inside(m[part], m["visible"]), \
                 f"the {part} {m[part]} is outside the notebook's visible area {m['visible']}"

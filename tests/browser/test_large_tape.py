@@ -1,8 +1,9 @@
-"""A 1,000-record tape in the exported player (issue 12).
+"""A 1,000-record tape in the exported player (issue 12, and issue 21's overview).
 
-It opens fitted to the view with its 201 scope groups collapsed, zooms and
-pans (keys, buttons, drag, wheel), expands and collapses a group, finds a
-tensor by name, and jumps to a planted NaN. One page load for all of it.
+It opens fitted to the view at the level of its scopes (``rnn`` holding 200
+step scopes in 5 ranges, and ``loss``), zooms and pans (keys, buttons, drag,
+wheel, minimap), opens and closes boxes, plays box by box, finds a scope by
+name, and jumps to a planted NaN. One page load for all of it.
 """
 
 import time
@@ -41,8 +42,28 @@ def _view(page):
       const svg = document.querySelector('.tp-stage > .tp-svg');
       const [x, y, w, h] = svg.getAttribute('viewBox').split(' ').map(Number);
       const stage = document.querySelector('.tp-stage');
-      return {x, y, w, h, scale: Number(stage.dataset.scale)};
+      const [W, H] = document.querySelector('.tp-root').tp.tree.size();
+      return {x, y, w, h, W, H, scale: Number(stage.dataset.scale)};
     }""")
+
+
+def _click_box(page, gid, label=False):
+    sel = f'.tp-group-frame[data-group="{gid}"] .tp-group-label' if label else \
+        f'.tp-group-cover[data-group="{gid}"]'
+    page.evaluate(f"""() => document.querySelector('{sel}')
+                         .dispatchEvent(new MouseEvent('click', {{bubbles: true}}))""")
+
+
+def _closed_shown(page):
+    """How many closed boxes show (drawn or not: the page draws those in view)."""
+    return page.evaluate("""() => [...document.querySelector('.tp-root').tp.rects().values()]
+        .filter((r) => r.open === false).length""")
+
+
+def _box_of(page, label):
+    """The id of the box with this label."""
+    return page.evaluate(f"""() => document.querySelector('.tp-root').tp.tree.boxes
+        .find((b) => b.label === {label!r}).id""")
 
 
 def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path, artifacts_dir):
@@ -52,10 +73,9 @@ def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path,
     page.locator(".tp-root[data-frame]").wait_for()
     opened = time.perf_counter() - start
     fitted = _view(page)
-    lay_w = page.evaluate(
-        "() => Number(document.querySelector('.tp-minimap').viewBox.baseVal.width)")
-    assert fitted["w"] >= lay_w - 1          # the whole drawing is in view
+    assert fitted["w"] >= fitted["W"] - 1 and fitted["h"] >= fitted["H"] - 1   # all of it in view
     assert fitted["x"] <= 0.5
+    assert page.locator(".tp-minimap").get_attribute("class").count("tp-hidden") == 1
     page.screenshot(path=str(artifacts_dir / "large_tape_fitted.png"))
     root = page.locator(".tp-root")
     root.focus()
@@ -72,17 +92,20 @@ def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path,
     page.mouse.move(cx + 120, cy, steps=4)
     page.mouse.up()
     after = _view(page)
-    assert after["x"] == pytest.approx(before["x"] - 120 / before["scale"], rel=1e-2, abs=1)
+    # the first 4 px of a drag only tell it from a click
+    assert after["x"] == pytest.approx(before["x"] - 120 / before["scale"], abs=5 / before["scale"])
     page.mouse.wheel(0, -300)
     assert _view(page)["scale"] > after["scale"]
     root.focus()
     before = _view(page)
     page.keyboard.press("Shift+ArrowRight")              # shift+arrows pan by 80 pixels
     assert _view(page)["x"] == pytest.approx(before["x"] + 80 / before["scale"], abs=0.2)
-    mini = page.locator(".tp-minimap").bounding_box()
-    page.mouse.click(mini["x"] + mini["width"] * 0.9, mini["y"] + mini["height"] / 2)
+    mini = page.locator(".tp-minimap")
+    assert "tp-hidden" not in mini.get_attribute("class")     # zoomed in: the map shows
+    box = mini.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     jumped = _view(page)
-    assert jumped["x"] + jumped["w"] / 2 == pytest.approx(0.9 * lay_w, rel=0.02)
+    assert jumped["x"] + jumped["w"] / 2 == pytest.approx(0.9 * jumped["W"], rel=0.05)
     page.click(".tp-fit")
     assert _view(page)["scale"] == pytest.approx(fitted["scale"], rel=1e-3)
     root.focus()
@@ -92,29 +115,36 @@ def test_a_1000_record_tape_opens_fitted_and_zooms_and_pans(page, big_page_path,
     assert errors == []
 
 
-def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, artifacts_dir):
+def test_boxes_open_close_play_search_and_the_planted_nan(page, big_page_path, artifacts_dir):
     page, errors = page
     page.goto(big_page_path.as_uri())
     root = page.locator(".tp-root")
     root.wait_for()
-    assert root.get_attribute("data-groups") == "201"
-    assert root.get_attribute("data-collapsed") == "201"     # a big tape opens collapsed
-    cover = page.locator('.tp-group-cover[data-group="g3"]')
-    assert "tp-hidden" not in cover.get_attribute("class")
-    member = page.locator('.tp-node[data-id="op15"]')             # step 3's first op
-    assert "tp-hidden" in member.get_attribute("class")
-    page.evaluate("""() => document.querySelector('.tp-group-cover[data-group="g3"]')
-                         .dispatchEvent(new MouseEvent('click', {bubbles: true}))""")
-    assert root.get_attribute("data-collapsed") == "200"
-    assert "tp-hidden" not in member.get_attribute("class")
-    assert "tp-hidden" in cover.get_attribute("class")
-    page.evaluate("""() => document
-        .querySelector('.tp-group-frame[data-group="g3"] .tp-group-label')
-        .dispatchEvent(new MouseEvent('click', {bubbles: true}))""")
-    assert root.get_attribute("data-collapsed") == "201"
-    assert "tp-hidden" in member.get_attribute("class")
+    # rnn (5 ranges of 40 step scopes), loss: 1 + 5 + 200 + 1 boxes, rnn open
+    assert root.get_attribute("data-groups") == "207"
+    assert root.get_attribute("data-collapsed") == "206"
+    assert _closed_shown(page) == 6                              # 5 ranges and loss
+    assert page.locator(".tp-group-cover").count() == 6
+    assert page.locator(".tp-node").count() == 0                 # nodes hide in the boxes
+    first = _box_of(page, "step_0 … step_39")
+    _click_box(page, first)
+    assert root.get_attribute("data-collapsed") == "205"
+    assert page.locator(f'.tp-group-frame[data-group="{first}"]').count() == 1
+    assert _closed_shown(page) == 45                             # its 40 steps show
+    # ... and only those in view (and a margin) are in the page
+    assert 0 < page.locator(".tp-group-cover").count() <= 45
+    step3 = _box_of(page, "step_3")
+    shows = """() => document.querySelector('.tp-root').tp.tree.rep('op15')"""   # step 3's first op
+    assert page.evaluate(shows) == step3
+    _click_box(page, step3)
+    assert page.evaluate(shows) == "op15"
+    assert page.locator(".tp-node").count() > 0
+    _click_box(page, step3, label=True)
+    assert page.evaluate(shows) == step3
+    _click_box(page, first, label=True)
+    assert root.get_attribute("data-collapsed") == "206"
 
-    # playing, a collapsed group is one step: frames 0 -> 5 -> 10 (five records a step)
+    # playing, a closed box is one step: frames 0 -> 200 -> 400 (200 records a range)
     page.evaluate("""() => {
       const root = document.querySelector('.tp-root');
       window.__seen = [Number(root.dataset.frame)];
@@ -125,20 +155,23 @@ def test_groups_collapse_expand_search_and_the_planted_nan(page, big_page_path, 
     page.click(".tp-play")
     page.wait_for_function("window.__seen.length >= 3")
     page.click(".tp-play")
-    assert page.evaluate("window.__seen.slice(0, 3)") == [0, 5, 10]
+    assert page.evaluate("window.__seen.slice(0, 3)") == [0, 200, 400]
 
     page.fill(".tp-search", "step_42")
     page.press(".tp-search", "Enter")
-    assert root.get_attribute("data-found") == "g42"
+    step42 = _box_of(page, "step_42")
+    assert root.get_attribute("data-found") == step42
+    assert page.locator(f'.tp-group-cover[data-group="{step42}"].tp-found').count() == 1
 
     page.click(".tp-nan")
     frame = int(root.get_attribute("data-frame"))
     title = page.locator(".tp-title").inner_text()
     assert title.startswith("record 752: ")       # step 150: its x_t @ U (150 * 5 + 1, from 1)
     assert "first NaN/Inf" in page.locator(".tp-debug").inner_text()
-    assert root.get_attribute("data-collapsed") == "200"        # its group opened
     current = page.locator(".tp-node.tp-current")
-    assert current.count() == 1 and "tp-hidden" not in current.get_attribute("class")
+    assert current.count() == 1                   # its boxes opened, it is drawn
+    assert page.evaluate("""() => { const r = document.querySelector('.tp-root');
+      return r.tp.tree.rep(r.querySelector('.tp-node.tp-current').dataset.id); }""") == "op751"
     page.screenshot(path=str(artifacts_dir / "large_tape_nan.png"))
     assert frame > 0 and errors == []
 

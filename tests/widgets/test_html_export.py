@@ -15,7 +15,7 @@ import pytest
 
 import autodiff as ad
 import widgets
-from widgets.html_export import export_html, html_snippet
+from widgets.html_export import export_html, html_snippet, read_page_model
 from widgets.svg import frame_state, replay_svg
 
 
@@ -66,7 +66,7 @@ def test_exported_html_is_self_contained_and_round_trips_the_replay(tmp_path):
     assert "<link" not in html and " src=" not in html
     parsed = parse_html(html)
     by_class = {attrs.get("class"): body for attrs, body in parsed.scripts}
-    assert json.loads(by_class["tp-data"]) == rep.data
+    assert json.loads(by_class["tp-data"]) == rep.data == read_page_model(html)
     assert json.loads(by_class["tp-state"]) == {"frame": 2, "playing": False, "speed": 1.0,
                                                 "classroom": True}
     code = by_class[None]

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from widgets.layout import layered_layout
+from widgets.bands import flow_layout
+from widgets.layout import layer_order, layered_layout
 
 
 def _overlap(a, b):
@@ -108,3 +109,40 @@ def test_side_inputs_joining_a_chain_leave_the_chain_straight():
     chain = [lay.positions[n][1] for n in nodes if n.startswith(("op", "t")) and n != "t0"]
     assert max(chain) - min(chain) < 1.0
     assert all(lay.layers[f"k{i}"] == lay.layers[f"op{i}"] - 1 for i in range(6))
+
+
+# ---- bands: a long chain fills two dimensions (bands.flow_layout) -------------
+def test_a_long_chain_wraps_into_bands_of_the_wanted_width():
+    nodes = [f"n{i}" for i in range(30)]
+    layers = [[n] for n in nodes]
+    left = {b: [a] for a, b in zip(nodes, nodes[1:])}
+    flow = flow_layout(layers, {n: (40, 40) for n in nodes}, left, band_width=500)
+    assert len(flow.bands) == 5                       # 6 a band: 6 * 40 + 5 * 48 = 480 <= 500
+    assert flow.width <= 500 and flow.height > 4 * 40
+    ys = [flow.positions[n][1] for n in nodes]
+    for b in range(5):                                # each band is one straight line
+        assert len({y for n, y in zip(nodes, ys) if flow.band_of[n] == b}) == 1
+    assert ys == sorted(ys)                           # bands go top to bottom
+
+
+def test_a_band_never_starts_between_an_input_and_what_it_feeds():
+    # op_i reads k_i (an input) and the chain; k_i sits one layer before op_i
+    nodes, edges = ["t0"], []
+    for i in range(8):
+        nodes += [f"k{i}", f"op{i}", f"t{i + 1}"]
+        edges += [(f"t{i}", f"op{i}"), (f"k{i}", f"op{i}"), (f"op{i}", f"t{i + 1}")]
+    layers = layer_order(nodes, edges)
+    left = {}
+    for a, b in edges:
+        left.setdefault(b, []).append(a)
+    for width in (300, 400, 500, 700):
+        flow = flow_layout(layers, {n: (40, 40) for n in nodes}, left, band_width=width)
+        assert len(flow.bands) > 1
+        assert all(flow.band_of[f"k{i}"] == flow.band_of[f"op{i}"] for i in range(8)), width
+
+
+def test_layer_order_matches_layered_layout():
+    nodes, edges, sizes = _random_dag(5)
+    lay = layered_layout(nodes, edges, sizes=sizes)
+    assert layer_order(nodes, edges) == [[n for n in layer if not isinstance(n, tuple)]
+                                         for layer in lay.order]

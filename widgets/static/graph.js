@@ -1,20 +1,23 @@
 // Markup of the tape player (part 1 of the module; html_export.player_js joins
-// graph.js, viewport.js and player.js into one ES module, in that order).
+// the parts listed in html_export.JS_PARTS into one ES module, in that order).
 // Pure functions from the replay JSON to SVG/HTML strings and CSS classes.
 
 const FLAG_TEXT = [["variable", "variable"], ["watched", "watched"], ["constant", "constant"],
   ["source", "source"], ["target", "target"], ["integer", "integer"],
   ["unconnected", "unconnected"], ["stopped", "stopped"]];
 const LEGEND = [
-  ["tp-f-variable", "watched variable"], ["tp-f-watched", "watched tensor"],
-  ["tp-f-constant", "constant (not watched)"], ["tp-f-source", "source"],
-  ["tp-f-target", "target"], ["tp-f-integer", "integer tensor (no gradient)"],
-  ["tp-f-unconnected", "unconnected source (gradient None)"],
-  ["tp-f-stopped", "stopped gradient"], ["tp-current", "current record"],
-  ["tp-flow", "cotangent flowing back"]];
+  ["tp-f-variable", "watched variable", "variable"], ["tp-f-watched", "watched tensor", "watched"],
+  ["tp-f-constant", "constant (not watched)", "constant"], ["tp-f-source", "source", "source"],
+  ["tp-f-target", "target", "target"], ["tp-f-integer", "integer tensor (no gradient)", "integer"],
+  ["tp-f-unconnected", "unconnected source (gradient None)", "unconnected"],
+  ["tp-f-stopped", "stopped gradient", "stopped"], ["tp-current", "current record", null],
+  ["tp-flow", "cotangent flowing back", null]];
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
 const BOX_HEIGHT = 56;
 const OP_RADIUS = 26;
+// Characters that fit each text of a node; classroom type is larger, so fewer fit.
+const LIMITS = { normal: { name: 16, meta: 22, value: 20, grad: 20, optype: 11, label: 16, copy: 10, box: 30 },
+  classroom: { name: 13, meta: 20, value: 15, grad: 15, optype: 9, label: 13, copy: 8, box: 24 } };
 let playerCount = 0;
 
 function esc(text) {
@@ -22,46 +25,59 @@ function esc(text) {
     .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
+// A name that does not fit keeps its distinguishing end: "…/gru_cell/kernel", "…step_042".
 function clip(text, limit) {
   text = text === null || text === undefined ? "" : String(text);
+  return text.length <= limit ? text : "…" + text.slice(text.length - Math.max(limit - 1, 1));
+}
+
+// A value keeps its start: "[0.25, 1.0, 2…".
+function clipStart(text, limit) {
+  text = text === null || text === undefined ? "" : String(text);
   return text.length <= limit ? text : text.slice(0, Math.max(limit - 1, 1)) + "…";
+}
+
+// A formula keeps both ends: "MatMul(v12…, kernel)".
+function clipMiddle(text, limit) {
+  text = text === null || text === undefined ? "" : String(text);
+  if (text.length <= limit) return text;
+  const head = Math.ceil((limit - 1) / 2), tail = Math.max(limit - 1 - head, 1);
+  return text.slice(0, head) + "…" + text.slice(text.length - tail);
 }
 
 function shapeText(shape) {
   return "(" + shape.join(", ") + (shape.length === 1 ? "," : "") + ")";
 }
 
-// Which nodes and edges are done, pending, current, lit: mirrors frame_state in svg.py.
-function frameState(data, k) {
-  const frame = data.frames[k];
-  const done = frame.done_ops;
-  if (!data.__steps) {     // which op runs each node and edge: the same in every frame
-    const order = {};
-    for (const n of data.nodes) if (n.type === "op") order[n.id] = n.order;
-    const producer = {};
-    for (const e of data.edges) if (e.kind === "out") producer[e.to] = order[e.op];
-    Object.defineProperty(data, "__steps", { value: { order, producer }, enumerable: false });
+// Which nodes and edges are done, pending, current, lit in frame k: mirrors
+// frame_state in svg.py, asked one element at a time (only drawn ones are asked).
+function createFrameState(data) {
+  const order = new Map(), step = new Map();
+  for (const n of data.nodes) if (n.type === "op") { order.set(n.id, n.order); step.set(n.id, n.order); }
+  for (const e of data.edges) if (e.kind === "out") step.set(e.to, order.get(e.op));
+  let frame = null, done = 0, hl = new Set(), receiving = new Set(), lit = new Set();
+  function set(k) {
+    frame = data.frames[k];
+    done = frame.done_ops;
+    hl = new Set(frame.nodes);
+    receiving = new Set(frame.contributions.filter((c) => c.value !== null).map((c) => c.node));
+    lit = new Set(frame.edges);
   }
-  const { order, producer } = data.__steps;
-  const receiving = new Set(frame.contributions.filter((c) => c.value !== null).map((c) => c.node));
-  const highlighted = new Set(frame.nodes);
-  const nodes = {};
-  for (const n of data.nodes) {
-    const step = n.id in order ? order[n.id] : (n.id in producer ? producer[n.id] : -1);
-    const classes = [step >= done ? "tp-pending" : "tp-done"];
-    if (n.id === frame.op) classes.push("tp-current");
-    if (highlighted.has(n.id)) classes.push("tp-hl");
-    if (receiving.has(n.id)) classes.push("tp-receiving");
-    nodes[n.id] = classes;
+  const stepOf = (id) => (step.has(id) ? step.get(id) : -1);
+  function node(id) {
+    const classes = [stepOf(id) >= done ? "tp-pending" : "tp-done"];
+    if (id === frame.op) classes.push("tp-current");
+    if (hl.has(id)) classes.push("tp-hl");
+    if (receiving.has(id)) classes.push("tp-receiving");
+    return classes;
   }
-  const lit = new Set(frame.edges);
-  const edges = {};
-  for (const e of data.edges) {
-    const classes = [order[e.op] >= done ? "tp-pending" : "tp-done"];
-    if (lit.has(e.id)) classes.push(frame.phase === "forward" ? "tp-active" : "tp-flow");
-    edges[e.id] = classes;
+  function edge(list) {
+    const first = Math.min(...list.map((e) => order.get(e.op)));
+    const classes = [first >= done ? "tp-pending" : "tp-done"];
+    if (list.some((e) => lit.has(e.id))) classes.push(frame.phase === "forward" ? "tp-active" : "tp-flow");
+    return classes;
   }
-  return { nodes, edges };
+  return { set, node, edge, isDone: (id) => stepOf(id) < done, frame: () => frame, done: () => done };
 }
 
 // Value statistics for a tooltip: min, max, mean and a tiny histogram.
@@ -74,73 +90,68 @@ function statsText(st) {
     (st.nonfinite ? `  NaN/Inf: ${st.nonfinite}` : "") + `\n${hist}`;
 }
 
-function tensorMarkup(n, box) {
-  const w = box.w, h = BOX_HEIGHT;
+function tensorMarkup(n, r, classes, grad, lim) {
+  const w = r.w, h = BOX_HEIGHT;
   const tags = FLAG_TEXT.filter(([flag]) => n.flags.includes(flag)).map(([, t]) => t).join(" · ");
   const flags = n.flags.map((f) => "tp-f-" + f).join(" ");
-  return `<g class="tp-node tp-tensor ${flags}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
+  return `<g class="tp-node tp-tensor ${flags} ${classes}" data-id="${n.id}" transform="translate(${r.x.toFixed(1)},${r.y.toFixed(1)})">` +
     `<title>${esc(n.name)}: ${esc(shapeText(n.shape))} ${esc(n.dtype)}${n.preview ? " = " + esc(n.preview) : ""}` +
     `${statsText(n.stats)}</title>` +
     `<rect class="tp-box" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" rx="8"/>` +
     `<text class="tp-tags" y="${-h / 2 - 5}">${esc(tags)}</text>` +
-    `<text class="tp-name" y="-9">${esc(clip(n.name, 16))}</text>` +
-    `<text class="tp-meta" y="6">${esc(clip(shapeText(n.shape) + " " + n.dtype, 22))}</text>` +
-    `<text class="tp-value" y="21">${esc(clip(n.preview || "", 20))}</text>` +
-    `<text class="tp-grad" y="${h / 2 + 15}"></text></g>`;
+    `<text class="tp-name" y="-9">${esc(clip(n.name, lim.name))}</text>` +
+    `<text class="tp-meta" y="6">${esc(clipStart(shapeText(n.shape) + " " + n.dtype, lim.meta))}</text>` +
+    `<text class="tp-value" y="21">${esc(clipStart(n.preview || "", lim.value))}</text>` +
+    `<text class="tp-grad" y="${h / 2 + 15}">${esc(grad ? clipStart("g = " + grad, lim.grad) : "")}</text></g>`;
 }
 
 // A small tag where a widely read input is used again (graph_layout.py's copies).
-function copyMarkup(n, c) {
+function copyMarkup(n, id, r, classes, lim) {
   const flags = n.flags.map((f) => "tp-f-" + f).join(" ");
-  return `<g class="tp-node tp-tensor tp-copy ${flags}" data-id="${c.id}" data-copy-of="${n.id}" ` +
-    `transform="translate(${c.x},${c.y})"><title>${esc(n.name)} (read again here)</title>` +
-    `<rect class="tp-box" x="${-c.w / 2}" y="${-c.h / 2}" width="${c.w}" height="${c.h}" rx="6"/>` +
-    `<text class="tp-name" y="4">${esc(clip(n.name, 10))}</text></g>`;
+  return `<g class="tp-node tp-tensor tp-copy ${flags} ${classes}" data-id="${id}" data-copy-of="${n.id}" ` +
+    `transform="translate(${r.x.toFixed(1)},${r.y.toFixed(1)})"><title>${esc(n.name)} (read again here)</title>` +
+    `<rect class="tp-box" x="${-r.w / 2}" y="${-r.h / 2}" width="${r.w}" height="${r.h}" rx="6"/>` +
+    `<text class="tp-name" y="5">${esc(clip(n.name, lim.copy))}</text></g>`;
 }
 
-function opMarkup(n, box, group) {
-  const classes = ["tp-node", "tp-op"].concat(n.flags.map((f) => "tp-f-" + f));
-  if (group !== null) classes.push("tp-group-" + (group % 7));
+function opMarkup(n, r, classes, group, lim) {
+  const cls = ["tp-node", "tp-op"].concat(n.flags.map((f) => "tp-f-" + f));
+  if (group !== null) cls.push("tp-group-" + (group % 7));
   const tapes = Array.from(new Set(n.tapes)).sort().join(", ");
-  return `<g class="${classes.join(" ")}" data-id="${n.id}" transform="translate(${box.x},${box.y})">` +
+  return `<g class="${cls.join(" ")} ${classes}" data-id="${n.id}" transform="translate(${r.x.toFixed(1)},${r.y.toFixed(1)})">` +
     `<title>${esc(n.op_type)}: ${esc(n.label)} (tape ${tapes})${(n.rule || n.doc) ? " — " + esc(n.rule || n.doc) : ""}</title>` +
     `<circle class="tp-circle" r="${OP_RADIUS}"/>` +
-    `<text class="tp-optype" y="4">${esc(clip(n.op_type, 11))}</text>` +
-    `<text class="tp-label" y="${OP_RADIUS + 14}">${esc(clip(n.label, 16))}</text>` +
+    `<text class="tp-optype" y="4">${esc(clipMiddle(n.op_type, lim.optype))}</text>` +
+    `<text class="tp-label" y="${OP_RADIUS + 15}">${esc(clipMiddle(n.label, lim.label))}</text>` +
     `<text class="tp-tags" y="${-OP_RADIUS - 5}">${n.flags.includes("stopped") ? "stopped" : ""}</text></g>`;
 }
 
-// The whole graph as SVG markup, drawn once; frames only change classes and texts.
-function svgMarkup(data, uid) {
-  const lay = data.layout;
-  const groups = {};
-  (data.tape_groups || []).forEach((g, i) => { groups[g] = i; });
-  const multi = (data.tape_groups || []).length > 1;
-  const groupParts = groupsMarkup(data);
-  const parts = [`<svg class="tp-svg" viewBox="0 0 ${lay.width} ${lay.height}" ` +
-    `data-width="${lay.width}" role="img" aria-label="tape graph">`,
-    `<defs><marker id="${uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" ` +
-    `markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path class="tp-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>`,
-    `<g class="tp-group-frames">${groupParts.frames}</g><g class="tp-edges">`];
-  for (const e of data.edges) {
-    parts.push(`<path class="tp-edge tp-edge-${e.kind}" data-id="${e.id}" d="${lay.edges[e.id]}" ` +
-      `marker-end="url(#${uid}-arrow)"/>`);
-  }
-  parts.push(`</g><g class="tp-nodes">`);
-  const byId = {};
-  for (const n of data.nodes) byId[n.id] = n;
-  for (const c of lay.copies || []) parts.push(copyMarkup(byId[c.node], c));
-  for (const n of data.nodes) {
-    const box = lay.nodes[n.id];
-    parts.push(n.type === "tensor" ? tensorMarkup(n, box)
-      : opMarkup(n, box, multi ? (groups[n.group] || 0) : null));
-  }
-  parts.push(`</g><g class="tp-group-covers">${groupParts.covers}</g></svg>`);
-  return parts.join("");
+// A closed box: its name (the distinguishing end), what it holds, and a bar as
+// long as the gradient norm its ops have sent back so far (`norm`: its width).
+function coverMarkup(b, r, classes, lim, norm) {
+  const x = r.x - r.w / 2, y = r.y - r.h / 2;
+  return `<g class="tp-group-cover ${classes}" data-group="${b.id}" role="button">` +
+    `<title>${esc(b.path || b.label)}${b.kind === "scope" ? "" : " · " + esc(b.label)}: ${esc(b.sub)} (click to open)</title>` +
+    `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${r.w}" height="${r.h}" rx="10"/>` +
+    `<text class="tp-box-name" x="${r.x.toFixed(1)}" y="${(r.y - 5).toFixed(1)}">▸ ${esc(clip(b.label, lim.box))}</text>` +
+    `<text class="tp-box-sub" x="${r.x.toFixed(1)}" y="${(r.y + 16).toFixed(1)}">${esc(b.sub)}</text>` +
+    `<rect class="tp-group-norm" x="${(x + 8).toFixed(1)}" y="${(y + r.h - 10).toFixed(1)}" width="${norm || 0}" height="5"/></g>`;
+}
+
+// An open box: a dashed frame with its name on top (click the name to close it).
+function frameMarkup(b, r, lim) {
+  const x = r.x - r.w / 2, y = r.y - r.h / 2;
+  return `<g class="tp-group-frame" data-group="${b.id}">` +
+    `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${r.w.toFixed(1)}" height="${r.h.toFixed(1)}" rx="10"/>` +
+    `<text class="tp-group-label" role="button" x="${(x + 10).toFixed(1)}" y="${(y + 20).toFixed(1)}">▾ ${esc(clip(b.label, lim.box * 2))}` +
+    ` · ${esc(b.sub)}</text></g>`;
 }
 
 function legendMarkup(data) {
-  const items = LEGEND.map(([cls, text]) =>
+  // Only the kinds of node this tape has, so the legend stays one or two lines.
+  const present = new Set();
+  for (const n of data.nodes) for (const f of n.flags) present.add(f);
+  const items = LEGEND.filter(([, , flag]) => flag === null || present.has(flag)).map(([cls, text]) =>
     `<span class="tp-legend-item"><span class="tp-swatch ${cls}"></span>${esc(text)}</span>`);
   const groups = data.tape_groups || [];
   if (groups.length > 1) {
@@ -155,7 +166,15 @@ function legendMarkup(data) {
 
 function valueText(v) {
   if (v === null || v === undefined) return "None";
-  return v.preview === null ? "(shape " + shapeText(v.shape) + ")" : v.preview;
+  return v.preview === null || v.preview === undefined ? "(shape " + shapeText(v.shape || []) + ")" : v.preview;
+}
+
+// The title line: a result with many gradients names two and counts the rest
+// (they are all listed under the graph), so it stays on one or two lines.
+function titleText(frame) {
+  if (frame.phase !== "result" || frame.gradients.length <= 2) return frame.title;
+  const shown = frame.title.split(", d").slice(0, 2).join(", d");
+  return `${shown}, … (${frame.gradients.length - 2} more below)`;
 }
 
 function detailsMarkup(frame) {
@@ -179,27 +198,37 @@ function detailsMarkup(frame) {
     `<span class="tp-val">${esc(v)}</span></div>`).join("");
 }
 
-function gradientsMarkup(data, frame, grads) {
+function gradientsMarkup(data, frame, gradOf, most) {
   const result = data.frames[data.frames.length - 1];
   const isResult = frame.phase === "result";
-  return result.gradients.map((g) => {
-    const known = isResult ? g.value : (grads[g.node] === undefined ? undefined : { preview: grads[g.node] });
+  const spans = result.gradients.map((g) => {
+    const seen = gradOf(g.node);
+    const known = isResult ? g.value : (seen === undefined ? undefined : { preview: seen });
     const text = known === undefined ? "…" : valueText(known);
     const cls = known === null ? "tp-none" : (known === undefined ? "tp-unknown" : "tp-known");
-    return `<span class="tp-gradient ${cls}" data-node="${g.node}">grad ${esc(g.name)} = ${esc(text)}</span>`;
-  }).join("");
+    return `<span class="tp-gradient ${cls}" data-node="${g.node}" title="grad ${esc(g.name)} = ${esc(text)}">` +
+      `grad ${esc(g.name)} = ${esc(clipStart(text, 28))}</span>`;
+  });
+  const more = spans.length - most;
+  return more > 0 ? spans.slice(0, most).join("") +
+    `<span class="tp-gradient tp-more">+${more} more</span>` : spans.join("");
 }
 
-
-// Gradients known at frame k, from the frames' deltas (frames.py grads_new).
-// Walking forward from the last frame asked is O(frames moved); a jump back
-// starts again from frame 0, still linear in the frames.
-function gradTracker(data) {
-  let at = -1;
-  let known = {};
-  return (k) => {
-    if (k < at) { at = -1; known = {}; }
-    for (; at < k; at++) Object.assign(known, data.frames[at + 1].grads_new || {});
-    return known;
+// Gradients known at frame k (frames.py grads_new holds what each frame changed):
+// per node, the frames where its gradient changed, so any frame is a binary search.
+function gradHistory(data) {
+  const history = new Map();
+  data.frames.forEach((f, k) => {
+    for (const [id, v] of Object.entries(f.grads_new || {})) {
+      if (!history.has(id)) history.set(id, []);
+      history.get(id).push([k, v]);
+    }
+  });
+  return (id, k) => {
+    const h = history.get(id);
+    if (!h || h[0][0] > k) return undefined;
+    let lo = 0, hi = h.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (h[mid][0] <= k) lo = mid; else hi = mid - 1; }
+    return h[lo][1];
   };
 }

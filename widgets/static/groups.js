@@ -1,135 +1,97 @@
-// Scope groups, search and debugging jumps of the tape player (part 3 of the
-// module; see graph.js). Groups come from widgets/scopes.py: `data.groups`
-// (members, a box around them) and `data.debug` (first NaN/Inf frames,
-// per-group gradient norms over the backward pass).
+// Opening and closing boxes, search and debugging jumps of the tape player
+// (part 5 of the module; see graph.js). The boxes are the scope tree's
+// (tree.js); `data.debug` (widgets/scopes.py) gives the first NaN/Inf frames
+// and the per-group gradient norms that fill each closed box's bar.
 //
-// A collapsed group hides its members and the edges inside it, and draws one
-// box (`.tp-group-cover`) over them that lights up while the backward pass
-// runs through it: playing, the pass moves group by group (the step buttons
-// and arrow keys still go record by record). Clicking the box expands
-// the group; clicking an expanded group's label collapses it again.
+// A closed box hides everything in it and lights up while the backward pass
+// runs through it: playing, the pass moves box by box (the step buttons and
+// arrow keys still go record by record). Clicking a closed box opens it;
+// clicking an open box's name closes it. Either way the boxes around it
+// re-flow, and the box stays where it was on screen.
 
-const COLLAPSE_ABOVE_OPS = 30;   // bigger tapes open with every group collapsed
-
-function groupsMarkup(data) {
-  const frames = [], covers = [];
-  for (const g of data.groups || []) {
-    const b = g.box;
-    const label = `${clip(g.scope, 40)} · ${g.ops.length} op${g.ops.length === 1 ? "" : "s"}`;
-    frames.push(`<g class="tp-group-frame" data-group="${g.id}">` +
-      `<rect x="${b.x}" y="${b.y}" width="${b.w}" height="${b.h}" rx="10"/>` +
-      `<text class="tp-group-label" x="${b.x + 8}" y="${b.y + 14}">▾ ${esc(label)}</text></g>`);
-    covers.push(`<g class="tp-group-cover" data-group="${g.id}" role="button">` +
-      `<title>${esc(g.scope)}: click to expand</title>` +
-      `<rect x="${b.x}" y="${b.y}" width="${b.w}" height="${b.h}" rx="10"/>` +
-      `<text x="${b.x + b.w / 2}" y="${b.y + b.h / 2 + 5}">▸ ${esc(label)}</text>` +
-      `<rect class="tp-group-norm" x="${b.x + 8}" y="${b.y + b.h - 12}" width="0" height="6"/></g>`);
-  }
-  return { frames: frames.join(""), covers: covers.join("") };
-}
-
-// A group's box (left, top, w, h) as the centre form the layout's nodes use.
-const centre = (b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2, w: b.w, h: b.h });
-
-// Everything the group, search and debug controls need, bound to one view.
-function createGroups(root, data, hooks) {
-  const groups = data.groups || [];
-  const byId = {}, groupOfNode = {}, groupOfEdge = {};
-  for (const g of groups) {
-    byId[g.id] = g;
-    for (const m of g.members) groupOfNode[m] = g.id;
-  }
-  const copyOf = {};
-  for (const c of data.layout.copies || []) copyOf[c.id] = c;
-  const endOf = (e) => (e.kind === "in" && copyOf[e.from + "@" + e.op] ? e.from + "@" + e.op : e.from);
-  for (const e of data.edges) {
-    const a = groupOfNode[endOf(e)], b = groupOfNode[e.to];
-    if (a && a === b) groupOfEdge[e.id] = a;
-  }
-  const nOps = data.nodes.filter((n) => n.type === "op").length;
-  const collapsed = new Set(nOps > COLLAPSE_ABOVE_OPS ? groups.map((g) => g.id) : []);
-  const els = {};
-  root.querySelectorAll(".tp-node").forEach((n) => {
-    const g = groupOfNode[n.dataset.id];
-    if (g) (els[g] = els[g] || []).push(n);
-  });
-  root.querySelectorAll(".tp-edge").forEach((p) => {
-    const g = groupOfEdge[p.dataset.id];
-    if (g) (els[g] = els[g] || []).push(p);
-  });
-  const covers = {}, frames = {};
-  root.querySelectorAll(".tp-group-cover").forEach((c) => { covers[c.dataset.group] = c; });
-  root.querySelectorAll(".tp-group-frame").forEach((f) => { frames[f.dataset.group] = f; });
-
-  function apply(gid) {
-    const hidden = collapsed.has(gid);
-    for (const el of els[gid] || []) el.classList.toggle("tp-hidden", hidden);
-    covers[gid].classList.toggle("tp-hidden", !hidden);
-    frames[gid].classList.toggle("tp-hidden", hidden);
-  }
-  function setCollapsed(gid, on) {
-    if (on) collapsed.add(gid); else collapsed.delete(gid);
-    apply(gid);
-    root.dataset.collapsed = String(collapsed.size);
-  }
-  for (const g of groups) {
-    apply(g.id);
-    covers[g.id].addEventListener("click", () => setCollapsed(g.id, false));
-    frames[g.id].querySelector(".tp-group-label").addEventListener("click", () => setCollapsed(g.id, true));
-  }
-  root.dataset.collapsed = String(collapsed.size);
-  root.dataset.groups = String(groups.length);
-
-  // The box to follow for node `id`: its group's while the group is collapsed.
-  function boxOf(id) {
-    const gid = groupOfNode[id];
-    return gid && collapsed.has(gid) ? centre(byId[gid].box) : data.layout.nodes[id];
-  }
-
-  // Lights the collapsed groups the frame touches, and grows each norm bar.
+function createGroups(root, data, tree, hooks) {
+  const boxes = tree.boxes;
+  const byScope = new Map();
+  for (const g of data.groups || []) byScope.set(g.scope, g.id);
   const norms = (data.debug && data.debug.group_norms) || {};
   const maxNorm = Math.max(1e-12, ...Object.values(norms).map((s) => s[s.length - 1][1]));
-  function show(frame, k) {
-    const touched = new Set([frame.op].concat(frame.nodes).map((id) => groupOfNode[id]).filter(Boolean));
-    for (const g of groups) {
-      const cover = covers[g.id];
-      cover.classList.toggle("tp-current", touched.has(g.id));
-      const series = norms[g.id] || [];
-      let value = 0;
-      for (const [at, norm] of series) { if (at <= k) value = norm; else break; }
-      cover.querySelector(".tp-group-norm").setAttribute("width",
-        ((g.box.w - 16) * Math.sqrt(value / maxNorm)).toFixed(1));
+  const seriesOf = new Map();      // box -> the norm series of the scope groups inside it
+  function series(k) {
+    if (!seriesOf.has(k)) {
+      const b = boxes[k], out = [];
+      if (b.kind === "scope") {
+        for (const [scope, gid] of byScope) {
+          if ((scope === b.path || scope.startsWith(b.path + "/")) && norms[gid]) out.push(norms[gid]);
+        }
+      }
+      seriesOf.set(k, out);
     }
+    return seriesOf.get(k);
+  }
+  // The running gradient norm of what box k's ops have sent back by frame k.
+  function boxNorm(k, frame) {
+    let sq = 0;
+    for (const s of series(k)) { const v = normAt(s, frame); sq += v * v; }
+    return Math.sqrt(sq);
+  }
+  const normWidth = (k, frame, w) => ((w - 16) * Math.sqrt(boxNorm(k, frame) / maxNorm)).toFixed(1);
+
+  function count() {
+    let closed = 0;
+    boxes.forEach((b, k) => { if (k > 0 && !tree.open.has(k)) closed++; });
+    root.dataset.groups = String(boxes.length - 1);
+    root.dataset.collapsed = String(closed);
   }
 
-  // Search by name: tensors, op labels and types, group scopes; Enter finds the next.
-  let lastQuery = "", lastHit = -1;
+  // Opens (on) or closes box k, keeping the box at its place on screen.
+  function toggle(k, on) {
+    const id = "b" + k;
+    const before = tree.rects().get(id);
+    if (!tree.setOpen(k, on)) return;
+    hooks.relayout(() => {
+      const after = tree.rects().get(id);
+      if (before && after) {
+        return [before.x - before.w / 2, before.y - before.h / 2, after.x - after.w / 2,
+          after.y - after.h / 2, on ? after : null];
+      }
+      return null;
+    });
+    count();
+  }
+
+  function setAll(on) {
+    tree.setAll(on);
+    hooks.relayout(null);
+    count();
+  }
+
+  // Opens every box around node or box `id`; true when the drawing changed.
+  function expandFor(id) {
+    if (!id || !tree.reveal(id)) return false;
+    hooks.relayout(null);
+    count();
+    return true;
+  }
+
+  // Search by name: tensors, op labels and types, boxes; Enter finds the next.
+  let lastQuery = "", lastHit = -1, keys = null;
   function find(query) {
     query = query.trim().toLowerCase();
     if (!query) return null;
-    const hits = [];
-    for (const g of groups) if (g.scope.toLowerCase().includes(query)) hits.push({ group: g.id });
-    for (const n of data.nodes) {
-      const text = (n.type === "op" ? n.label + " " + n.op_type : n.name).toLowerCase();
-      if (text.includes(query)) hits.push({ node: n.id });
+    if (!keys) {
+      keys = boxes.map((b, k) => [k ? "b" + k : null, (b.path + " " + b.label).toLowerCase()]).filter(([id]) => id)
+        .concat(data.nodes.map((n) => [n.id, (n.type === "op" ? n.label + " " + n.op_type : n.name).toLowerCase()]));
     }
+    const hits = [];
+    for (const [id, text] of keys) if (text.includes(query)) hits.push(id);
     if (!hits.length) { root.dataset.found = ""; return null; }
     lastHit = query === lastQuery ? (lastHit + 1) % hits.length : 0;
     lastQuery = query;
     const hit = hits[lastHit];
-    root.querySelectorAll(".tp-found").forEach((el) => el.classList.remove("tp-found"));
-    if (hit.group) {
-      covers[hit.group].classList.add("tp-found");
-      hooks.reveal(centre(byId[hit.group].box));
-    } else {
-      const gid = groupOfNode[hit.node];
-      if (gid && collapsed.has(gid)) setCollapsed(gid, false);
-      const el = root.querySelector(`.tp-node[data-id="${hit.node}"]`);
-      if (el) el.classList.add("tp-found");
-      hooks.reveal(data.layout.nodes[hit.node]);
-    }
-    root.dataset.found = hit.group || hit.node;
-    return hit;
+    expandFor(hit);
+    hooks.found(hit);
+    root.dataset.found = hit;
+    return { node: tree.isBox(hit) ? null : hit, group: tree.isBox(hit) ? hit : null };
   }
 
   // The first frame with a NaN or an Inf: forward values first, then cotangents.
@@ -139,55 +101,31 @@ function createGroups(root, data, hooks) {
       : (first.backward !== null && first.backward !== undefined ? first.backward : null);
   }
 
-  function expandFor(id) {
-    const gid = groupOfNode[id];
-    if (gid && collapsed.has(gid)) setCollapsed(gid, false);
-  }
-
-  // The collapsed group a frame's record belongs to (null when none or expanded).
+  // The closed box a frame's record is in (null when none).
   function collapsedGroup(frame) {
-    const gid = frame && frame.op ? groupOfNode[frame.op] : null;
-    return gid && collapsed.has(gid) ? gid : null;
+    const r = frame && frame.op ? tree.rep(frame.op) : null;
+    return r && tree.isBox(r) ? r : null;
   }
 
-  return {
-    boxOf, show, collapsedGroup, find, firstNonfinite, expandFor, setCollapsed,
-    collapseAll: (on) => groups.forEach((g) => setCollapsed(g.id, on)),
-    count: () => groups.length,
-  };
+  // Clicks on boxes: a closed box opens, an open box's name closes it.
+  root.querySelector(".tp-svg").addEventListener("click", (ev) => {
+    const cover = ev.target.closest(".tp-group-cover");
+    const label = ev.target.closest(".tp-group-label");
+    if (cover) toggle(tree.boxIndex(cover.dataset.group), true);
+    else if (label) toggle(tree.boxIndex(label.closest(".tp-group-frame").dataset.group), false);
+  });
+  count();
+
+  return { toggle, setAll, find, firstNonfinite, expandFor, collapsedGroup, normWidth, count };
 }
 
 function toolsMarkup(data) {
-  const many = (data.groups || []).length > 0;
+  const many = (data.layout.tree || []).length > 1;
   return `<div class="tp-tools">` +
     `<input type="search" class="tp-search" placeholder="find a tensor, op or scope (Enter)" aria-label="find by name">` +
-    (many ? `<button type="button" class="tp-btn tp-collapse-all" title="Collapse every scope">collapse all</button>` +
-      `<button type="button" class="tp-btn tp-expand-all" title="Expand every scope">expand all</button>` : "") +
+    (many ? `<button type="button" class="tp-btn tp-collapse-all" title="Close every box">collapse all</button>` +
+      `<button type="button" class="tp-btn tp-expand-all" title="Open every box">expand all</button>` : "") +
     `<button type="button" class="tp-btn tp-nan" title="Jump to the first NaN or Inf">first NaN/Inf</button>` +
     `<button type="button" class="tp-btn tp-lost" title="Where was a gradient lost?">lost gradient</button>` +
     `<span class="tp-debug" aria-live="polite"></span></div>`;
-}
-
-// Per-group gradient norms over the backward pass, as bars beside the graph.
-function normsMarkup(data) {
-  const norms = (data.debug && data.debug.group_norms) || {};
-  const rows = (data.groups || []).filter((g) => norms[g.id]).map((g) =>
-    `<div class="tp-norm-row" data-group="${g.id}" title="${esc(g.scope)}">` +
-    `<span class="tp-norm-name">${esc(clip(g.scope, 18))}</span>` +
-    `<span class="tp-norm-bar"><span class="tp-norm-fill"></span></span>` +
-    `<span class="tp-norm-value"></span></div>`);
-  return rows.length ? `<div class="tp-norms"><div class="tp-norms-title">‖gradient‖ by scope</div>${rows.join("")}</div>` : "";
-}
-
-function showNorms(root, data, k) {
-  const norms = (data.debug && data.debug.group_norms) || {};
-  const rows = root.querySelectorAll(".tp-norm-row");
-  if (!rows.length) return;
-  const top = Math.max(1e-12, ...Object.values(norms).map((s) => s[s.length - 1][1]));
-  rows.forEach((row) => {
-    let value = 0;
-    for (const [at, norm] of norms[row.dataset.group]) { if (at <= k) value = norm; else break; }
-    row.querySelector(".tp-norm-fill").style.width = `${(100 * value / top).toFixed(1)}%`;
-    row.querySelector(".tp-norm-value").textContent = value ? String(value) : "";
-  });
 }

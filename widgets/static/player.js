@@ -2,22 +2,26 @@
 // and animates its frames in the browser, with no kernel round trip per frame.
 //
 // An anywidget ES module: render({ model, el }) reads the synced traitlets
-// `model` (the replay JSON), `frame`, `playing`, `speed` (frames per second)
-// and `classroom`. While playing, the frame advances locally and is synced back
-// to Python at most once a second, and again whenever playback stops.
-// html_export.py inlines this file into a self-contained page with a stand-in
-// model, so it must not use `import`, and its last line must stay the export.
+// `model` (the replay JSON, or html_export's packed page model), `frame`,
+// `playing`, `speed` (frames per second) and `classroom`. While playing, the
+// frame advances locally and is synced back to Python at most once a second,
+// and again whenever playback stops. html_export.py inlines this file into a
+// self-contained page with a stand-in model, so it must not use `import`, and
+// its last line must stay the export.
+//
+// Overview first: a long tape opens as its scope tree's boxes (tree.js),
+// fitted to a stage whose height follows the drawing and the window; only
+// what is in view is drawn (scene.js). Playing follows the current record at
+// a readable zoom, with its neighbours around it.
 //
 // Hooks for tests and styles: the root `.tp-root` carries `data-frame`,
-// `data-phase`, `data-groups`, `data-collapsed` and `data-found`; the stage
-// `data-scale` (pixels per unit); the current record has class `tp-current`;
-// `.tp-sentence`, `.tp-title`, `.tp-gradients` and `.tp-debug` hold the texts.
-//
-// Part 4 of the module (graph.js, viewport.js, groups.js come first; see
-// html_export.JS_PARTS). Keys: space, arrows, Home/End step; + - 0 zoom and
-// fit; shift+arrows pan.
+// `data-phase`, `data-groups` (boxes), `data-collapsed` (closed boxes) and
+// `data-found`; the stage `data-scale` (pixels per unit); `root.tp` gives
+// the tree and the view; the current record has class `tp-current`.
+// Keys: space, arrows, Home/End step; + - 0 zoom and fit; shift+arrows pan.
 
-const READABLE = 16 / 11;   // pixels per unit at which the graph's smallest text is 16px
+const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
+const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
 
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
@@ -28,31 +32,19 @@ function render({ model, el }) {
   root.setAttribute("aria-label", "tape player: space plays or pauses, arrows step");
   el.appendChild(root);
 
-  let data = null;
-  let frame = 0;
-  let timer = null;
-  let lastSync = 0;
-  let nodeEls = {};
-  let edgeEls = {};
-  let copyEls = {};      // node id -> its copies (widely read inputs, graph_layout.py)
-  let viewport = null;
-  let groups = null;
-  let gradsAt = null;
-  let shown = null;      // the classes and texts each element has now
+  let data = null, frame = 0, timer = null, lastSync = 0;
+  let tree = null, scene = null, viewport = null, groups = null, state = null, gradOf = null;
+  let nodeGroup = new Map();     // op id -> its tape-group colour (nested tapes)
 
   const count = () => (data && data.frames ? data.frames.length : 0);
-  // Normal mode draws a lesson's graph at READABLE (its smallest SVG text, 11
-  // units, is then 16px) and pans to follow the record; classroom mode fits the whole graph
-  // into a stage sized so the toolbar, title and sentence stay on screen too.
-  const scale = () => (model.get("classroom") ? 1.8 : READABLE);
-  // A long tape (its scope groups open collapsed, as svg.py's COLLAPSE_ABOVE_OPS)
-  // opens fitted as an overview in both modes.
-  const overview = () => data.nodes.filter((n) => n.type === "op").length > 30;
-  const home = () => (model.get("classroom") || overview() ? viewport.fit() : viewport.fit(READABLE));
+  const classroom = () => !!model.get("classroom");
+  const readable = () => (classroom() ? CLASSROOM_READABLE : READABLE);
+  const limits = () => LIMITS[classroom() ? "classroom" : "normal"];
   const clamp = (k) => Math.max(0, Math.min(count() - 1, Number(k) || 0));
+  const q = (sel) => root.querySelector(sel);
 
   function build() {
-    data = model.get("model") || { frames: [], nodes: [], edges: [], layout: {} };
+    data = unpackModel(model.get("model"));
     if (!count()) {
       root.innerHTML = `<div class="tp-empty">No replay to show.</div>`;
       return;
@@ -67,31 +59,142 @@ function render({ model, el }) {
       `<button type="button" class="tp-btn tp-last" title="Last frame (End)">▶|</button>` +
       `<input type="range" class="tp-scrub" min="0" max="${count() - 1}" step="1" aria-label="frame">` +
       `<span class="tp-counter"></span>` +
-      `<label class="tp-speed-label">speed <select class="tp-speed">${speedOptions}</select></label>` +
+      `<select class="tp-speed" title="speed (frames per second)" aria-label="speed">${speedOptions}</select>` +
       `<label class="tp-classroom-label"><input type="checkbox" class="tp-classroom-box"> classroom</label>` +
       `<span class="tp-zoom-group"><button type="button" class="tp-btn tp-zoom-out" title="Zoom out (-)">−</button>` +
       `<button type="button" class="tp-btn tp-zoom-in" title="Zoom in (+)">+</button>` +
       `<button type="button" class="tp-btn tp-fit" title="Fit the graph to the view (0)">Fit</button></span>` +
       `</div>` + toolsMarkup(data) +
       `<div class="tp-title"></div>` +
-      `<div class="tp-main"><div class="tp-stage">${svgMarkup(data, uid)}${minimapMarkup(data)}</div>` +
-      `${normsMarkup(data)}</div>` +
+      `<div class="tp-main"><div class="tp-stage"><svg class="tp-svg" role="img" aria-label="tape graph">` +
+      `<defs><marker id="${uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" ` +
+      `markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path class="tp-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>` +
+      `</svg>${minimapMarkup()}</div>${normsMarkup(data)}</div>` +
       `<div class="tp-sentence" aria-live="polite"></div>` +
       `<div class="tp-gradients"></div>` +
       `<div class="tp-details"></div>` +
       `<div class="tp-legend">${legendMarkup(data)}</div>`;
-    nodeEls = {};
-    edgeEls = {};
-    copyEls = {};
-    root.querySelectorAll(".tp-node").forEach((g) => {
-      const of = g.dataset.copyOf;
-      if (of) (copyEls[of] = copyEls[of] || []).push(g);
-      else nodeEls[g.dataset.id] = g;
-    });
-    gradsAt = gradTracker(data);
-    shown = { nodes: {}, edges: {}, grads: {} };
-    root.querySelectorAll(".tp-edge").forEach((p) => { edgeEls[p.dataset.id] = p; });
-    const q = (sel) => root.querySelector(sel);
+    const multi = (data.tape_groups || []).length > 1;
+    nodeGroup = new Map();
+    if (multi) data.tape_groups.forEach((g, i) => nodeGroup.set(g, i));
+    tree = createTree(data);
+    state = createFrameState(data);
+    gradOf = gradHistory(data);
+    state.set(clamp(model.get("frame")));
+    scene = createScene(q(".tp-svg"), data, tree, {
+      markup, style, isDone: (id) => state.isDone(id.split("@")[0]),
+      current: () => { const f = state.frame(); return f && f.op ? tree.rep(f.op) : null; } });
+    viewport = createViewport(q(".tp-stage"), q(".tp-svg"), () => tree.size(),
+      { onView: (v) => scene.draw(v), maxScale: readable });
+    groups = createGroups(root, data, tree, { relayout: (anchor) => relayout(false, anchor), found });
+    root.tp = { tree, scene, viewport: () => viewport.view(), rects: () => tree.rects() };
+    bindButtons();
+    frame = clamp(model.get("frame"));
+    applyOptions();
+    show(frame, false);
+    relayout(true);          // again, now that the title and gradients have their text
+  }
+
+  // ---- drawing one thing (scene.js asks) ---------------------------------------
+  function markup(e) {
+    const lim = limits();
+    if (e.kind === "frame") return frameMarkup(tree.boxes[tree.boxIndex(e.id)], e.r, lim);
+    if (e.kind === "cover") {
+      const k = tree.boxIndex(e.id);
+      return coverMarkup(tree.boxes[k], e.r, coverClasses(k), lim, groups ? groups.normWidth(k, frame, e.r.w) : 0);
+    }
+    if (e.kind === "edge") {
+      const kind = e.s.edges[0].kind;
+      return `<path class="tp-edge tp-edge-${kind} ${state.edge(e.s.edges).join(" ")}" data-id="${esc(e.s.edges.length === 1 ? e.s.edges[0].id : e.id)}" ` +
+        `d="${tree.pathOf(e.s)}" marker-end="url(#${uid}-arrow)"/>`;
+    }
+    const n = tree.nodeById.get(e.id.split("@")[0]);
+    const cls = state.node(n.id).join(" ");
+    if (e.kind === "copy") return copyMarkup(n, e.id, e.r, cls, lim);
+    if (n.type === "tensor") return tensorMarkup(n, e.r, cls, gradOf(n.id, frame), lim);
+    return opMarkup(n, e.r, cls, nodeGroup.size > 1 ? (nodeGroup.get(n.group) || 0) : null, lim);
+  }
+
+  function coverClasses(k) {
+    const b = tree.boxes[k], f = state.frame(), done = state.done(), id = "b" + k;
+    const cls = [b.last < done ? "tp-done" : b.first >= done ? "tp-pending" : "tp-running"];
+    if (f.op && tree.rep(f.op) === id) cls.push("tp-current");
+    else if (f.nodes.some((n) => tree.rep(n) === id)) cls.push("tp-hl");
+    return cls.join(" ");
+  }
+
+  // The current frame's classes on one live element (only changed ones are touched).
+  const DYNAMIC = new Set(["tp-pending", "tp-done", "tp-running", "tp-current", "tp-hl", "tp-receiving",
+    "tp-active", "tp-flow", ""]);
+  function swap(el, dynamic) {
+    const now = el.getAttribute("class");
+    const cls = (now.split(" ").filter((c) => !DYNAMIC.has(c)).join(" ") + " " + dynamic).trim();
+    if (now !== cls) el.setAttribute("class", cls);
+  }
+  function style(entry, el) {
+    if (entry.kind === "edge") swap(el, state.edge(entry.s.edges).join(" "));
+    else if (entry.kind === "cover") {
+      const k = tree.boxIndex(entry.id);
+      swap(el, coverClasses(k));
+      const bar = el.querySelector(".tp-group-norm");
+      if (bar) bar.setAttribute("width", groups.normWidth(k, frame, entry.r.w));
+    } else if (entry.kind === "node" || entry.kind === "copy") {
+      const id = entry.id.split("@")[0];
+      swap(el, state.node(id).join(" "));
+      const grad = entry.kind === "node" ? el.querySelector(".tp-grad") : null;
+      if (grad) {
+        const g = gradOf(id, frame);
+        const text = g ? clipStart("g = " + g, limits().grad) : "";
+        if (grad.textContent !== text) grad.textContent = text;
+      }
+    }
+  }
+
+  // ---- layout: the stage's shape, the tree's placement, the view ------------------
+  // home: fit the overview (or, on a small tape, the readable zoom); anchor: a
+  // function giving [x, y, new x, new y] of the point to keep still on screen.
+  let room = 0;
+  function relayout(home, anchor) {
+    const stage = q(".tp-stage");
+    if (home || !room) room = stageRoom(root, data, classroom());   // (reading sizes costs a layout)
+    const cw = Math.max(stage.clientWidth, 1);
+    tree.layout(cw / room, cw / readable());
+    const [W, H] = tree.size();
+    const s = Math.min(cw / W, readable());
+    const height = Math.round(Math.max(Math.min(240, room), Math.min(room, H * s + 8)));
+    if (home || stage.style.height === "" || Number.parseFloat(stage.style.height) < height) {
+      stage.style.height = `${height}px`;
+    }
+    scene.rebuild();
+    drawMinimap(stage, tree.rects(), W, H);
+    const keep = anchor && anchor();
+    if (home) {
+      const fits = Math.min(cw / W, stage.clientHeight / H) >= readable();
+      const overview = [...tree.rects().values()].some((r) => r.open === false);
+      if (fits || overview) viewport.fit(); else viewport.fit(readable());
+      follow();
+    } else if (keep) viewport.keep(...keep, DETAIL_SCALE * 2, readable());
+    else viewport.apply();
+  }
+
+  // The view follows the current record: at a readable zoom when it is a node.
+  function follow() {
+    const f = data.frames[frame];
+    const id = f.op || f.nodes[0];
+    if (!id || !viewport) return;
+    const r = tree.rep(id);
+    viewport.follow(tree.rects().get(r), tree.isBox(r) ? null : readable());
+  }
+
+  function found(id) {
+    root.querySelectorAll(".tp-found").forEach((e) => e.classList.remove("tp-found"));
+    viewport.reveal(tree.rects().get(id), tree.isBox(id) ? Math.min(readable(), viewport.view().scale) : readable());
+    const el = scene.element(id);
+    if (el) el.classList.add("tp-found");
+  }
+
+  // ---- buttons and tools ---------------------------------------------------------
+  function bindButtons() {
     // After a click the focus goes back to the root, so space means Play again.
     const button = (sel, action) => q(sel).addEventListener("click", (ev) => {
       action();
@@ -105,26 +208,6 @@ function render({ model, el }) {
     button(".tp-zoom-in", () => viewport.zoomAt(1.4));
     button(".tp-zoom-out", () => viewport.zoomAt(1 / 1.4));
     button(".tp-fit", () => viewport.fit());
-    viewport = createViewport(q(".tp-stage"), q(".tp-svg"), data.layout, { maxScale: scale });
-    groups = createGroups(root, data, { reveal: (box) => viewport.reveal(box, scale()) });
-    bindTools(q, button);
-    q(".tp-scrub").addEventListener("input", (ev) => { pause(); show(ev.target.value, true); });
-    q(".tp-speed").addEventListener("change", (ev) => {
-      model.set("speed", Number(ev.target.value));
-      model.save_changes();
-    });
-    q(".tp-classroom-box").addEventListener("change", (ev) => {
-      model.set("classroom", ev.target.checked);
-      model.save_changes();
-    });
-    frame = clamp(model.get("frame"));
-    applyOptions();
-    show(frame, false);
-    relayout();          // again, now that the title and gradients have their text
-  }
-
-  // Search, collapse/expand, and the debugging jumps (groups.js does the work).
-  function bindTools(q, button) {
     const search = q(".tp-search");
     search.addEventListener("keydown", (ev) => {
       if (ev.key !== "Enter") return;
@@ -133,8 +216,8 @@ function render({ model, el }) {
       q(".tp-debug").textContent = hit ? "" : `nothing named “${search.value}”`;
     });
     if (q(".tp-collapse-all")) {
-      button(".tp-collapse-all", () => groups.collapseAll(true));
-      button(".tp-expand-all", () => groups.collapseAll(false));
+      button(".tp-collapse-all", () => groups.setAll(false));
+      button(".tp-expand-all", () => groups.setAll(true));
     }
     button(".tp-nan", () => {
       const k = groups.firstNonfinite();
@@ -150,12 +233,18 @@ function render({ model, el }) {
       if (!lost.length) { q(".tp-debug").textContent = "every source got a gradient"; return; }
       const l = lost[0];
       groups.expandFor(l.node);
-      viewport.reveal(data.layout.nodes[l.node], scale());
-      root.querySelectorAll(".tp-found").forEach((el) => el.classList.remove("tp-found"));
-      const el = root.querySelector(`.tp-node[data-id="${l.node}"]`);
-      if (el) el.classList.add("tp-found");
+      found(l.node);
       root.dataset.found = l.node;
       q(".tp-debug").textContent = l.message;
+    });
+    q(".tp-scrub").addEventListener("input", (ev) => { pause(); show(ev.target.value, true); });
+    q(".tp-speed").addEventListener("change", (ev) => {
+      model.set("speed", Number(ev.target.value));
+      model.save_changes();
+    });
+    q(".tp-classroom-box").addEventListener("change", (ev) => {
+      model.set("classroom", ev.target.checked);
+      model.save_changes();
     });
   }
 
@@ -171,82 +260,41 @@ function render({ model, el }) {
     if (!count()) return;
     frame = clamp(k);
     const f = data.frames[frame];
-    const state = frameState(data, frame);
-    const grads = gradsAt(frame);
-    // Only elements whose classes or gradient text changed are touched (a long
-    // tape has thousands of nodes; a frame changes a handful).
-    for (const [id, g] of Object.entries(nodeEls)) {
-      const cls = state.nodes[id].join(" ");
-      if (shown.nodes[id] !== cls) {
-        shown.nodes[id] = cls;
-        for (const el of [g].concat(copyEls[id] || [])) {
-          el.classList.remove("tp-pending", "tp-done", "tp-current", "tp-hl", "tp-receiving");
-          el.classList.add(...state.nodes[id]);
-        }
-      }
-      const text = grads[id] ? clip("g = " + grads[id], 20) : "";
-      if (shown.grads[id] !== text) {
-        shown.grads[id] = text;
-        const grad = g.querySelector(".tp-grad");
-        if (grad) grad.textContent = text;
-      }
-    }
-    for (const [id, p] of Object.entries(edgeEls)) {
-      const cls = state.edges[id].join(" ");
-      if (shown.edges[id] === cls) continue;
-      shown.edges[id] = cls;
-      p.classList.remove("tp-pending", "tp-done", "tp-active", "tp-flow");
-      p.classList.add(...state.edges[id]);
-    }
+    state.set(frame);
+    scene.restyle();
     root.dataset.frame = String(frame);
     root.dataset.phase = f.phase;
-    root.querySelector(".tp-title").textContent = f.title;
-    root.querySelector(".tp-sentence").textContent = f.sentence;
-    root.querySelector(".tp-details").innerHTML = detailsMarkup(f);
-    root.querySelector(".tp-gradients").innerHTML = gradientsMarkup(data, f, grads);
-    groups.show(f, frame);
+    const title = q(".tp-title");
+    title.textContent = titleText(f);
+    title.title = f.title;
+    q(".tp-sentence").textContent = f.sentence;
+    q(".tp-details").innerHTML = detailsMarkup(f);
+    q(".tp-gradients").innerHTML = gradientsMarkup(data, f, (id) => gradOf(id, frame), classroom() ? 2 : 6);
     showNorms(root, data, frame);
-    root.querySelector(".tp-counter").textContent = `frame ${frame + 1} / ${count()} · ${f.phase}`;
-    root.querySelector(".tp-scrub").value = String(frame);
-    follow(f.op || f.nodes[0]);
+    q(".tp-counter").textContent = `${frame + 1} / ${count()}`;
+    q(".tp-counter").title = `frame ${frame + 1} of ${count()} · ${f.phase}`;
+    q(".tp-scrub").value = String(frame);
+    follow();
     if (syncNow) sync();
-  }
-
-  // Moves the view to node `id` when it is out of sight (the zoom stays).
-  function follow(id) {
-    if (viewport && id) viewport.follow(groups ? groups.boxOf(id) : data.layout.nodes[id]);
   }
 
   function applyOptions() {
     if (!count()) return;
     const playing = !!model.get("playing");
-    const classroom = !!model.get("classroom");
-    root.classList.toggle("tp-classroom", classroom);
-    sizeStage(classroom);
+    root.classList.toggle("tp-classroom", classroom());
     root.classList.toggle("tp-playing", playing);
-    root.querySelector(".tp-classroom-box").checked = !!model.get("classroom");
-    const play = root.querySelector(".tp-play");
+    q(".tp-classroom-box").checked = classroom();
+    const play = q(".tp-play");
     // The icons are drawn in CSS: U+23F8 (pause) is missing from common fonts.
     play.innerHTML = playing ? `<span class="tp-icon tp-icon-pause" aria-hidden="true"></span> Pause`
       : `<span class="tp-icon tp-icon-play" aria-hidden="true"></span> Play`;
     play.setAttribute("aria-pressed", playing ? "true" : "false");
     const speed = Number(model.get("speed")) || 1;
-    const select = root.querySelector(".tp-speed");
+    const select = q(".tp-speed");
     if (!SPEEDS.includes(speed) && !Array.from(select.options).some((o) => Number(o.value) === speed)) {
       select.insertAdjacentHTML("beforeend", `<option value="${speed}">${speed}×</option>`);
     }
     select.value = String(speed);
-  }
-
-  function sizeStage(classroom) {
-    const stage = root.querySelector(".tp-stage");
-    stage.style.height = `${Math.round(stageHeight(root, data, scale(), classroom))}px`;
-  }
-
-  function relayout() {
-    sizeStage(!!model.get("classroom"));
-    home();
-    follow(data.frames[frame].op || data.frames[frame].nodes[0]);
   }
 
   function tick() {
@@ -258,7 +306,7 @@ function render({ model, el }) {
       model.save_changes();
       return;
     }
-    // Playing, a collapsed group is one step: its other records are skipped.
+    // Playing, a closed box is one step: its other records are skipped.
     let k = frame + 1;
     const inGroup = groups.collapsedGroup(data.frames[frame]);
     while (inGroup && k < count() - 1 && groups.collapsedGroup(data.frames[k]) === inGroup) k++;
@@ -287,10 +335,7 @@ function render({ model, el }) {
   }
 
   function togglePlay() {
-    if (model.get("playing")) {
-      pause();
-      return;
-    }
+    if (model.get("playing")) { pause(); return; }
     if (frame >= count() - 1) show(0, true);
     model.set("playing", true);
     model.save_changes();
@@ -303,30 +348,30 @@ function render({ model, el }) {
     if (model.get("playing")) schedule();
     else { stopTimer(); sync(); }
   };
-  const onOptions = (change) => {
-    if (!count()) return;
-    const before = root.querySelector(".tp-stage").style.height;
+  const onSpeed = () => {
     applyOptions();
-    const resized = root.querySelector(".tp-stage").style.height !== before;
-    if (viewport && (resized || (change && change.classroom))) relayout();
-    else follow(data.frames[frame].op || data.frames[frame].nodes[0]);
     if (timer !== null) { stopTimer(); schedule(); }
   };
-  const onClassroom = () => onOptions({ classroom: true });
-  const onResize = () => { if (model.get("classroom")) onOptions({ classroom: true }); };
+  const onClassroom = () => {
+    if (!count()) return;
+    applyOptions();
+    relayout(true);
+    show(frame, false);
+  };
+  let lastSize = "";
+  const onResize = () => {
+    const size = `${root.clientWidth}x${window.innerHeight}`;
+    if (count() && root.clientWidth && size !== lastSize) { lastSize = size; relayout(true); }
+  };
   window.addEventListener("resize", onResize);
   // A notebook renders the view before it is attached (no size yet): lay it out
   // again once it has a width, and whenever that width changes.
-  let lastWidth = 0;
-  const sizes = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
-    const w = root.clientWidth;
-    if (w && w !== lastWidth && count()) { lastWidth = w; applyOptions(); relayout(); }
-  });
+  const sizes = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(onResize);
   if (sizes) sizes.observe(root);
   model.on("change:model", onModel);
   model.on("change:frame", onFrame);
   model.on("change:playing", onPlaying);
-  model.on("change:speed", onOptions);
+  model.on("change:speed", onSpeed);
   model.on("change:classroom", onClassroom);
 
   root.addEventListener("keydown", (ev) => {
@@ -357,11 +402,36 @@ function render({ model, el }) {
     model.off("change:model", onModel);
     model.off("change:frame", onFrame);
     model.off("change:playing", onPlaying);
-    model.off("change:speed", onOptions);
+    model.off("change:speed", onSpeed);
     model.off("change:classroom", onClassroom);
     window.removeEventListener("resize", onResize);
     if (sizes) sizes.disconnect();
   };
+}
+
+// html_export's page model back into the replay's shape: edges from [from, to,
+// slot], frames' left-out defaults, names from the nodes, each VJP from its op.
+function unpackModel(data) {
+  if (!data || !data.packed) return data || { frames: [], nodes: [], edges: [], layout: { tree: [] } };
+  const byId = new Map(data.nodes.map((n) => [n.id, n]));
+  for (const n of data.nodes) if (n.type === "op" && n.doc === undefined) n.doc = data.docs[n.op_type] || "";
+  data.edges = data.edges.map(([from, to, slot], i) => {
+    const out = from.startsWith("op");
+    return { id: "e" + i, from, to, kind: out ? "out" : "in", slot, op: out ? from : to, tensor: out ? to : from };
+  });
+  const named = (list) => (list || []).map((c) => ({ ...c, name: byId.get(c.node).name }));
+  data.frames = data.frames.map((f, k) => {
+    const op = f.op ? byId.get(f.op) : null;
+    return { op: null, record: null, tape: null, nodes: [], edges: [], vjp: null, gradients: [],
+      grads_new: {}, ...f, index: k,
+      cotangents: named(f.cotangents), contributions: named(f.contributions), totals: named(f.totals),
+      ...(f.outputs ? { outputs: named(f.outputs) } : {}),
+      ...(f.gradients ? { gradients: named(f.gradients) } : {}),
+      ...(f.phase === "backward" && op ? { vjp: { op_type: op.op_type, doc: op.doc, rule: op.rule,
+        differentiable: op.differentiable } } : {}) };
+  });
+  data.packed = 0;
+  return data;
 }
 
 export default { render };

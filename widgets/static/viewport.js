@@ -1,7 +1,7 @@
 // Fit-to-view, zoom, pan, the stage's height and the minimap of the tape
-// player's stage (part 2 of the module; see graph.js). The graph is drawn once;
-// only the SVG's viewBox changes, so a 1,000-record tape zooms and pans without
-// redrawing anything.
+// player's stage (part 4 of the module; see graph.js). Only the SVG's viewBox
+// changes; after each change `hooks.onView` draws what came into view
+// (scene.js), so zooming and panning cost the same on any tape.
 //
 // The view keeps the stage's aspect ratio: one user unit is `scale` pixels in
 // both directions, and a pixel under the mouse maps to a point of the drawing
@@ -10,34 +10,39 @@
 const MIN_SCALE = 0.002;
 const MAX_SCALE = 4;
 
-function createViewport(stage, svg, layout, options) {
-  const W = Math.max(layout.width, 1);
-  const H = Math.max(layout.height, 1);
+function createViewport(stage, svg, size, hooks) {
   const mini = stage.querySelector(".tp-minimap");
   const miniView = mini && mini.querySelector(".tp-minimap-view");
-  const miniCur = mini && mini.querySelector(".tp-minimap-cur");
   let view = { x: 0, y: 0, scale: 1 };
 
-  const size = () => [Math.max(stage.clientWidth, 1), Math.max(stage.clientHeight, 1)];
+  const px = () => [Math.max(stage.clientWidth, 1), Math.max(stage.clientHeight, 1)];
+  const current = () => {
+    const [cw, ch] = px();
+    return { x: view.x, y: view.y, w: cw / view.scale, h: ch / view.scale, scale: view.scale };
+  };
 
   function apply() {
-    const [cw, ch] = size();
-    const w = cw / view.scale, h = ch / view.scale;
-    svg.setAttribute("viewBox", `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${w.toFixed(1)} ${h.toFixed(1)}`);
+    const v = current();
+    svg.setAttribute("viewBox", `${v.x.toFixed(1)} ${v.y.toFixed(1)} ${v.w.toFixed(1)} ${v.h.toFixed(1)}`);
     stage.dataset.scale = view.scale.toPrecision(6);
+    const [W, H] = size();
+    // The minimap shows where the view is, only while part of the drawing is out of view.
+    const all = v.x <= 1 && v.y <= 1 && v.x + v.w >= W - 1 && v.y + v.h >= H - 1;
+    if (mini) mini.classList.toggle("tp-hidden", all);
     if (miniView) {
-      miniView.setAttribute("x", view.x); miniView.setAttribute("y", view.y);
-      miniView.setAttribute("width", w); miniView.setAttribute("height", h);
+      miniView.setAttribute("x", v.x); miniView.setAttribute("y", v.y);
+      miniView.setAttribute("width", v.w); miniView.setAttribute("height", v.h);
     }
+    hooks.onView(v);
   }
 
-  // The whole drawing in view, centred; never larger than the readable scale.
-  // fit(scale): that scale instead; a drawing larger than the stage then shows
-  // from its left (top) edge, and the view pans to follow the record.
+  // The whole drawing in view, centred; never larger than `maxScale`. fit(scale):
+  // that scale instead, the drawing's top left corner in view.
   function fit(scale) {
-    const [cw, ch] = size();
+    const [cw, ch] = px();
+    const [W, H] = size();
     view.scale = scale ? Math.max(MIN_SCALE, Math.min(MAX_SCALE, scale))
-      : Math.max(MIN_SCALE, Math.min(cw / W, ch / H, options.maxScale()));
+      : Math.max(MIN_SCALE, Math.min(cw / W, ch / H, hooks.maxScale()));
     const w = cw / view.scale, h = ch / view.scale;
     view.x = w >= W ? (W - w) / 2 : 0;
     view.y = h >= H ? (H - h) / 2 : 0;
@@ -45,13 +50,13 @@ function createViewport(stage, svg, layout, options) {
   }
 
   // Zoom by `factor` keeping the point under pixel (px, py) where it is.
-  function zoomAt(factor, px, py) {
-    const [cw, ch] = size();
-    if (px === undefined) { px = cw / 2; py = ch / 2; }
-    const ux = view.x + px / view.scale, uy = view.y + py / view.scale;
+  function zoomAt(factor, x, y) {
+    const [cw, ch] = px();
+    if (x === undefined) { x = cw / 2; y = ch / 2; }
+    const ux = view.x + x / view.scale, uy = view.y + y / view.scale;
     view.scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, view.scale * factor));
-    view.x = ux - px / view.scale;
-    view.y = uy - py / view.scale;
+    view.x = ux - x / view.scale;
+    view.y = uy - y / view.scale;
     apply();
   }
 
@@ -61,34 +66,77 @@ function createViewport(stage, svg, layout, options) {
     apply();
   }
 
-  function centerOn(x, y) {
-    const [cw, ch] = size();
+  function centerOn(x, y, scale) {
+    if (scale) view.scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, scale));
+    const [cw, ch] = px();
     view.x = x - cw / view.scale / 2;
     view.y = y - ch / view.scale / 2;
     apply();
   }
 
-  // Brings the box into view (centred) when its centre is out of sight; a box
-  // already seen, even at the very edge of a fitted view, leaves the view alone.
-  function follow(box) {
+  // Keeps the point (x, y) of the drawing at the same place on screen after the
+  // drawing moved it to (nx, ny): opening a box keeps the user's place. When
+  // `box` (the opened box, centre form) would be too small to read at this zoom
+  // (below `least` pixels a unit), the view zooms in to show it whole (up to
+  // `most`), its top left corner where it was or, failing that, in view.
+  function keep(x, y, nx, ny, box, least, most) {
+    view.x += nx - x;
+    view.y += ny - y;
+    if (box) {
+      const [cw, ch] = px();
+      if (view.scale < least) {
+        const sx = (nx - view.x) * view.scale, sy = (ny - view.y) * view.scale;   // on screen
+        view.scale = Math.max(view.scale, Math.min(most, 0.95 * cw / box.w, 0.95 * ch / box.h));
+        view.x = nx - sx / view.scale;
+        view.y = ny - sy / view.scale;
+      }
+      // as much of the opened box in view as fits, its top left corner first
+      const w = cw / view.scale, h = ch / view.scale;
+      view.x = Math.min(Math.max(view.x, box.x + box.w / 2 - w + 8), nx - 8);
+      view.y = Math.min(Math.max(view.y, box.y + box.h / 2 - h + 8), ny - 8);
+    }
+    apply();
+  }
+
+  // Playing: the record in view at a readable zoom, with its neighbours around it
+  // (focus with context). `box` is a centre-form rectangle; `readable` the zoom at
+  // which a node's text is readable (null for a closed box, which is read at any zoom
+  // that shows it whole). A box already well inside the view leaves the view alone.
+  function follow(box, readable) {
     if (!box) return;
-    if (miniCur) { miniCur.setAttribute("cx", box.x); miniCur.setAttribute("cy", box.y); }
-    const [cw, ch] = size();
-    const inside = box.x >= view.x && box.x <= view.x + cw / view.scale &&
-      box.y >= view.y && box.y <= view.y + ch / view.scale;
+    const [cw, ch] = px();
+    if (readable && view.scale < readable * 0.999) {
+      centerOn(box.x, box.y, readable);
+      return;
+    }
+    if (!readable && (box.w * view.scale > cw || box.h * view.scale > ch)) {
+      centerOn(box.x, box.y, Math.max(MIN_SCALE, Math.min(cw / box.w, ch / box.h) * 0.9));
+      return;
+    }
+    const w = cw / view.scale, h = ch / view.scale, mx = Math.min(box.w / 2 + 20, w / 2), my = Math.min(box.h / 2 + 20, h / 2);
+    const inside = box.x - mx >= view.x && box.x + mx <= view.x + w && box.y - my >= view.y && box.y + my <= view.y + h;
     if (!inside) centerOn(box.x, box.y);
   }
 
-  // Drag to pan (pointer capture keeps the drag when the mouse leaves the stage).
+  // Centres the box at a readable zoom (search hits, debugging jumps).
+  function reveal(box, readable) {
+    if (box) centerOn(box.x, box.y, Math.max(view.scale, readable));
+  }
+
+  // Drag to pan; a press that does not move is a tap on what is under it (a box).
   let drag = null;
   stage.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0 || (mini && mini.contains(ev.target))) return;
-    drag = { x: ev.clientX, y: ev.clientY, id: ev.pointerId };
-    stage.setPointerCapture(ev.pointerId);
-    stage.classList.add("tp-dragging");
+    drag = { x: ev.clientX, y: ev.clientY, id: ev.pointerId, moved: false, target: ev.target };
   });
   stage.addEventListener("pointermove", (ev) => {
     if (!drag || ev.pointerId !== drag.id) return;
+    if (!drag.moved && Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) < 4) return;
+    if (!drag.moved) {       // capture only a real drag, so a click stays on its target
+      drag.moved = true;
+      stage.setPointerCapture(ev.pointerId);
+      stage.classList.add("tp-dragging");
+    }
     panBy(ev.clientX - drag.x, ev.clientY - drag.y);
     drag.x = ev.clientX; drag.y = ev.clientY;
   });
@@ -105,7 +153,10 @@ function createViewport(stage, svg, layout, options) {
   if (mini) {
     const jump = (ev) => {
       const r = mini.getBoundingClientRect();
-      centerOn((ev.clientX - r.left) / r.width * W, (ev.clientY - r.top) / r.height * H);
+      const [W, H] = size();
+      const s = Math.min(r.width / W, r.height / H);      // the map keeps the drawing's shape
+      const ox = (r.width - W * s) / 2, oy = (r.height - H * s) / 2;
+      centerOn((ev.clientX - r.left - ox) / s, (ev.clientY - r.top - oy) / s);
     };
     let miniDrag = false;
     mini.addEventListener("pointerdown", (ev) => { miniDrag = true; mini.setPointerCapture(ev.pointerId); jump(ev); });
@@ -113,43 +164,33 @@ function createViewport(stage, svg, layout, options) {
     mini.addEventListener("pointerup", () => { miniDrag = false; });
   }
 
-  // Centres the box (centre x, y) at a readable zoom (search hits, debugging jumps).
-  function reveal(box, readable) {
-    if (!box) return;
-    view.scale = Math.max(view.scale, Math.min(readable, 0.8));
-    centerOn(box.x, box.y);
-  }
-
-  return { fit, zoomAt, panBy, centerOn, follow, reveal, apply, view: () => ({ ...view }) };
+  return { fit, zoomAt, panBy, centerOn, keep, follow, reveal, apply, view: current };
 }
 
-// The stage's height: in normal mode the graph's height at the readable scale,
-// up to 70% of the window; in classroom mode what the visible area (the window,
-// or the notebook's scrolling panel) leaves once the toolbar, tools, title,
-// sentence and gradients are counted, so a fitted graph and its caption show
-// together on a 1280x720 projector.
-function stageHeight(root, data, scale, classroom) {
+// How tall the stage may grow: what the visible area (the window, or the
+// notebook's scrolling panel) leaves once the toolbar, title, sentence,
+// gradients (and in classroom mode the legend) are counted, so the graph and
+// its caption show together on a 1280x720 projector. Never under 240px.
+function stageRoom(root, data, classroom) {
   const stage = root.querySelector(".tp-stage");
-  const fitScale = Math.min(scale, (stage.clientWidth || 800) / Math.max(data.layout.width, 1));
-  const wanted = data.layout.height * fitScale + 8;
-  let tall = Math.max(200, Math.min(wanted, window.innerHeight * 0.7));
   const sentence = root.querySelector(".tp-sentence");
   sentence.style.minHeight = "";
   if (classroom) {
     // Room for the longest sentence, so the stage keeps its size while playing.
     const shown = sentence.textContent;
-    sentence.textContent = data.frames.reduce((a, f) => (f.sentence.length > a.length ? f.sentence : a), "");
+    let longest = "";
+    for (const f of data.frames) if (f.sentence.length > longest.length) longest = f.sentence;
+    sentence.textContent = longest;
     sentence.style.minHeight = `${Math.ceil(sentence.getBoundingClientRect().height)}px`;
     sentence.textContent = shown;
-    // Everything from the player's top to the gradients' bottom, but the stage.
-    const cs = getComputedStyle(stage);
-    const below = root.querySelector(".tp-gradients");
-    const others = below.getBoundingClientRect().bottom + parseFloat(getComputedStyle(below).marginBottom)
-      - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
-      + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-    tall = Math.max(160, Math.min(wanted, visibleHeight(root) - others - 32));
   }
-  return tall;
+  const cs = getComputedStyle(stage);
+  const last = root.querySelector(classroom ? ".tp-legend" : ".tp-gradients");
+  const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
+    - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
+    + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
+  const room = visibleHeight(root) - others - 24;
+  return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
 }
 
 // The height of what can be seen of `el`: its nearest scrolling ancestor (a
@@ -170,19 +211,29 @@ function visibleHeight(el) {
   return Math.max(bottom - top, 0);
 }
 
-// The minimap: every node as a dot-sized rectangle in one path, plus the view.
-function minimapMarkup(data) {
-  const lay = data.layout;
-  const W = Math.max(lay.width, 1), H = Math.max(lay.height, 1);
+// The minimap: what shows (boxes, and nodes while few), drawn at the drawing's shape.
+function minimapMarkup() {
+  return `<svg class="tp-minimap tp-hidden" aria-label="minimap: click to move the view">` +
+    `<rect class="tp-minimap-bg"/><path class="tp-minimap-nodes"/>` +
+    `<rect class="tp-minimap-view" vector-effect="non-scaling-stroke"/></svg>`;
+}
+
+function drawMinimap(stage, rects, W, H) {
+  const mini = stage.querySelector(".tp-minimap");
+  if (!mini) return;
   const d = [];
-  for (const b of Object.values(lay.nodes)) {
-    d.push(`M${(b.x - b.w / 2).toFixed(0)},${(b.y - b.h / 3).toFixed(0)}h${b.w.toFixed(0)}v${(b.h / 1.5).toFixed(0)}h${(-b.w).toFixed(0)}z`);
+  const few = rects.size < 4000;
+  for (const [id, r] of rects) {
+    if (!few && !id.startsWith("b")) continue;
+    if (r.open) continue;
+    d.push(`M${(r.x - r.w / 2).toFixed(0)},${(r.y - r.h / 3).toFixed(0)}h${r.w.toFixed(0)}v${(r.h / 1.5).toFixed(0)}h${(-r.w).toFixed(0)}z`);
   }
-  const h = Math.max(24, Math.min(110, 200 * H / W));
-  return `<svg class="tp-minimap" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none" ` +
-    `style="height:${h.toFixed(0)}px" aria-label="minimap: click to move the view">` +
-    `<rect class="tp-minimap-bg" x="0" y="0" width="${W}" height="${H}"/>` +
-    `<path class="tp-minimap-nodes" d="${d.join("")}"/>` +
-    `<rect class="tp-minimap-view" vector-effect="non-scaling-stroke"/>` +
-    `<circle class="tp-minimap-cur" r="${Math.max(W, H) / 60}" cx="-1000" cy="-1000"/></svg>`;
+  mini.setAttribute("viewBox", `0 0 ${W.toFixed(0)} ${H.toFixed(0)}`);
+  // the drawing's shape, at most 180x120 (a tall drawing gets a narrow map)
+  const h = Math.max(40, Math.min(120, 180 * H / W));
+  mini.style.height = `${h.toFixed(0)}px`;
+  mini.style.width = `${Math.min(180, h * W / H).toFixed(0)}px`;
+  const bg = mini.querySelector(".tp-minimap-bg");
+  bg.setAttribute("width", W); bg.setAttribute("height", H);
+  mini.querySelector(".tp-minimap-nodes").setAttribute("d", d.join(""));
 }

@@ -1,0 +1,123 @@
+"""The player's gradient health panel (widgets/static/health.js), run under Node.
+
+No browser: ``graph.js`` (its helpers) and ``health.js`` are evaluated by
+Node on a real replay's JSON, with a stand-in for the few DOM calls
+``showNorms`` makes. The page export must carry the same panel.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from widgets.health import compact
+from widgets.html_export import export_html, player_js
+from widgets.replay import replay
+
+STATIC = Path(__file__).resolve().parents[2] / "widgets" / "static"
+
+DRIVER = """
+const fs = require("fs");
+const data = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const numbers = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
+const markup = normsMarkup(data);
+// A stand-in root: one row per data-group in the markup, each with a bar.
+const rows = [...markup.matchAll(/class="tp-health-row[^"]*" data-group="([^"]+)"/g)].map((m) => {
+  const fill = { style: {} };
+  return { dataset: { group: m[1] }, querySelector: () => fill, fill };
+});
+const root = { querySelectorAll: () => rows };
+showNorms(root, data, data.frames.length - 1);
+const widths = Object.fromEntries(rows.map((r) => [r.dataset.group, r.fill.style.width]));
+showNorms(root, data, 0);
+const before = rows.map((r) => r.fill.style.width);
+console.log(JSON.stringify({ markup, widths, before, formatted: numbers.map(healthNumber) }));
+"""
+
+
+def _esc(text):
+    """As graph.js's esc()."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _nan_mlp():
+    ad.random.set_seed(0)
+    rng = np.random.default_rng(0)
+    layers = [ad.layers.Dense(4, activation="tanh", name=f"d{i}") for i in range(3)]
+    model = ad.keras.Sequential(layers, name="mlp")
+    x = ad.constant(rng.normal(size=(8, 3)).astype(np.float32))
+    model(x)
+    k = layers[1].kernel.numpy()
+    k[0, 0] = np.nan
+    layers[1].kernel.assign(k)
+    with ad.GradientTape() as tape:
+        loss = ad.reduce_mean(model(x) ** 2)
+    return replay(tape, loss, model.trainable_variables, names={"loss": loss})
+
+
+def _run_panel(tmp_path, data, numbers):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = tmp_path / "panel.js"
+    script.write_text((STATIC / "graph.js").read_text() + (STATIC / "health.js").read_text() + DRIVER)
+    (tmp_path / "data.json").write_text(json.dumps(data))
+    (tmp_path / "numbers.json").write_text(json.dumps(numbers))
+    done = subprocess.run([node, str(script), str(tmp_path / "data.json"), str(tmp_path / "numbers.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_group_has_a_marked_row_with_its_reasons_and_whole_numbers(tmp_path):
+    r = _nan_mlp()
+    health = r.data["debug"]["health"]
+    numbers = [1.869e-9, 0.00000123, 2.0, 0.25, 12345.0, -3.456e-5, 999.9, 0.1234]
+    out = _run_panel(tmp_path, json.loads(r.to_json()), numbers)
+    markup = out["markup"]
+    # the same numbers as widgets.health.compact, never longer than 3 digits and an exponent
+    assert out["formatted"] == [compact(v) for v in numbers] == \
+        ["1.87e-9", "1.23e-6", "2", "0.25", "1.23e4", "-3.46e-5", "1e3", "0.123"]
+    rows = re.findall(r'data-group="(g\d+)" data-status="(\w+)"', markup)
+    assert rows == [(row["group"], row["status"]) for row in health] == \
+        [("g0", "nan"), ("g1", "nan"), ("g2", "nan")]
+    assert markup.count('<span class="tp-health-mark">NaN</span>') == 3
+    assert "3 scopes · 3 NaN" in markup
+    for row in health:
+        for flag in row["flags"]:
+            assert _esc(flag["reason"]) in markup
+    d0 = health[0]
+    assert d0["grad_norm"] is None and f'‖w‖ <b class="tp-health-value">{compact(d0["weight_norm"])}</b>' in markup
+    assert '‖g‖ <b class="tp-health-value">—</b>' in markup      # a NaN gradient: a dash, marked NaN
+
+
+def test_bars_follow_the_backward_pass_on_a_log_scale(tmp_path):
+    ad.random.set_seed(1)
+    model = ad.keras.Sequential([ad.layers.Dense(3, activation="tanh", name=f"d{i}")
+                                 for i in range(3)], name="mlp")
+    x = ad.constant(np.random.default_rng(1).normal(size=(5, 2)).astype(np.float32))
+    with ad.GradientTape() as tape:
+        loss = ad.reduce_sum(model(x) ** 2)
+    r = replay(tape, loss, model.trainable_variables)
+    out = _run_panel(tmp_path, json.loads(r.to_json()), [])
+    norms = r.data["debug"]["group_norms"]
+    finals = {gid: series[-1][1] for gid, series in norms.items()}
+    top = max(finals.values())
+    for gid, width in out["widths"].items():
+        expected = 100 * max(0.0, np.log(finals[gid] / (top / 1e3)) / np.log(1e3))
+        assert float(width.rstrip("%")) == pytest.approx(expected, abs=0.06)
+    assert out["before"] == ["0.0%"] * 3                 # frame 0: nothing sent back yet
+    assert [row["status"] for row in r.data["debug"]["health"]] == ["ok"] * 3
+
+
+def test_the_player_module_and_the_page_carry_the_panel_once():
+    code = player_js()
+    assert code.count("function normsMarkup(") == 1 and code.count("function showNorms(") == 1
+    assert "function normsMarkup(" not in (STATIC / "groups.js").read_text()
+    page = export_html(_nan_mlp())
+    assert "function healthNumber(" in page and '"health":[' in page

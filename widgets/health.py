@@ -1,0 +1,413 @@
+"""Gradient health of a replay: one row per scope group, with flags and their reasons.
+
+``group_health`` reads a finished replay (its groups, nodes and first
+NaN/Inf frames), the engine's ``BackwardTrace`` and the sources' values, and
+returns one row for EVERY group, healthy or not (a NaN or a None row is
+kept and marked, never dropped). For a group that reads source variables
+(a layer's kernel and bias):
+
+- ``grad_norm``: the norm of the gradient its backward steps sent to those
+  variables (all of them together, ``sqrt(sum ||g_v||^2)``); for a layer
+  used once this is the norm of ``tape.gradient`` for its variables, for a
+  cell unrolled over steps it is this step's share;
+- ``weight_norm``: the norm of those variables' values (as they are when
+  the health is computed: before the optimizer step, in the usual loop);
+- ``ratio``: ``grad_norm / weight_norm``;
+- ``update_norm`` and ``update_ratio`` (``||update|| / ||w||``) when the
+  updates are given (``replay(..., updates=[w_after - w_before, ...])``);
+- ``zero_fraction``: the share of gradient entries that are exactly 0.
+
+A group that reads no source variable (an activation, the loss) gets the
+norm of what its backward steps sent to their inputs instead
+(``grad_of == "inputs"``). JSON-able: a NaN or Inf number is ``None``, and
+the row says so in its flags.
+
+The rules (each flag carries its rule's name and a sentence saying why):
+
+- ``nan_weights``: a variable of the group holds NaN/Inf;
+- ``nan_made``: the group made the first NaN/Inf of the forward pass;
+- ``nan_fed``: its forward values hold NaN/Inf made upstream (names where);
+- ``nan_gradient``: the gradient it sends holds NaN/Inf; names where that
+  began: the forward record that made the first NaN/Inf, else the backward
+  step that first sent one (``1/sqrt(0)`` in a VJP);
+- ``none_gradient``: no gradient reaches one or more of its variables
+  (None), with the engine's reason where known; for a group without
+  variables: no backward step ran in it at all;
+- ``dead_relu``: 90% or more of a Relu output in the group is exactly 0;
+- ``zero_gradient``: 90% or more of its variables' gradient is exactly 0;
+- ``large_weights``: its weights' RMS is 10x the median of the others';
+- ``ratio_high`` / ``ratio_low``: gradient/weight ratio 100x above (or
+  below: vanishing) the median of the other groups' ratios;
+- ``update_large``: one update changes its weights by more than 10%;
+- ``update_high`` / ``update_low``: update/weight ratio 100x off the median.
+
+"The others" are the other groups with finite values of that kind; the
+relative rules need at least two of them. A row's ``status`` is ``"nan"``,
+``"none"``, ``"flagged"`` or ``"ok"``, in that order of precedence.
+
+Cost: one pass over the backward steps and one over the edges and nodes
+(linear in records; a 10,000-record tape takes a small part of a second).
+Nothing here differentiates; values cross into NumPy only through
+``autodiff.backend.to_numpy``.
+
+    >>> rows = replay(tape, loss, model.trainable_variables).data["debug"]["health"]
+    >>> rows[1]["scope"], rows[1]["status"], rows[1]["flags"][0]["reason"]   # a NaN kernel
+    ('mlp/dense_1', 'nan', 'weights hold NaN (dense_1/kernel)')
+"""
+
+import numpy as np
+
+from autodiff import backend
+from autodiff.tensor import ArraySpec, Variable
+
+__all__ = ["group_health", "relative_flags", "medians_of_others", "compact", "LARGE_WEIGHTS",
+           "RATIO_OFF", "ZERO_SHARE", "UPDATE_LARGE"]
+
+LARGE_WEIGHTS = 10.0   # weights' RMS this many times the others' median
+RATIO_OFF = 100.0      # gradient/weight (or update/weight) ratio this far off the median
+ZERO_SHARE = 0.9       # share of exact zeros that makes a layer dead / its gradient zero
+UPDATE_LARGE = 0.1     # an update that changes the weights by more than this share
+RELUS = ("Relu", "Relu6")
+NAN_RULES = {"nan_weights", "nan_made", "nan_fed", "nan_gradient"}   # status "nan"
+
+
+def _array(value):
+    """A tensor's (or an array's) value as a NumPy array; None for a placeholder."""
+    value = getattr(value, "_value", value)
+    if value is None or isinstance(value, ArraySpec):
+        return None
+    return np.asarray(backend.to_numpy(value))
+
+
+def _sq(array):
+    """Sum of squares in float64 (NaN or Inf when the array holds one)."""
+    array = np.abs(array) if array.dtype.kind == "c" else array
+    flat = np.asarray(array, dtype=np.float64).reshape(-1)
+    return float(np.dot(flat, flat))
+
+
+def _number(x):
+    """4 significant digits, or None for NaN/Inf (the replay JSON allows no NaN)."""
+    return float(f"{x:.4g}") if x is not None and np.isfinite(x) else None
+
+
+def _bad_word(array):
+    return "NaN" if np.isnan(array).any() else "Inf"
+
+
+def _updates_by_id(updates, sources):
+    """``{variable id: update array}`` from a list aligned with ``sources`` or a dict
+    keyed by ``variable.ref()`` or by the variable's name."""
+    if updates is None:
+        return {}
+    if isinstance(updates, dict):
+        by_name = {s._name: s._id for s in sources if isinstance(s, Variable)}
+        found = {}
+        for key, value in updates.items():
+            if hasattr(key, "deref"):
+                found[key.deref()._id] = value
+            elif isinstance(key, str) and key.split(":")[0] in by_name:
+                found[by_name[key.split(":")[0]]] = value
+            else:
+                raise KeyError(f"updates: {key!r} is neither a variable.ref() nor the name of "
+                               f"a source variable")
+        return {k: _array(v) for k, v in found.items() if v is not None}
+    updates = list(updates)
+    if len(updates) != len(sources):
+        raise ValueError(f"updates: got {len(updates)} for {len(sources)} sources "
+                         f"(one per source, None where there is none)")
+    return {s._id: _array(u) for s, u in zip(sources, updates) if u is not None}
+
+
+def _record_text(frame, ops):
+    """``'record 12: Log'`` for a frame (numbered from 1, as the frame titles)."""
+    op = ops.get(frame.get("op")) or {}
+    return f"record {frame['record'] + 1}: {op.get('op_type', '?')}"
+
+
+def group_health(data, trace, sources, updates=None):
+    """One health row per scope group of a replay, with flags and reasons.
+
+    Args:
+        data: the replay dict (``Replay.data``) with its groups and debug marks.
+        trace: the engine's BackwardTrace it was made from.
+        sources: the flattened sources (their values give the weight norms).
+        updates: optional optimizer updates, one array per source (None where
+            none), or a dict keyed by ``variable.ref()`` or variable name:
+            ``[w_after - w_before for ...]``.
+
+    Returns:
+        A list of dicts, one per group in ``data["groups"]`` order: ``group``,
+        ``scope``, ``variables`` (display names), ``grad_of``, ``grad_norm``,
+        ``weight_norm``, ``ratio``, ``update_norm``, ``update_ratio``,
+        ``zero_fraction``, ``nonfinite_fraction``, ``status`` and ``flags``
+        (``[{"rule", "reason"}]``).
+
+    >>> [row["status"] for row in group_health(r.data, r.trace, [w0, w1])]
+    ['ok', 'none']
+    """
+    ix = _Index(data, sources)
+    flow = _BackwardFlow(trace, ix)
+    weights = {}   # variable id -> (sum of squares, size, "NaN"/"Inf"/None): once per variable
+    for vid in {v for vids in ix.own_vars.values() for v in vids}:
+        w = _array(ix.variables[vid])
+        if w is not None and w.dtype.kind in "fc":
+            weights[vid] = (_sq(w), w.size, None if np.all(np.isfinite(w)) else _bad_word(w))
+    update = {vid: _sq(u) for vid, u in _updates_by_id(updates, sources).items()}
+    rows = []
+    for g in data["groups"]:
+        vids = ix.own_vars.get(g["id"], [])
+        row = _row(g, vids, weights, ix.tensors, flow.grads.get(g["id"], {}),
+                   flow.sent.get(g["id"]), update)
+        for vid in vids:
+            if vid in weights and weights[vid][2]:
+                row["flags"].append(_flag("nan_weights", f"weights hold {weights[vid][2]} "
+                                                         f"({ix.tensors[f't{vid}']['name']})"))
+        _nan_flags(row, g["id"], ix, flow)
+        _none_flags(row, vids, flow.grads.get(g["id"], {}), ix, flow.sent.get(g["id"]))
+        _zero_flags(row, flow.relu_zero.get(g["id"]))
+        rows.append(row)
+    relative_flags(rows)
+    for row in rows:
+        rules = {f["rule"] for f in row["flags"]}
+        row["status"] = ("nan" if rules & NAN_RULES else "none" if "none_gradient" in rules
+                         else "flagged" if rules else "ok")
+        del row["rms"]
+    return rows
+
+
+class _Index:
+    """Who is where in a replay: ops and tensors by id, each op's group, what a
+    group reads and makes, the source variables it reads, the first NaN frames."""
+
+    def __init__(self, data, sources):
+        self.ops = {n["id"]: n for n in data["nodes"] if n["type"] == "op"}
+        self.tensors = {n["id"]: n for n in data["nodes"] if n["type"] == "tensor"}
+        self.group_of = {op: g["id"] for g in data["groups"] for op in g["ops"]}
+        self.variables = {s._id: s for s in sources if isinstance(s, Variable)}
+        self.op_of_output, self.reads, self.outputs = {}, {}, {}
+        for e in data["edges"]:
+            gid = self.group_of.get(e["op"])
+            if e["kind"] == "out":
+                self.op_of_output[int(e["to"][1:])] = e["op"]
+                if gid:
+                    self.outputs.setdefault(gid, []).append(e["to"])
+            elif gid:
+                self.reads.setdefault(gid, {})[e["from"]] = None
+        self.own_vars = {gid: [int(t[1:]) for t in ts if int(t[1:]) in self.variables]
+                         for gid, ts in self.reads.items()}
+        debug = data.get("debug", {})
+        first = debug.get("first_nonfinite", {})
+        frames = data["frames"]
+        self.fwd = frames[first["forward"]] if first.get("forward") is not None else None
+        self.bwd = frames[first["backward"]] if first.get("backward") is not None else None
+        self.lost = {entry["source"]: entry for entry in debug.get("lost", ())}
+
+    def bad(self, tensor_ids):
+        """Whether any of these tensors' known values holds a NaN or an Inf."""
+        return any((self.tensors[t].get("stats") or {}).get("nonfinite") for t in tensor_ids)
+
+
+class _BackwardFlow:
+    """One pass over the backward steps: per group, the gradient sent to its
+    variables (summed: a variable read twice gets two contributions), the
+    squared norm of all it sent, whether that held NaN/Inf, and the largest
+    share of zeros in a Relu output it made."""
+
+    def __init__(self, trace, ix):
+        self.grads, self.sent, self.bad_sent, self.relu_zero = {}, {}, {}, {}
+        for step in trace.steps:
+            rec = step.record
+            gid = ix.group_of.get(ix.op_of_output.get(rec.output_ids[0]))
+            if gid is not None:
+                self.add(gid, step, ix.own_vars.get(gid, ()))
+
+    def add(self, gid, step, mine):
+        for x_id, c in step.contributions:
+            array = None if c is None else _array(c)
+            if array is None or array.dtype.kind not in "fc":
+                continue
+            sq = _sq(array)
+            self.sent[gid] = self.sent.get(gid, 0.0) + sq
+            if not np.isfinite(sq) and not np.all(np.isfinite(array)):
+                self.bad_sent.setdefault(gid, _bad_word(array))
+            if x_id in mine:
+                acc = self.grads.setdefault(gid, {})
+                acc[x_id] = array if x_id not in acc else acc[x_id] + array
+        if step.record.op_type in RELUS:
+            out = _array(step.record.outputs[0])
+            if out is not None and out.size:
+                share = float(np.mean(out == 0))
+                if share > self.relu_zero.get(gid, (-1.0, None))[0]:
+                    self.relu_zero[gid] = (share, step.record.index)
+
+
+def _nan_flags(row, gid, ix, flow):
+    """``nan_made``, ``nan_fed`` and ``nan_gradient``, each naming where the NaN began."""
+    fwd, flags = ix.fwd, row["flags"]
+    where = ""
+    if fwd is not None:
+        scope = ix.ops.get(fwd.get("op"), {}).get("scope") or "no scope"
+        where = f"{_record_text(fwd, ix.ops)} in {scope}"
+        inputs = [t for t in ix.reads.get(gid, ()) if int(t[1:]) not in ix.variables]
+        if ix.group_of.get(fwd.get("op")) == gid:
+            flags.append(_flag("nan_made", f"makes the first NaN/Inf of the forward pass "
+                                           f"({_record_text(fwd, ix.ops)})"))
+        elif ix.bad(ix.outputs.get(gid, ())) or ix.bad(inputs):
+            flags.append(_flag("nan_fed", f"is fed NaN/Inf from {where}"))
+    if gid in flow.bad_sent:
+        if fwd is not None:    # the backward pass carries the forward NaN back
+            origin = f" (from {where})"
+        else:
+            origin = f" (first made by {_record_text(ix.bwd, ix.ops)})" if ix.bwd else ""
+        flags.append(_flag("nan_gradient", f"gradient is {flow.bad_sent[gid]}{origin}"))
+
+
+def _zero_flags(row, relu):
+    """``dead_relu`` (a Relu output mostly 0) and ``zero_gradient``."""
+    share, index = relu or (0.0, None)
+    if share >= ZERO_SHARE:
+        row["flags"].append(_flag("dead_relu", f"dead ReLU: {share:.0%} of its outputs are 0 "
+                                               f"(record {index + 1}: Relu)"))
+    zero = row["zero_fraction"]
+    if zero is not None and zero >= ZERO_SHARE:
+        row["flags"].append(_flag("zero_gradient", f"gradient is exactly 0 for {zero:.0%} "
+                                                   f"of its weights"))
+
+
+def _flag(rule, reason):
+    return {"rule": rule, "reason": reason}
+
+
+def _row(g, vids, weights, tensors, grads, sent, update):
+    """The numbers of one group (flags are added by the caller)."""
+    w_sq = g_sq = u_sq = 0.0
+    size = zeros = bad = entries = 0
+    for vid in vids:
+        if vid in weights:
+            w_sq += weights[vid][0]
+            size += weights[vid][1]
+        if vid in grads:
+            g_sq += _sq(grads[vid])
+            zeros += int(np.count_nonzero(grads[vid] == 0))
+            bad += int(grads[vid].size - np.count_nonzero(np.isfinite(grads[vid])))
+            entries += grads[vid].size
+        if vid in update:
+            u_sq += update[vid]
+    has_vars = bool(vids)
+    if has_vars:
+        grad = g_sq ** 0.5 if grads else None
+    else:
+        grad = sent ** 0.5 if sent is not None else None
+    weight = w_sq ** 0.5 if has_vars and size else None
+    upd = u_sq ** 0.5 if any(v in update for v in vids) else None
+    ratio = grad / weight if grad is not None and weight else None
+    return {
+        "group": g["id"], "scope": g["scope"],
+        "variables": [tensors[f"t{v}"]["name"] for v in vids],
+        "grad_of": "weights" if has_vars else "inputs",
+        "grad_norm": _number(grad), "weight_norm": _number(weight), "ratio": _number(ratio),
+        "update_norm": _number(upd),
+        "update_ratio": _number(upd / weight) if upd is not None and weight else None,
+        "zero_fraction": round(zeros / entries, 4) if entries else None,
+        "nonfinite_fraction": round(bad / entries, 4) if entries else None,
+        "rms": (weight / size ** 0.5) if weight is not None and np.isfinite(weight) else None,
+        "flags": [],
+    }
+
+
+def _none_flags(row, vids, grads, ix, sent):
+    """``none_gradient`` for the variables that got no gradient through this group."""
+    tensors, lost = ix.tensors, ix.lost
+    missing = [v for v in vids if v not in grads]
+    if not vids:
+        if sent is None:
+            row["flags"].append(_flag("none_gradient", "no gradient flows back through it (None)"))
+        return
+    if not missing:
+        return
+    reasons = sorted({lost[f"t{v}"]["reason"] for v in missing
+                      if f"t{v}" in lost and lost[f"t{v}"].get("reason")})
+    why = f"; {', '.join(reasons)}" if reasons else ""
+    if len(missing) == len(vids):
+        text = f"no gradient reaches its variables (None{why})"
+    else:
+        text = (f"no gradient reaches {', '.join(tensors[f't{v}']['name'] for v in missing)} "
+                f"(None{why})")
+    row["flags"].append(_flag("none_gradient", text))
+
+
+def medians_of_others(values):
+    """For each position, the median of the OTHER positive values (None: fewer than two).
+
+    One sort for all positions (a median per group over the rest would be
+    quadratic in the groups: an unrolled RNN has thousands).
+    """
+    ranked = sorted((v, i) for i, v in enumerate(values) if v is not None and v > 0)
+    order = {i: p for p, (_, i) in enumerate(ranked)}
+    ordered = [v for v, _ in ranked]
+    n = len(ordered)
+    medians = []
+    for i, v in enumerate(values):
+        p = order.get(i)
+        m = n - 1 if p is not None else n          # how many others
+        if m < 2:
+            medians.append(None)
+            continue
+
+        def at(k):   # the k-th of the others, skipping position p
+            return ordered[k + 1] if p is not None and k >= p else ordered[k]
+        medians.append(at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2)
+    return medians
+
+
+def compact(x):
+    """3 significant digits, an exponent below 1e-3 and from 1e3 up, as health.js shows
+    numbers: ``1.87e-9``, ``8.95e3``, ``0.25``, ``2``."""
+    if x == 0 or not np.isfinite(x):
+        return str(x)
+    text = f"{x:.2e}" if abs(x) < 1e-3 or abs(x) >= 1e3 else f"{x:.3g}"
+    mantissa, _, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def _times(x):
+    return f"{compact(x)}x" if x >= 1 else f"1/{compact(1 / x)}"
+
+
+def relative_flags(rows, others="groups"):
+    """Adds the rules that compare a row with the median of the others to ``rows``.
+
+    Args:
+        rows: dicts with ``rms`` (weights' root mean square), ``ratio``,
+            ``grad_of`` and ``update_ratio`` (None where unknown) and a
+            ``flags`` list; the training recorder uses it too, per step.
+        others: what the rows are, for the reasons ("the median of the other groups").
+    """
+    rms = [r["rms"] for r in rows]
+    ratios = [r["ratio"] if r["grad_of"] == "weights" else None for r in rows]
+    updates = [r["update_ratio"] for r in rows]
+    medians = {"rms": medians_of_others(rms), "gradient/weight": medians_of_others(ratios),
+               "update/weight": medians_of_others(updates)}
+    for i, row in enumerate(rows):
+        med = medians["rms"][i]
+        if med and rms[i] and rms[i] >= LARGE_WEIGHTS * med:
+            row["flags"].append(_flag("large_weights", f"weights' RMS is {_times(rms[i] / med)} "
+                                                       f"the median of the other {others}"))
+        for name, values, high, low in (("gradient/weight", ratios, "ratio_high", "ratio_low"),
+                                        ("update/weight", updates, "update_high", "update_low")):
+            med = medians[name][i]
+            value = values[i]
+            if not med or not value:
+                continue
+            if value >= RATIO_OFF * med:
+                row["flags"].append(_flag(high, f"{name} ratio {_times(value / med)} the median "
+                                                f"of the other {others}"))
+            elif value * RATIO_OFF <= med:
+                row["flags"].append(_flag(low, f"{name} ratio {_times(value / med)} of the "
+                                               f"median of the other {others}"))
+        if updates[i] is not None and updates[i] > UPDATE_LARGE:
+            row["flags"].append(_flag("update_large", f"one update changes its weights by "
+                                      f"{updates[i]:.0%} (over {UPDATE_LARGE:.0%})"))

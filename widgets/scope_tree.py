@@ -1,0 +1,431 @@
+"""The scope tree: how the player folds a long tape into boxes, and where they go.
+
+Each record carries its name scope (``'gru/gru_cell'``); ``build_tree``
+nests them (``a/b/c`` is a box in a box in a box) and gives every drawn node
+a home box: an op its scope's, a tensor its producer's, an input (or a copy
+of a widely read input) the box of the op that reads it. Two more kinds of
+box keep any level small enough to read:
+
+- **calls**: a scope that holds many ops which repeat (a Keras GRU cell runs
+  23 ops per step, all in ``gru/gru_cell``) is cut where the repetition
+  starts again: ``call 1``, ``call 2``... The period is the shortest one
+  of the op types' sequence (the prefix function of string matching, linear).
+- **blocks** and **ranges**: ops that do not repeat are cut into blocks of
+  ``BLOCK`` records; a box with more than ``MAX_CHILDREN`` boxes in it
+  gets its boxes grouped into ranges (``step_000 … step_047``).
+
+Each box's content (its child boxes and its own nodes) is ordered once, as
+layers (``layout.layer_order`` on the edges between them). ``place`` then
+lays out any choice of open boxes with ``bands.flow_layout``: a box's
+layers wrap into bands, so an unrolled RNN fills the screen in rows
+instead of running off as a line. The browser (``static/tree.js``) runs
+the same placement when a box opens; Python uses it for the static
+pictures and for every node's position in the replay's layout.
+
+    >>> tree = build_tree(rep.nodes, rep.edges, ends, copies)
+    >>> [b["label"] for b in tree.boxes[:3]]
+    ['', 'gru', 'gru_cell']
+"""
+
+from . import layout as _layout
+from .bands import Flow, flow_layout
+
+__all__ = ["ScopeTree", "build_tree", "place", "default_open", "box_size", "from_json", "rep",
+           "drawn_ends", "CHUNK_ABOVE", "MAX_CHILDREN", "OPEN_UP_TO", "SMALL_TAPE"]
+
+CHUNK_ABOVE = 40       # a box with more ops of its own is cut into calls or blocks
+BLOCK = 32             # records per block when the ops do not repeat
+MAX_CHILDREN = 64      # more boxes than this in one box are grouped into ranges
+RANGE = 48             # boxes per range
+OPEN_UP_TO = 24        # boxes shown at first: open levels while no more than this show
+SMALL_TAPE = 30        # a tape of no more ops opens with every box open
+PAD, HEAD = 14.0, 30.0   # an open box's margin, and its label's band on top
+BOX_HEIGHT = 64.0
+MIN_BAND = 880.0       # a 1280px screen at the readable zoom (16/11 px a unit), in units
+
+
+class ScopeTree:
+    """Boxes (dicts, root first) and the content of each, in layers.
+
+    ``boxes[k]``: ``{"id": "b<k>", "label", "path", "kind", "parent", "ops",
+    "first", "last", "layers"}``; ``kind`` is ``"root"``, ``"scope"``,
+    ``"call"``, ``"block"`` or ``"range"``; ``ops`` counts the ops inside,
+    ``first``/``last`` are their smallest and largest ``order``; ``layers``
+    lists the box's items (``"b<k>"`` for a box, else a node or copy id).
+    ``home``: node id -> the box it is drawn in; ``left``: per box,
+    item -> items it reads.
+    """
+
+    def __init__(self, boxes, home, left):
+        self.boxes, self.home, self.left = boxes, home, left
+
+    def to_json(self):
+        return [{k: b[k] for k in ("id", "label", "sub", "path", "kind", "parent", "ops",
+                                   "first", "last", "layers")} for b in self.boxes]
+
+    def index(self, item):
+        return int(item[1:]) if item[:1] == "b" else None
+
+
+def build_tree(nodes, edges, ends, copies):
+    """The scope tree of a replay's nodes.
+
+    Args:
+        nodes: the replay's node dicts (ops carry ``scope`` and ``order``).
+        edges: the replay's edge dicts; ``ends``: each edge's drawn
+            ``(from, to)`` (a copy instead of a widely read input).
+        copies: ``graph_layout._copy_inputs``'s copies (``id``, ``node``, ``op``).
+
+    Returns:
+        A ScopeTree.
+    """
+    ops = sorted((n for n in nodes if n["type"] == "op"), key=lambda n: n["order"])
+    order = {n["id"]: n["order"] for n in ops}
+    boxes = [{**_box("", "", "root", -1), "id": "b0"}]
+    by_path = {"": 0}
+    op_box = {}
+    for op in ops:
+        op_box[op["id"]] = _scope_box(boxes, by_path, op.get("scope") or "")
+    anchor = {}                      # a node's op: its producer, or its first reader
+    for e in edges:
+        if e["kind"] == "out":
+            anchor[e["to"]] = e["op"]
+    for c in copies:
+        anchor[c["id"]] = c["op"]
+    for e, (a, _) in zip(edges, ends):
+        if e["kind"] == "in":
+            anchor.setdefault(a, e["op"])
+    own = {}
+    for op in ops:
+        own.setdefault(op_box[op["id"]], []).append(op)
+    for b, its in list(own.items()):
+        if len(its) > CHUNK_ABOVE:
+            _cut(boxes, b, its, op_box)
+    for b in range(len(boxes)):
+        _group_ranges(boxes, b)
+    rank = {n["id"]: i for i, n in enumerate(nodes)}
+    rank.update({c["id"]: rank[c["op"]] - 0.5 for c in copies})
+    home = {}
+    for item in list(rank):
+        a = item if item in order else anchor.get(item)
+        home[item] = op_box[a] if a is not None else 0
+    _count(boxes, op_box, order)
+    for box in boxes:
+        if box["kind"] == "range":
+            _name_range(boxes, box)
+    return _order(ScopeTree(boxes, home, {}), rank, ends)
+
+
+def _box(label, path, kind, parent):
+    return {"id": None, "label": label, "path": path, "kind": kind, "parent": parent,
+            "unit": kind, "children": [], "ops": 0, "first": None, "last": None, "layers": []}
+
+
+def _add(boxes, box):
+    box["id"] = f"b{len(boxes)}"
+    boxes.append(box)
+    if box["parent"] >= 0:
+        boxes[box["parent"]]["children"].append(len(boxes) - 1)
+    return len(boxes) - 1
+
+
+def _scope_box(boxes, by_path, scope):
+    """The box of a scope path, made (with its parents) on first use."""
+    if scope in by_path:
+        return by_path[scope]
+    parent, _, label = scope.rstrip("/").rpartition("/")
+    up = _scope_box(boxes, by_path, parent) if parent else 0
+    by_path[scope] = _add(boxes, _box(label or scope, scope, "scope", up))
+    return by_path[scope]
+
+
+def _period(seq):
+    """The shortest p with seq[i] == seq[i + p] for every i (the prefix function)."""
+    pi = [0] * len(seq)
+    for i in range(1, len(seq)):
+        k = pi[i - 1]
+        while k and seq[i] != seq[k]:
+            k = pi[k - 1]
+        pi[i] = k + (seq[i] == seq[k])
+    return len(seq) - pi[-1] if seq else 0
+
+
+def _cut(boxes, b, own, op_box):
+    """Moves box ``b``'s own ops into calls (when they repeat) or blocks."""
+    p = _period([op["op_type"] for op in own])
+    repeats = 4 <= p <= len(own) // 2
+    size = p if repeats else BLOCK
+    for k in range(0, len(own), size):
+        part = own[k:k + size]
+        label = f"call {k // size + 1}" if repeats else \
+            f"records {part[0]['order'] + 1:,}–{part[-1]['order'] + 1:,}"
+        child = _add(boxes, _box(label, boxes[b]["path"], "call" if repeats else "block", b))
+        for op in part:
+            op_box[op["id"]] = child
+
+
+def _group_ranges(boxes, b):
+    """More than MAX_CHILDREN boxes in box ``b``: consecutive ones go into ranges."""
+    while len(boxes[b]["children"]) > MAX_CHILDREN:
+        children, boxes[b]["children"] = boxes[b]["children"], []
+        n = -(-len(children) // RANGE)           # ranges of even sizes
+        for i in range(n):
+            part = children[i * len(children) // n:(i + 1) * len(children) // n]
+            r = _add(boxes, _box("", boxes[b]["path"], "range", b))
+            boxes[r]["unit"] = boxes[part[0]]["unit"]
+            for c in part:
+                boxes[c]["parent"] = r
+            boxes[r]["children"] = part
+
+
+def _name_range(boxes, box):
+    """'calls 1–48', 'records 1–1,536' or 'step_000 … step_047'."""
+    first, last = boxes[box["children"][0]], boxes[box["children"][-1]]
+    while first["kind"] == "range":      # a range of ranges: name it by its ends
+        first, last = boxes[first["children"][0]], boxes[last["children"][-1]]
+    if box["unit"] == "call":
+        box["label"] = f"calls {first['label'].split()[-1]}–{last['label'].split()[-1]}"
+    elif box["unit"] == "block":
+        box["label"] = f"records {box['first'] + 1:,}–{box['last'] + 1:,}"
+    else:
+        box["label"] = f"{first['label']} … {last['label']}"
+
+
+def _count(boxes, op_box, order):
+    for op, b in op_box.items():
+        while b >= 0:
+            box = boxes[b]
+            box["ops"] += 1
+            o = order[op]
+            box["first"] = o if box["first"] is None else min(box["first"], o)
+            box["last"] = o if box["last"] is None else max(box["last"], o)
+            b = box["parent"]
+
+
+def _ancestors(boxes, b):
+    chain = []
+    while b >= 0:
+        chain.append(b)
+        b = boxes[b]["parent"]
+    return chain
+
+
+def _order(tree, rank, ends):
+    """Each box's items in layers, from the edges between them (at their common box)."""
+    boxes, home = tree.boxes, tree.home
+    depth = [len(_ancestors(boxes, k)) for k in range(len(boxes))]   # ranges come after their boxes
+    items = {k: [f"b{c}" for c in b["children"]] for k, b in enumerate(boxes)}
+    for node, b in home.items():
+        items[b].append(node)
+    first_rank = {}
+    for node, b in home.items():
+        for up in _ancestors(boxes, b):
+            key = f"b{up}"
+            first_rank[key] = min(first_rank.get(key, rank[node]), rank[node])
+    rank = {**rank, **first_rank}
+    inner = {k: [] for k in items}
+    for a, b in ends:
+        lca, ia, ib = _common(boxes, depth, home[a], home[b], a, b)
+        if ia != ib and rank[ia] < rank[ib]:      # back edges (a scope used twice) do not layer
+            inner[lca].append((ia, ib))
+    seen = {}     # an unrolled loop's steps share one shape: order it once
+    for k, box in enumerate(boxes):
+        its = sorted(items[k], key=lambda i: rank.get(i, 0))
+        pairs = list(dict.fromkeys(inner[k]))
+        index = {item: i for i, item in enumerate(its)}
+        shape = (tuple(f"{i[:1]}{'@' in i}" for i in its),
+                 tuple((index[x], index[y]) for x, y in pairs))
+        if shape not in seen:
+            layers = _layout.layer_order(list(range(len(its))), list(shape[1]),
+                                         sweeps=8 if len(its) < 300 else 2) if its else []
+            seen[shape] = layers
+        box["layers"] = [[its[i] for i in lay] for lay in seen[shape]]
+        left = {}
+        for x, y in pairs:
+            left.setdefault(y, []).append(x)
+        tree.left[k] = left
+        box["sub"] = summary(box, boxes)
+    return tree
+
+
+def _common(boxes, depth, ha, hb, a, b):
+    """The lowest box holding both ends, and the item under it on each side."""
+    ia, ib = a, b
+    while depth[ha] > depth[hb]:
+        ia, ha = f"b{ha}", boxes[ha]["parent"]
+    while depth[hb] > depth[ha]:
+        ib, hb = f"b{hb}", boxes[hb]["parent"]
+    while ha != hb:
+        ia, ha = f"b{ha}", boxes[ha]["parent"]
+        ib, hb = f"b{hb}", boxes[hb]["parent"]
+    return ha, ia, ib
+
+
+# ---- which boxes open, and where everything goes ------------------------------
+def default_open(tree, small=SMALL_TAPE):
+    """The boxes open at first: all on a tape of no more than ``small`` ops; else
+    the root, then whole levels of boxes of boxes while no more than OPEN_UP_TO
+    boxes show (a box of ops alone stays closed). static/tree.js does the same
+    with ``small=0``: the live player always opens at the level of the scopes.
+    """
+    boxes = tree.boxes
+    if boxes[0]["ops"] <= small:
+        return set(range(len(boxes)))
+    opened, level, shown = {0}, [0], len(boxes[0]["children"])
+    while level:
+        nxt = [c for b in level for c in boxes[b]["children"] if boxes[c]["children"]]
+        more = sum(len(boxes[c]["children"]) - 1 for c in nxt)
+        if not nxt or shown + more > OPEN_UP_TO:
+            break
+        opened.update(nxt)
+        shown += more
+        level = nxt
+    return opened
+
+
+def box_size(box):
+    """A closed box: wide enough for its label and its count line."""
+    text = max(len(box["label"]) * 9.0, len(box.get("sub", "")) * 7.0)
+    return (min(max(text + 36.0, 150.0), 300.0), BOX_HEIGHT)
+
+
+def summary(box, boxes):
+    """The count line of a closed box: '50 calls · 1,150 ops'."""
+    n = len(box["children"])
+    inner = ""
+    if n:
+        kind = boxes[box["children"][0]]["kind"]
+        kind = {"call": "call", "block": "block", "range": "range"}.get(kind, "scope")
+        inner = f"{n} {kind}{'' if n == 1 else 's'} · "
+    return f"{inner}{box['ops']:,} op{'' if box['ops'] == 1 else 's'}"
+
+
+def place(tree, sizes, opened, aspect=16 / 9, min_band=MIN_BAND):
+    """Rectangles of all that shows when the boxes in ``opened`` are open.
+
+    Args:
+        tree: a ScopeTree; sizes: node id -> (w, h) for nodes and copies.
+        opened: box indices that are open (the root always is).
+        aspect: the width-to-height ratio every box's content should take.
+        min_band: no band is cut narrower (what a stage shows at a readable zoom).
+
+    Returns:
+        ``(rects, width, height)``: ``rects`` maps each shown item (a node,
+        a copy, or ``"b<k>"``) to ``{"x", "y", "w", "h", "band"}`` (centre,
+        size, and the bottom of its band, for edges that wrap), plus
+        ``"open"`` for boxes.
+    """
+    boxes = tree.boxes
+    flows, size, same = {}, {}, {}
+
+    def lay(k):
+        box = boxes[k]
+        for layer in box["layers"]:
+            for item in layer:
+                c = tree.index(item)
+                if c is None:
+                    size[item] = tuple(sizes[item])
+                elif c in opened:
+                    w, h = lay(c)
+                    size[item] = (w + 2 * PAD, h + PAD + HEAD)
+                else:
+                    size[item] = box_size(boxes[c])
+        if not box["layers"]:
+            flows[k] = None
+            return (120.0, 40.0)
+        # the steps of an unrolled loop have one shape: place it once, move it for each
+        flat = [item for layer in box["layers"] for item in layer]
+        index = {item: i for i, item in enumerate(flat)}
+        shape = (tuple(len(layer) for layer in box["layers"]), tuple(size[i] for i in flat),
+                 tuple((index[y], index[x]) for y, xs in tree.left[k].items() for x in xs))
+        done = same.get(shape)
+        if done is None:
+            flow = flow_layout(box["layers"], size, tree.left[k],
+                                       _band_width(box["layers"], size, aspect, min_band))
+            same[shape] = done = (flow, flat)
+        flow, first = done
+        if first is not flat:
+            flow = Flow({item: flow.positions[first[i]] for i, item in enumerate(flat)},
+                                flow.width, flow.height, flow.bands,
+                                {item: flow.band_of[first[i]] for i, item in enumerate(flat)})
+        flows[k] = flow
+        return flow.width, flow.height
+
+    margin = 16.0
+    width, height = lay(0)
+    rects = {}
+
+    def put(k, ox, oy):
+        flow = flows[k]
+        if flow is None:
+            return
+        for item, (x, y) in flow.positions.items():
+            w, h = size[item]
+            band = flow.bands[flow.band_of[item]][1] + oy
+            rect = {"x": round(ox + x, 1), "y": round(oy + y, 1), "w": w, "h": h,
+                    "band": round(band, 1)}
+            c = tree.index(item)
+            if c is not None:
+                rect["open"] = c in opened
+                if c in opened:
+                    put(c, ox + x - w / 2 + PAD, oy + y - h / 2 + HEAD)
+            rects[item] = rect
+
+    put(0, margin, margin)
+    return rects, width + 2 * margin, height + 2 * margin
+
+
+def _band_width(layers, size, aspect, min_band):
+    """How wide a band may grow: the content's area at the wanted shape, and never
+    narrower than ``min_band`` (a few boxes stay on one line)."""
+    widths = [max(size[n][0] for n in lay) for lay in layers]
+    heights = [sum(size[n][1] for n in lay) + 22.0 * (len(lay) - 1) for lay in layers]
+    natural = sum(widths) + 48.0 * (len(layers) - 1)
+    area = sum((w + 48.0) * (h + 56.0) for w, h in zip(widths, heights))
+    want = max(max(widths), (area * aspect) ** 0.5, min_band)
+    return natural if natural <= 1.15 * want else want
+
+
+# ---- the tree again, from a replay's JSON --------------------------------------
+def from_json(boxes_json, nodes, edges, placed=None):
+    """A ScopeTree again from a replay's ``layout["tree"]`` (what the page gets too).
+
+    ``placed``: the boxes that will be placed (their ``left`` is all that is
+    worked out); None for all.
+    """
+    boxes = [dict(b, children=[]) for b in boxes_json]
+    for k, b in enumerate(boxes):
+        if b["parent"] >= 0:
+            boxes[b["parent"]]["children"].append(k)
+    home, layer_of = {}, {}
+    for k, b in enumerate(boxes):
+        for i, lay in enumerate(b["layers"]):
+            for item in lay:
+                home[item], layer_of[item] = k, i
+    depth = [len(_ancestors(boxes, k)) for k in range(len(boxes))]
+    left = {k: {} for k in range(len(boxes))}
+    for a, b in drawn_ends(edges, home):
+        if a not in home or b not in home:
+            continue
+        if placed is not None and home[a] == home[b] and home[a] not in placed:
+            continue          # inside a closed box: most edges of a long tape
+        lca, ia, ib = _common(boxes, depth, home[a], home[b], a, b)
+        if ia != ib and layer_of[ia] < layer_of[ib] and ia not in left[lca].setdefault(ib, []):
+            left[lca][ib].append(ia)
+    return ScopeTree(boxes, home, left)
+
+
+def drawn_ends(edges, home):
+    """Each edge's drawn ``(from, to)``: a copy of a widely read input where there is one."""
+    return [(f'{e["from"]}@{e["op"]}' if e["kind"] == "in" and f'{e["from"]}@{e["op"]}' in home
+             else e["from"], e["to"]) for e in edges]
+
+
+def rep(tree, item, opened):
+    """What shows for ``item``: the outermost closed box around it, else itself."""
+    shown, k = item, tree.home.get(item, 0)
+    while k > 0:
+        if k not in opened:
+            shown = f"b{k}"
+        k = tree.boxes[k]["parent"]
+    return shown

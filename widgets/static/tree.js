@@ -1,0 +1,375 @@
+// The scope tree in the browser (part 2 of the module; see graph.js): which
+// boxes are open, and where everything that shows goes. The boxes and each
+// box's layers come from widgets/scope_tree.py (`data.layout.tree`); the
+// placement is scope_tree.place and bands.flow_layout again, run here
+// because opening a box re-flows its neighbourhood: layers go left to right
+// and wrap into bands top to bottom, so a long chain fills the stage.
+//
+// Cost: a box's placement is kept until a box inside it opens or closes, so
+// opening one box re-places only the boxes around it, and the reps (what
+// shows for a node: itself, or the closed box it is in) are one walk up.
+
+const TREE = { PAD: 14, HEAD: 30, BOX_H: 64, LAYER_GAP: 48, NODE_GAP: 22, BAND_GAP: 56, MARGIN: 16,
+  OPEN_UP_TO: 24 };
+const NODE_SIZE = { tensor: [132, 90], op: [96, 84], copy: [84, 30] };
+
+function createTree(data) {
+  const boxes = data.layout.tree;
+  const home = new Map();            // item -> index of the box it is drawn in
+  const layerOf = new Map();         // item -> its layer in that box
+  boxes.forEach((b, k) => b.layers.forEach((lay, i) => lay.forEach((it) => {
+    home.set(it, k); layerOf.set(it, i);
+  })));
+  const children = boxes.map(() => []);
+  boxes.forEach((b, k) => { if (b.parent >= 0) children[b.parent].push(k); });
+  const depth = boxes.map((b) => { let d = 0; for (let p = b.parent; p >= 0; p = boxes[p].parent) d++; return d; });
+  const nodeById = new Map(data.nodes.map((n) => [n.id, n]));
+  const isBox = (id) => id.charCodeAt(0) === 98;   // "b<k>" (nodes are "t…" and "op…")
+  const boxIndex = (id) => Number(id.slice(1));
+  const ends = new Map(data.edges.map((e) => [e, e.kind === "in" && home.has(e.from + "@" + e.op) ? e.from + "@" + e.op : e.from]));
+  const endOf = (e) => ends.get(e);
+
+  // The box holding both ends, and the item under it on each side (scope_tree._common).
+  function common(a, b) {
+    let ha = home.get(a), hb = home.get(b), ia = a, ib = b;
+    if (ha === undefined || hb === undefined) return null;
+    while (depth[ha] > depth[hb]) { ia = "b" + ha; ha = boxes[ha].parent; }
+    while (depth[hb] > depth[ha]) { ib = "b" + hb; hb = boxes[hb].parent; }
+    while (ha !== hb) { ia = "b" + ha; ha = boxes[ha].parent; ib = "b" + hb; hb = boxes[hb].parent; }
+    return [ha, ia, ib];
+  }
+  // Each box's item -> the items it reads from earlier layers (for placing only).
+  const left = boxes.map(() => new Map());
+  for (const e of data.edges) {
+    const c = common(endOf(e), e.to);
+    if (!c || c[1] === c[2] || !(layerOf.get(c[1]) < layerOf.get(c[2]))) continue;
+    const m = left[c[0]];
+    if (!m.has(c[2])) m.set(c[2], []);
+    if (!m.get(c[2]).includes(c[1])) m.get(c[2]).push(c[1]);
+  }
+
+  // Open at first: the root, then whole levels of boxes of boxes while no more
+  // than OPEN_UP_TO boxes show (scope_tree.default_open with small=0): the page
+  // opens at the level of the scopes.
+  function defaultOpen() {
+    const opened = new Set([0]);
+    let level = [0], shown = children[0].length;
+    while (level.length) {
+      const next = level.flatMap((b) => children[b].filter((c) => children[c].length));
+      const more = next.reduce((s, c) => s + children[c].length - 1, 0);
+      if (!next.length || shown + more > TREE.OPEN_UP_TO) break;
+      next.forEach((c) => opened.add(c));
+      shown += more;
+      level = next;
+    }
+    return opened;
+  }
+  const open = defaultOpen();
+  const flows = new Map();           // box index -> its placed content (kept until dirty)
+  let boxRep = null;
+  let aspect = 16 / 9, minBand = 880;
+
+  function closedSize(b) {
+    const text = Math.max(b.label.length * 9, (b.sub || "").length * 7);
+    return [Math.min(Math.max(text + 36, 150), 300), TREE.BOX_H];
+  }
+  function sizeOf(item) {
+    if (isBox(item)) {
+      const k = boxIndex(item);
+      if (!open.has(k)) return closedSize(boxes[k]);
+      const f = place(k);
+      return [f.width + 2 * TREE.PAD, f.height + TREE.PAD + TREE.HEAD];
+    }
+    if (item.includes("@")) return NODE_SIZE.copy;
+    return NODE_SIZE[nodeById.get(item).type];
+  }
+  // The steps of an unrolled loop have one shape: a box of nodes only is placed once
+  // per shape (its kinds of node, and who reads whom) and moved for the others.
+  const shapes = new Map();
+  function shapeOf(k) {
+    const flat = boxes[k].layers.flat(), index = new Map(flat.map((it, i) => [it, i]));
+    const kinds = boxes[k].layers.map((lay) => lay.map((it) => (it.includes("@") ? "c" : it[0])).join("")).join("|");
+    const reads = [];
+    for (const [y, xs] of left[k]) for (const x of xs) reads.push(index.get(y) + ">" + index.get(x));
+    return [kinds + "/" + reads.join(","), flat];
+  }
+  function place(k) {
+    let f = flows.get(k);
+    if (f) return f;
+    const b = boxes[k];
+    const leaf = !children[k].length && b.layers.length;
+    const [key, flat] = leaf ? shapeOf(k) : [null, null];
+    const like = leaf ? shapes.get(key) : null;
+    const sizes = new Map();
+    for (const lay of b.layers) for (const it of lay) sizes.set(it, sizeOf(it));
+    if (like) {
+      const [g, first] = like, positions = new Map(), bandOf = new Map();
+      flat.forEach((it, i) => { positions.set(it, g.positions.get(first[i])); bandOf.set(it, g.bandOf.get(first[i])); });
+      f = { positions, width: g.width, height: g.height, bands: g.bands, bandOf };
+    } else {
+      f = b.layers.length ? flowLayout(b.layers, sizes, left[k], bandWidth(b.layers, sizes))
+        : { positions: new Map(), width: 120, height: 40, bands: [], bandOf: new Map() };
+      if (leaf) shapes.set(key, [f, flat]);
+    }
+    f.sizes = sizes;
+    flows.set(k, f);
+    return f;
+  }
+  function bandWidth(layers, sizes) {
+    const widths = layers.map((lay) => Math.max(...lay.map((n) => sizes.get(n)[0])));
+    const heights = layers.map((lay) => lay.reduce((s, n) => s + sizes.get(n)[1], 0) + TREE.NODE_GAP * (lay.length - 1));
+    const natural = widths.reduce((s, w) => s + w, 0) + TREE.LAYER_GAP * (layers.length - 1);
+    let area = 0;
+    widths.forEach((w, i) => { area += (w + TREE.LAYER_GAP) * (heights[i] + TREE.BAND_GAP); });
+    const want = Math.max(Math.max(...widths), Math.sqrt(area * aspect), minBand);
+    return natural <= 1.15 * want ? natural : want;
+  }
+  // Box k opened or closed: the boxes around it must be placed again (its own
+  // content stays where it was).
+  function dirty(k) {
+    boxRep = null;
+    for (k = boxes[k].parent; k >= 0; k = boxes[k].parent) flows.delete(k);
+  }
+  // While the page is idle, place the boxes that hold only nodes (most of a long
+  // tape), so that opening many boxes at once only places the boxes around them.
+  const leaves = boxes.map((b, k) => k).filter((k) => k > 0 && !children[k].length);
+  let warming = null;
+  function warm() {
+    if (warming !== null) return;
+    const idle = window.requestIdleCallback || ((cb) => setTimeout(() => cb({ timeRemaining: () => 8 }), 30));
+    let i = 0;
+    const step = (deadline) => {
+      const until = performance.now() + Math.max(4, Math.min(deadline.timeRemaining(), 12));
+      while (i < leaves.length && performance.now() < until) place(leaves[i++]);
+      warming = i < leaves.length ? idle(step) : null;
+    };
+    warming = idle(step);
+  }
+
+  // Absolute rectangles (centre, size, band bottom) of everything that shows.
+  let rects = new Map(), width = 0, height = 0;
+  // aspect: the stage's width / height; band: the stage's width in units at a readable zoom.
+  function layout(newAspect, band) {
+    if (Math.abs(newAspect - aspect) > 1e-3 || Math.abs(band - minBand) > 1) {
+      aspect = newAspect; minBand = band; flows.clear(); shapes.clear();
+      if (warming === null) warm();
+    }
+    const root = place(0);
+    rects = new Map();
+    const put = (k, ox, oy) => {
+      const f = flows.get(k);
+      for (const [item, [x, y]] of f.positions) {
+        const [w, h] = f.sizes.get(item);
+        const rect = { x: ox + x, y: oy + y, w, h, band: f.bands[f.bandOf.get(item)][1] + oy };
+        if (isBox(item)) {
+          const c = boxIndex(item);
+          rect.open = open.has(c);
+          if (rect.open) put(c, ox + x - w / 2 + TREE.PAD, oy + y - h / 2 + TREE.HEAD);
+        }
+        rects.set(item, rect);
+      }
+    };
+    put(0, TREE.MARGIN, TREE.MARGIN);
+    width = root.width + 2 * TREE.MARGIN;
+    height = root.height + 2 * TREE.MARGIN;
+    return rects;
+  }
+
+  // What shows for a node or box: the outermost closed box around it, else itself.
+  // boxRep[k]: that box for box k and what is in it (null when all are open).
+  const byDepth = boxes.map((b, k) => k).sort((a, b) => depth[a] - depth[b]);
+  function rep(id) {
+    const k = home.get(id);
+    if (k === undefined) return id;
+    if (!boxRep) {
+      boxRep = new Array(boxes.length).fill(null);
+      for (const b of byDepth) {
+        const up = boxes[b].parent >= 0 ? boxRep[boxes[b].parent] : null;
+        boxRep[b] = up || (b > 0 && !open.has(b) ? "b" + b : null);
+      }
+    }
+    return boxRep[k] || id;
+  }
+  function setOpen(k, on) {
+    if (k <= 0 || open.has(k) === !!on) return false;
+    if (on) open.add(k); else open.delete(k);
+    dirty(k);
+    return true;
+  }
+  // Opens every box around `id` (a node or a box); true when one opened.
+  function reveal(id) {
+    let changed = false;
+    for (let k = home.get(id); k > 0; k = boxes[k].parent) changed = setOpen(k, true) || changed;
+    return changed;
+  }
+  function setAll(on) {
+    boxes.forEach((b, k) => { if (k > 0 && children[k].length + b.layers.length) setOpen(k, on); });
+  }
+
+  // The edges that show: one per pair of shown ends, with the data edges it stands for.
+  function shownEdges() {
+    const out = new Map();
+    for (const e of data.edges) {
+      const end = endOf(e), a = rep(end), b = rep(e.to);
+      if (a === b) continue;
+      // two shown nodes: the edge itself (x * x keeps both); else one per pair of ends
+      const key = a === end && b === e.to ? e.id : a + ">" + b;
+      const s = out.get(key);
+      if (s) s.edges.push(e);
+      else out.set(key, { id: key, from: a, to: b, edges: [e] });
+    }
+    for (const s of out.values()) {
+      const ra = rects.get(s.from), rb = rects.get(s.to);
+      if (!ra || !rb) { s.box = null; continue; }
+      // the path is written only when the edge is drawn (pathOf); the box bounds it
+      s.box = [Math.min(ra.x - ra.w / 2, rb.x - rb.w / 2) - 30, Math.min(ra.y, rb.y) - 30,
+        Math.max(ra.x + ra.w / 2, rb.x + rb.w / 2) + 30,
+        Math.max(ra.y, rb.y, rb.x - rb.w / 2 < ra.x + ra.w / 2 ? ra.band + 28 : 0) + 30];
+    }
+    return [...out.values()].filter((s) => s.box);
+  }
+  function pathOf(s) {
+    if (s.path) return s.path;
+    const e = s.edges[0], ra = rects.get(s.from), rb = rects.get(s.to);
+    const fan = s.edges.length === 1 && e.kind === "in" && s.to === e.to ? fanOf(e) : 0;
+    const c = common(s.from, s.to);
+    const gap = c && rects.get(c[1]) ? rects.get(c[1]).band + 28 : null;
+    s.path = route(ra, rb, port(s.from, ra), port(s.to, rb), fan, gap);
+    return s.path;
+  }
+  const inputs = new Map();
+  for (const e of data.edges) if (e.kind === "in") inputs.set(e.op, (inputs.get(e.op) || 0) + 1);
+  const fanOf = (e) => (e.slot - (inputs.get(e.op) - 1) / 2) * 12;
+  const port = (id, r) => (id.startsWith("op") && !id.includes("@") ? 26 : r.w / 2);
+
+  return {
+    boxes, children, home, open, layout, rep, setOpen, reveal, setAll, shownEdges, pathOf, isBox, boxIndex,
+    rects: () => rects, size: () => [width, height], endOf, nodeById,
+  };
+}
+
+// graph_layout.route: forward, one curve; backward (a later band), out, down under
+// the band, back left along the gap, and in from the left.
+function route(a, b, pa, pb, fan, gap) {
+  const x0 = a.x + pa, y0 = a.y, x1 = b.x - pb, y1 = b.y + (fan || 0);
+  const f = (v) => v.toFixed(1);
+  if (x1 >= x0 + 8 || gap === null || gap === undefined) {
+    const mid = (x1 - x0) / 2;
+    return `M${f(x0)},${f(y0)} C${f(x0 + mid)},${f(y0)} ${f(x1 - mid)},${f(y1)} ${f(x1)},${f(y1)}`;
+  }
+  const r = 24;
+  return `M${f(x0)},${f(y0)} C${f(x0 + r)},${f(y0)} ${f(x0 + r)},${f(gap)} ${f(x0)},${f(gap)} ` +
+    `L${f(x1)},${f(gap)} C${f(x1 - r)},${f(gap)} ${f(x1 - r)},${f(y1)} ${f(x1)},${f(y1)}`;
+}
+
+// bands.flow_layout: layers left to right, wrapped into bands at `bandWidth`
+// (never between an input and the node it feeds), y by pooling adjacent violators.
+function flowLayout(layers, sizes, left, bandWidth) {
+  const widths = layers.map((lay) => Math.max(...lay.map((n) => sizes.get(n)[0])));
+  const layerOf = new Map();
+  layers.forEach((lay, i) => lay.forEach((n) => layerOf.set(n, i)));
+  const right = new Map();
+  for (const [n, ins] of left) for (const m of ins) { if (!right.has(m)) right.set(m, []); right.get(m).push(n); }
+  const isInput = (n) => !(left.get(n) || []).length;
+  const breakable = layers.map((lay, i) => i > 0 && !lay.some((n) =>
+    (left.get(n) || []).some((m) => isInput(m) && layerOf.get(m) === i - 1)));
+  const starts = [0];
+  let x = widths[0], lastOk = null;
+  for (let i = 1; i < layers.length; i++) {
+    if (x + TREE.LAYER_GAP + widths[i] > bandWidth) {
+      const cut = breakable[i] || lastOk === null ? i : lastOk;
+      starts.push(cut);
+      x = TREE.LAYER_GAP * (i - cut);
+      for (let j = cut; j <= i; j++) x += widths[j];
+      lastOk = null;
+    } else {
+      x += TREE.LAYER_GAP + widths[i];
+      if (breakable[i]) lastOk = i;
+    }
+  }
+  const positions = new Map(), bands = [], bandOf = new Map();
+  let top = 0, width = 0;
+  starts.forEach((start, b) => {
+    const end = b + 1 < starts.length ? starts[b + 1] : layers.length;
+    const band = layers.slice(start, end);
+    const ys = bandHeights(band, sizes, left, right, isInput);
+    let low = Infinity, high = -Infinity;
+    for (const lay of band) for (const n of lay) {
+      low = Math.min(low, ys.get(n) - sizes.get(n)[1] / 2);
+      high = Math.max(high, ys.get(n) + sizes.get(n)[1] / 2);
+    }
+    let bx = 0;
+    band.forEach((lay, k) => {
+      const w = widths[start + k];
+      for (const n of lay) { positions.set(n, [bx + w / 2, ys.get(n) - low + top]); bandOf.set(n, b); }
+      bx += w + TREE.LAYER_GAP;
+    });
+    width = Math.max(width, bx - TREE.LAYER_GAP);
+    bands.push([top, top + high - low]);
+    top += high - low + TREE.BAND_GAP;
+  });
+  return { positions, width, height: Math.max(top - TREE.BAND_GAP, 0), bands, bandOf };
+}
+
+function bandHeights(band, sizes, left, right, isInput) {
+  const inside = new Set();
+  for (const lay of band) for (const n of lay) inside.add(n);
+  const ys = new Map();
+  for (const lay of band) {
+    let y = 0;
+    for (const n of lay) { ys.set(n, y + sizes.get(n)[1] / 2); y += sizes.get(n)[1] + TREE.NODE_GAP; }
+  }
+  if (band.length < 2) return ys;
+  // Who pulls each node, found once: its inputs that are not inputs themselves
+  // (else all of them), and its readers, both inside the band.
+  const pulls = new Map();
+  for (const lay of band) for (const n of lay) {
+    const ins = (left.get(n) || []).filter((m) => inside.has(m));
+    const outs = (right.get(n) || []).filter((m) => inside.has(m));
+    const pulling = ins.filter((m) => !isInput(m));
+    const inner = pulling.length ? pulling : ins;
+    pulls.set(n, [inner.length ? inner : outs, outs.length ? outs : inner]);
+  }
+  const weights = band.map((lay) => lay.map((n) => (isInput(n) ? 1e-3 : 1)));
+  for (let it = 0; it < 4; it++) {
+    const forward = it % 2 === 0;
+    for (let j = 0; j < band.length; j++) {
+      const i = forward ? j : band.length - 1 - j;
+      const lay = band[i];
+      const wanted = lay.map((n) => {
+        const around = pulls.get(n)[forward ? 0 : 1];
+        if (!around.length) return ys.get(n);
+        let sum = 0;
+        for (const m of around) sum += ys.get(m);
+        return sum / around.length;
+      });
+      const placed = lay.length === 1 ? wanted : placeInOrder(lay, wanted, sizes, weights[i]);
+      lay.forEach((n, k) => ys.set(n, placed[k]));
+    }
+  }
+  return ys;
+}
+
+// layout._place_in_order: nearest positions keeping order and gaps (pool adjacent violators).
+function placeInOrder(lay, wanted, sizes, weights) {
+  const offsets = [];
+  let total = 0;
+  lay.forEach((n, i) => {
+    if (i) total += (sizes.get(lay[i - 1])[1] + sizes.get(n)[1]) / 2 + TREE.NODE_GAP;
+    offsets.push(total);
+  });
+  const blocks = [];
+  wanted.forEach((w, i) => {
+    blocks.push([w - offsets[i], weights[i], 1]);
+    while (blocks.length > 1 && blocks[blocks.length - 2][0] > blocks[blocks.length - 1][0]) {
+      const [mean, weight, count] = blocks.pop();
+      const last = blocks[blocks.length - 1];
+      last[0] = (last[0] * last[1] + mean * weight) / (last[1] + weight);
+      last[1] += weight;
+      last[2] += count;
+    }
+  });
+  const z = [];
+  for (const [mean, , count] of blocks) for (let c = 0; c < count; c++) z.push(mean);
+  return z.map((zi, i) => zi + offsets[i]);
+}
