@@ -25,7 +25,6 @@ float param is written ``{"float": "nan"}`` (JSON has no NaN).
 import inspect
 import math
 import uuid
-import weakref
 
 from ..tracing.graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
 from ..registry import REGISTRY, Primitive
@@ -298,8 +297,11 @@ class Reader:
         raise FormatError(f"{here}: {short_repr({kind: body})} is not a valid output")
 
 
-# Custom gradients saved without their graph, by name, while this process lives.
-_IN_PROCESS = weakref.WeakValueDictionary()
+# Custom gradients saved without their graph, by name, for as long as this process lives:
+# held strongly, as TensorFlow's gradient registry holds a registered function (a weak
+# reference let a collected module take its gradient with it, so a load in the same
+# process failed or not depending on when the garbage collector ran).
+_IN_PROCESS = {}
 
 
 def _in_process_name(custom):

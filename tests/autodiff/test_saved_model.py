@@ -383,3 +383,15 @@ def test_a_saved_assign_updates_the_loaded_variable_on_every_call(tmp_path):
     assert loaded.add(ad.constant(2.0)).numpy() == 2.0
     assert loaded.add(ad.constant(3.0)).numpy() == 5.0
     assert [v.numpy() for v in loaded.variables] == [5.0]
+
+
+def test_the_saving_process_keeps_the_gradient_after_the_module_is_collected(tmp_path):
+    # The registry holds it as TensorFlow's does, not through a weak reference.
+    import gc
+    save_guide_module(tmp_path / "m", custom_gradients=False)
+    gc.collect()
+    loaded = ad.saved_model.load(str(tmp_path / "m"))
+    v = ad.Variable(2.0)
+    with ad.GradientTape() as t:
+        output = loaded.call_custom_grad(v * v)
+    assert t.gradient(output, v).numpy() == 2.0
