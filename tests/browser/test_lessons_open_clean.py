@@ -11,7 +11,7 @@ Python that built them (``python scripts/build_notebooks.py --metadata``
 restamps them for another Python).
 
 One JupyterLab (same quiet settings and flags as test_jupyterlab_player.py)
-serves copies of all 28 notebooks; the teacher editions are signed, as
+serves copies of every lesson in both editions; the teacher editions are signed, as
 ``jupyter trust`` does (trusted: a stored player's scripts run), the student
 editions are not (a fresh clone). One Chromium page opens each in turn,
 waits until its kernel is idle, JupyterLab has written that kernel's
@@ -155,7 +155,7 @@ def lessons_lab(tmp_path_factory, prerequisite):
 
 @pytest.fixture(scope="module")
 def lab_page(chromium, lessons_lab):
-    """One JupyterLab page for every lesson (loading the app once, not 28 times)."""
+    """One JupyterLab page for every lesson (loading the app once, not once a notebook)."""
     base, _, _ = lessons_lab
     context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     context.route("**/*", lambda route: route.continue_()
