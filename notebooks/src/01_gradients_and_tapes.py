@@ -22,7 +22,8 @@
 
 # %% [markdown]
 # **Plan for one class hour.** The lesson's sections 1 to 5 take about 35 minutes
-# with the predictions and a little discussion; then all 5 exercises (about 20 minutes).
+# with the predictions and a little discussion (the player's two words, *cotangent* and
+# *VJP*, included), the words of the lesson 2 more; then all 5 exercises (about 20 minutes).
 
 # %%
 %matplotlib inline
@@ -86,6 +87,18 @@ print("dy/dx =", dy_dx)
 # player**. Press **Play** (or click the player and use the arrow keys): the three records
 # appear in the order they ran, then the backward pass visits them in reverse, showing the
 # derivative that arrives at each op and what it sends to each input.
+#
+# The player's sentences use two words that the rest of the course uses too:
+#
+# * The **cotangent** of a tensor `v` is $\partial y / \partial v$: how much the target $y$
+#   changes per unit change of `v`. The backward pass starts with the cotangent
+#   $\partial y / \partial y = 1$ at `y`. "The cotangent -1.0 arrives at Mul
+#   (v3 = v2 * x)" says $\partial y / \partial v_3 = -1$.
+# * An op's **VJP** is its backward rule: it turns the cotangent of the op's output into a
+#   contribution for each input. (The letters stand for *vector-Jacobian product*; lesson 8
+#   shows where the name comes from.) The player writes each rule with small changes:
+#   `d(v2·x) = x·dv2 + v2·dx` reads "when `v2` moves by `dv2` and `x` by `dx`, the product
+#   moves by `x·dv2 + v2·dx`", so `x` receives the arriving cotangent times `v2`.
 
 # %%
 with ad.GradientTape() as replayed:
@@ -220,7 +233,7 @@ print("watched variables:", [v.name for v in tape.watched_variables()])
 # * `data` is a constant.
 #
 # (Lesson 3 asks you to predict a subtle case: an unwatched value multiplied *directly* by a
-# watched one. Its gradient is `None` too.)
+# watched one.)
 #
 # `tape.watch` accepts a single tensor or a list (or any nested structure) of them. Now all
 # four gradients exist: $2$, $e^{0.5}$, $2 \cdot 2$ and $1 / (2\sqrt{2})$.
@@ -330,6 +343,17 @@ with ad.GradientTape() as tape:
 print(tape.gradient(sq, v, output_gradients=ad.constant([1.0, 0.0, -1.0])))
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **tape** | a recording of the operations that ran on watched values (`ad.GradientTape`) |
+# | **record** | one line of a tape: an op type, its inputs, its outputs |
+# | **watched** | followed by a tape: trainable Variables by themselves, other tensors after `tape.watch` |
+# | **target**, **source** | in `tape.gradient(target, sources)`: what is differentiated, and with respect to what |
+# | **cotangent** | $\partial\,\text{target} / \partial v$ for a tensor $v$: the number the backward pass carries to $v$ |
+# | **VJP** | an op's backward rule: the cotangent of its output in, one contribution per input out |
+#
 # ## Summary
 #
 # * Inside `with ad.GradientTape() as tape:`, every operation that touches a watched value
