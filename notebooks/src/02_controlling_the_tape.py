@@ -15,11 +15,14 @@
 #    intermediate results;
 # 2. `tape.stop_recording()`, `tape.reset()` and `ad.stop_gradient`: three ways to keep
 #    something off the gradient, from coarse to precise;
-# 3. what `None` means, and when to ask for zeros instead (`unconnected_gradients`).
+# 3. what `None` means, and when to ask for zeros instead (`unconnected_gradients`);
+# 4. how little a tape needs: about thirty lines of Python, for plain numbers.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 6 take about 25 minutes
-# with the predictions and a little discussion; then all 5 exercises (about 20 minutes).
+# **Plan for one class hour** (reading, running and discussing each cell): sections 1 to 6
+# about 25 minutes with the prediction; section 7, a tape built by hand, about 10 (reading
+# its thirty lines, running them, one prediction); then exercises 1 to 5 (about 20
+# minutes). Exercise 6 is homework.
 
 # %%
 import numpy as np
@@ -223,6 +226,122 @@ with ad.GradientTape() as tape:
 print(tape.gradient(out, [p, q], unconnected_gradients=ad.UnconnectedGradients.ZERO))
 
 # %% [markdown]
+# ## 7. A tape by hand
+#
+# What does a tape need, at the least? Build one for plain numbers. Each `Value` keeps its
+# number (`data`), the `Value`s it was computed from (`parents`), a `grad` that starts at 0,
+# and a small `backward_rule` that sends its own `grad` to its parents, each parent's share
+# being the local derivative times `grad` (the chain rule). `backward()` seeds
+# $\partial y / \partial y = 1$ and runs the rules from the result back to the inputs.
+#
+# One thing takes care: a value may run its rule only after **everything computed from it**
+# has sent it their shares. So `backward()` first puts the values in a *topological order*
+# (every value after the values it was computed from) and runs the rules in reverse.
+
+# %%
+class Value:
+    """A number that remembers where it came from (for plain Python floats)."""
+
+    def __init__(self, data, parents=()):
+        self.data, self.grad, self.parents = data, 0.0, parents
+        self.backward_rule = lambda: None          # an input has no parents to send to
+
+    def __add__(self, other):
+        out = Value(self.data + other.data, (self, other))
+        def backward_rule():                       # d(a + b) = da + db
+            self.grad += out.grad
+            other.grad += out.grad
+        out.backward_rule = backward_rule
+        return out
+
+    def __mul__(self, other):
+        out = Value(self.data * other.data, (self, other))
+        def backward_rule():                       # d(a b) = b da + a db
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out.backward_rule = backward_rule
+        return out
+
+    def backward(self):
+        order, seen = [], set()
+        def visit(v):                              # parents first: a topological order
+            if v not in seen:
+                seen.add(v)
+                for parent in v.parents:
+                    visit(parent)
+                order.append(v)
+        visit(self)
+        self.grad = 1.0                            # the seed, dy/dy
+        for v in reversed(order):
+            v.backward_rule()
+
+# %% [markdown]
+# Lesson 1's first function, $y = x^3 - 2x$ at $x = 1.5$, where the slope is 4.75:
+
+# %%
+x = Value(1.5)
+y = x * x * x + Value(-2.0) * x
+y.backward()
+print("y =", y.data, "  dy/dx =", x.grad)
+
+# %% [markdown]
+# Each rule **adds** into `grad` (`+=`): `x` is used four times, and its four shares add up
+# to 4.75. That has a consequence.
+#
+# **Predict.** Fresh values: `z = x * x` at $x = 3$, so one walk gives `x.grad` $= 2x = 6$.
+# The cell walks back **twice**, without setting any `grad` back to 0. What is `x.grad`
+# then?
+
+# %% tags=["solution"]
+x = Value(3.0)
+z = x * x
+z.backward()
+z.backward()
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 12.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, x.grad,
+      hint="every rule adds into grad: what did x.grad hold when the second walk began?")
+
+# %% [markdown]
+# 12: the second walk added its 6 to the first one's. With intermediate values it gets
+# worse, because they keep their `grad`s too and pass them on again. Lesson 1's function,
+# walked twice:
+
+# %%
+x = Value(1.5)
+y = x * x * x + Value(-2.0) * x
+y.backward()
+y.backward()
+print("dy/dx after two walks:", x.grad, "  (not 2 * 4.75)")
+
+# %% [markdown]
+# A hand-built tape like this one needs every `grad` set back to zero before each backward
+# pass (PyTorch, which also stores gradients in its tensors, has `zero_grad()` for it).
+# `tape.gradient` cannot make this mistake: it keeps its running totals in a fresh
+# dictionary on every call and returns them, so a persistent tape asked twice gives the
+# same answer twice (section 1).
+#
+# This is the whole idea of reverse mode; what `ad.GradientTape` adds is tensors instead of
+# numbers, watching, and rules for hundreds of ops. Lesson 12 builds a tape the way this
+# library does: a list of records in the order the ops ran, which is already a topological
+# order, so no search is needed.
+
+# %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **persistent tape** | a tape that keeps its records after `gradient`, so it can answer again (`persistent=True`) |
+# | **intermediate result** | a tensor computed on the tape between the inputs and the target; it can be a source too |
+# | **unconnected** | a source with no recorded path to the target: its gradient is `None` (or zeros, if asked) |
+# | **seed** | the cotangent the backward pass starts with: 1 at a scalar target |
+# | **topological order** | an order in which every value comes after the values it was computed from |
+#
 # ## Exercises: predict the gradient
 #
 # For each exercise, decide on paper: a number, a `0.0`, or `None`? Type it into
@@ -345,6 +464,25 @@ my_prediction = 0.0
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, r),
       hint="is relu recorded, connecting y to r? Then what is its slope at -1.5?")
+
+# %% [markdown]
+# **Exercise 6 (homework).** The hand-built `Value` of section 7, on $y = (x + x) \cdot x$
+# at $x = 2$, with fresh values. What is `x.grad`?
+
+# %% tags=["solution"]
+x = Value(2.0)
+y = (x + x) * x
+y.backward()
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 8.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, x.grad,
+      hint="y is 2 x**2; or add up the shares: Mul sends x to (x + x) and (x + x) to x, and "
+           "Add passes its share to x twice")
 
 # %% [markdown]
 # **Next:** lesson 3 collects the usual reasons a gradient comes back `None`, and the
