@@ -61,10 +61,9 @@ with ad.GradientTape() as tape:
 widgets.explain_none_gradient(tape, y, data)
 
 # %% [markdown]
-# > **Teaching moment: feeding a recorded op is not being watched.** Below, `w` is
-# > watched (a trainable Variable read inside the tape), `data` is not. `direct = data * w`
-# > is recorded, because one of its inputs is watched, and `data` is right there as the
-# > other input.
+# A subtler case. Below, `w` is watched (a trainable Variable read inside the tape), `data`
+# is not. `direct = data * w` is recorded, because one of its inputs is watched, and `data`
+# is right there as the other input.
 #
 # **Predict.** Does `tape.gradient(direct, data)` give `2.0` (that is, $w$), or `None`?
 
@@ -89,6 +88,8 @@ check(my_prediction, tape.gradient(direct, data),
 del tape
 
 # %% [markdown]
+# > **Teaching moment: feeding a recorded op is not being watched.**
+#
 # It is `None`, in TensorFlow 2 and in this library. A record remembers *which* of its
 # inputs were watched, and the backward pass delivers gradients only to those. The rule is
 # short: **only what the tape watches can receive a gradient from it.** A tensor is watched
@@ -234,6 +235,8 @@ for start in [0.5, 3.0]:
 # At $x = 3$ the returned constant has no path to `x`. If "zero slope" is what you mean,
 # say so with `unconnected_gradients='zero'`, or compute the flat branch *from* `x`
 # (for example `ad.minimum(x * x, 1.0)`, whose gradient is a real 0 there).
+# (Inside a traced function, `ad.function`, the `if` is decided only once, when the
+# function is traced: lesson 6 shows it.)
 #
 # Loops are recorded unrolled: each pass adds its records to the tape. The loop count is an
 # ordinary Python integer, so it has no gradient, but the float it multiplies does:
@@ -343,41 +346,41 @@ with record_history() as history:
     data = ad.constant(3.0)
     with ad.GradientTape() as tape:
         y = data * data
-    cases["5.1 never watched"] = (tape, y, data)
+    cases["1 never watched"] = (tape, y, data)
 
     count = ad.constant(3)
     with ad.GradientTape() as tape:
         y = count * count
-    cases["5.2 an integer"] = (tape, y, count)
+    cases["2 an integer"] = (tape, y, count)
 
     running_total = ad.Variable(0.0, name="running_total")
     with ad.GradientTape() as tape:
         running_total.assign_add(2.0 * step)
         y = running_total * running_total
-    cases["5.3 assign"] = (tape, y, step)
+    cases["3 assign"] = (tape, y, step)
 
     with ad.GradientTape() as tape:
         y = ad.constant(np.sin(angle.numpy()) * 2.0)
-    cases["5.4 NumPy"] = (tape, y, angle)
+    cases["4 NumPy"] = (tape, y, angle)
 
     x = ad.Variable(3.0)
     with ad.GradientTape() as tape:
         y = clipped_square(x)
-    cases["5.5 a branch"] = (tape, y, x)
+    cases["5 a branch"] = (tape, y, x)
 
     weight = ad.Variable(1.0, name="weight")
-    weight = weight - 0.1                     # the slip of 5.6, outside the tape
+    weight = weight - 0.1                     # the slip of section 6, outside the tape
     with ad.GradientTape() as tape:
         y = (weight - 3.0) ** 2
-    cases["5.6 a replaced Variable"] = (tape, y, weight)
+    cases["6 a replaced Variable"] = (tape, y, weight)
 
     with ad.GradientTape() as tape:
         y = ad.round(level * 2.0)
-    cases["5.7 round"] = (tape, y, level)
+    cases["7 round"] = (tape, y, level)
 
 for case, (tape, target, source) in cases.items():
     why = widgets.explain_none_gradient(tape, target, source, history=history)
-    print(f"{case:<24} {why.reason:<20} {why.title}")
+    print(f"{case:<22} {why.reason:<20} {why.title}")
 del cases
 
 # %% [markdown]
@@ -385,6 +388,14 @@ del cases
 # lesson 11 shows them, and how to read a backward pass step by step.
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **path** | the chain of recorded ops from the target back to a source; a gradient flows only along one |
+# | **non-differentiable op** | an op declared to have no gradient (`Round`, `Floor`): the gradient through it is `None` |
+# | **history** | what `record_history()` logs while its block runs: every op, Variable read, `.numpy()`, `assign` and `bool` |
+#
 # ## Exercises: predict the gradient
 #
 # For each exercise, decide on paper: a number, a `0.0`, or `None`? Type it into
@@ -427,13 +438,12 @@ check(my_prediction, tape.gradient(y, x),
       hint="the tape records only the branch that ran: which branch runs at x = 2?")
 
 # %% [markdown]
-# **Exercise 2.** A watched integer tensor (expect a warning).
+# **Exercise 2.** `n = ad.constant(4)` is watched, and the tape records `y = n * 2`. What
+# is `tape.gradient(y, n)`? (The tape runs in the check cell, after your prediction; read
+# what it prints then.)
 
 # %% tags=["solution"]
 n = ad.constant(4)
-with ad.GradientTape() as tape:
-    tape.watch(n)
-    y = n * 2
 
 my_prediction = ...  # your prediction
 ### BEGIN SOLUTION
@@ -441,8 +451,11 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
+with ad.GradientTape() as tape:
+    tape.watch(n)
+    y = n * 2
 check(my_prediction, tape.gradient(y, n),
-      hint="can an integer tensor have a gradient? Read the warning")
+      hint="what dtype does ad.constant(4) have, and can such a tensor have a gradient?")
 
 # %% [markdown]
 # **Exercise 3.** `assign` in the middle: `holder` receives `3 * source`, then `y = holder * 2`.
