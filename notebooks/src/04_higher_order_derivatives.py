@@ -335,6 +335,14 @@ for step in range(16):
         variable.assign_sub(0.1 * g)
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **nested tapes** | a tape opened inside another's block; the outer one records the inner one's backward pass |
+# | **watched set** | the tensors one tape follows; every tape has its own |
+# | **input gradient** | the gradient of a model's output with respect to its input, not its weights |
+#
 # ## Summary
 #
 # * A backward pass is made of ordinary operations, so a tape that records while another
