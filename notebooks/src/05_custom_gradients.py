@@ -10,16 +10,18 @@
 #    that has none (rounding);
 # 2. **save work**: reuse a value from the forward pass instead of recomputing it.
 #
-# Both use the decorator `ad.custom_gradient`. Lesson 6 goes further (Variables, second
-# derivatives, saved models), and lesson 7 uses custom gradients to repair gradients that
-# come out as `nan`.
+# Both use the decorator `ad.custom_gradient`, for functions of one result or of several.
+# Lesson 6 goes further (Variables, second derivatives, saved models), and lesson 7 uses
+# custom gradients to repair gradients that come out as `nan`.
 #
 # Several cells ask you to **predict** before you run: type your guess into
 # `my_prediction`, run the cell, then run the check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 5 take about 20 minutes
-# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+# **Plan for one class hour** (reading, running and discussing each cell): section 1
+# about 7 minutes with its prediction and the player, section 2 about 3, section 3 about 6,
+# section 4 about 4, section 5 (several outputs) about 9 with its prediction, section 6
+# about 3, the words of the lesson 1: 33 minutes; then all 5 exercises (about 20 minutes).
 
 # %%
 %matplotlib inline
@@ -201,7 +203,74 @@ print("automatic gradient:", tape.gradient(automatic, v).numpy().round(5))
 del tape
 
 # %% [markdown]
-# ## 5. Check a hand-written gradient
+# ## 5. Several outputs: one upstream gradient each
+#
+# A custom-gradient function may return several results, as a tuple. Its `grad_fn` then
+# receives **one upstream gradient per output**, in the same order (`grad_fn(*upstreams)`),
+# and still returns one gradient per input.
+#
+# Take polar coordinates: `to_polar(x, y)` returns the radius $r = \sqrt{x^2 + y^2}$ and the
+# angle $\theta = \operatorname{atan2}(y, x)$. Their derivatives, worked out on paper, are
+# $\partial r / \partial x = x / r$, $\partial r / \partial y = y / r$,
+# $\partial \theta / \partial x = -y / r^2$ and $\partial \theta / \partial y = x / r^2$. The
+# chain rule adds the two outputs' shares for each input: the gradient for `x` is
+# $dr \cdot x / r - d\theta \cdot y / r^2$.
+
+# %%
+received = []                                  # what grad_fn was given, call by call
+
+@ad.custom_gradient
+def to_polar(x, y):
+    r = ad.sqrt(x * x + y * y)
+    theta = ad.atan2(y, x)
+    def grad_fn(dr, dtheta):                   # one upstream gradient per output
+        received.append((float(dr), float(dtheta)))
+        return dr * x / r - dtheta * y / (r * r), dr * y / r + dtheta * x / (r * r)
+    return (r, theta), grad_fn
+
+x = ad.Variable(3.0, name="x")
+y = ad.Variable(4.0, name="y")
+with ad.GradientTape() as tape:
+    r, theta = to_polar(x, y)
+    z = r + 2.0 * theta
+
+print(tape)
+grad_x, grad_y = tape.gradient(z, [x, y])
+print("grad_fn was given (dr, dtheta):", received[-1])
+print(f"dz/dx = {float(grad_x):.4f}   by hand 3/5 - 2 * 4/25 = {3 / 5 - 2 * 4 / 25:.4f}")
+print(f"dz/dy = {float(grad_y):.4f}   by hand 4/5 + 2 * 3/25 = {4 / 5 + 2 * 3 / 25:.4f}")
+
+# %% [markdown]
+# One record, `v5, v6 = to_polar(x, y)`, with two outputs. The target $z = r + 2\theta$ sent
+# 1 to `r` and 2 to `theta`, and `grad_fn` received both.
+#
+# **Predict.** Now the target is `r` alone: `theta` is computed but leads nowhere. The tape
+# still calls `grad_fn` with two upstream gradients. What is `dtheta`, the one for the unused
+# output: `None`, or a number (which)?
+
+# %% tags=["solution"]
+received.clear()
+with ad.GradientTape() as tape:
+    r, theta = to_polar(x, y)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 0.0
+### END SOLUTION
+
+# %% tags=["check"]
+print("d r / d [x, y]:", [round(float(g), 4) for g in tape.gradient(r, [x, y])])
+check(my_prediction, received[-1][1],
+      hint="grad_fn's formulas multiply dtheta by y / r**2: what value must it have so that "
+           "theta adds nothing?")
+
+# %% [markdown]
+# A zero, not `None`, in TensorFlow 2 and here: an output that does not lead to the target
+# gets an upstream gradient of zeros, so `grad_fn` can always do arithmetic with every
+# argument it receives. The gradient is then $[x/r,\ y/r] = [0.6, 0.8]$, the radius's alone.
+
+# %% [markdown]
+# ## 6. Check a hand-written gradient
 #
 # A custom gradient is a promise the tape cannot verify: if `grad_fn` is wrong, every
 # gradient through it is silently wrong. `ad.testing.check_grads` compares the tape's
@@ -227,11 +296,22 @@ except AssertionError as error:
     print(str(error).splitlines()[0])
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **custom gradient** | a function whose backward rule you write yourself (`@ad.custom_gradient`) |
+# | **upstream gradient** | the cotangent arriving at a function's output from above (`dy`), one per output |
+# | **`grad_fn`** | the rule you write: upstream gradients in, one gradient per input out |
+# | **straight-through estimator** | an op's value forward, the identity's gradient backward |
+#
 # ## Summary
 #
 # * `@ad.custom_gradient`: return `(y, grad_fn)`; the tape records one op, named after the
 #   function (`IdentityN` in graphs), whose rule is `grad_fn(dy)`, and the backward pass skips the ops inside. Use it to clip,
 #   reverse or pass gradients straight through, and to reuse forward values.
+# * A function with several outputs gets one upstream gradient per output,
+#   `grad_fn(*upstreams)`; an output that does not lead to the target sends zeros.
 # * `x + stop_gradient(f(x) - x)` is the decorator-free straight-through estimator.
 # * Check a hand-written gradient with `ad.testing.check_grads`.
 #
@@ -320,6 +400,34 @@ my_prediction = 3.0
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, m),
       hint="straight-through: the backward pass treats rounding as if it were the identity")
+
+# %% [markdown]
+# **Exercise 5.** A function with two outputs: `sum_and_product(a, b)` returns
+# $s = a + b$ and $p = a b$, and its `grad_fn(ds, dp)` sends $ds + dp \cdot b$ to `a`. With
+# $a = 2$, $b = 5$ and the target $s + 3p$, what is the gradient with respect to `a`?
+
+# %% tags=["solution"]
+@ad.custom_gradient
+def sum_and_product(a, b):
+    def grad_fn(ds, dp):
+        return ds + dp * b, ds + dp * a
+    return (a + b, a * b), grad_fn
+
+a = ad.Variable(2.0)
+b = ad.Variable(5.0)
+with ad.GradientTape() as tape:
+    s, p = sum_and_product(a, b)
+    target = s + 3.0 * p
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 16.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(target, a),
+      hint="which upstream gradients does the target send to s and to p? Put them into "
+           "ds + dp * b")
 
 # %% [markdown]
 # **Next:** lesson 6 takes custom gradients further: functions that read Variables, second
