@@ -9,14 +9,17 @@
 # 1. the function reads a **Variable** that is not one of its inputs;
 # 2. an outer tape differentiates the gradient function again (**second derivatives**),
 #    and `stop_gradient` or a nested custom gradient decides what it sees;
-# 3. the model is **saved** and loaded in another process, where the Python function is
-#    gone.
+# 3. the model is **traced** (its Python runs once, and a Python `if` is frozen) and
+#    **saved**, then loaded in another process, where the Python function is gone.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 5 take about 30 minutes
-# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+# **Plan for one class hour** (reading, running and discussing each cell): section 1
+# about 6 minutes, section 2 about 8 with its prediction, section 3 about 8 with its
+# prediction, section 4 (traced functions) about 7 with its prediction, section 5 (saved
+# models, a fresh process) about 10, section 6 about 3, the words of the lesson 1: 43
+# minutes; then exercises 1 to 3 (about 12 minutes). Exercise 4 is homework.
 
 # %%
 import json
@@ -219,7 +222,61 @@ def square_nested(x):
 print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
 
 # %% [markdown]
-# ## 4. Custom gradients in saved models
+# ## 4. Traced functions: the Python runs once
+#
+# Saving a model (section 5) needs its computation as data, not as Python code.
+# `ad.function(f)` gets it by **tracing**: the first call with a new input signature (the
+# shapes and dtypes of the tensor arguments) runs `f`'s Python once and records its ops as a
+# graph; later calls with that signature replay the graph and do not run the Python again.
+#
+# What happens to a Python `if` on a tensor's value? Here is lesson 3's `clipped_square`
+# ($x^2$ below 1, the constant 1 above), traced.
+#
+# **Predict.** The check cell calls it first with $x = 0.5$ (that call traces it), then with
+# $x = 3$. What does the second call return: `1.0`, as the plain Python function would, or
+# another number (which)?
+
+# %% tags=["solution"]
+@ad.function
+def traced_clipped_square(x):
+    if x < 1.0:                     # a Python if on a tensor's value
+        return x * x
+    return ad.constant(1.0)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 9.0
+### END SOLUTION
+
+# %% tags=["check"]
+print("x = 0.5:", traced_clipped_square(ad.constant(0.5)))     # traces: the if runs here
+at_three = float(traced_clipped_square(ad.constant(3.0)))      # same signature: replays
+print("x = 3.0:", at_three)
+check(my_prediction, at_three,
+      hint="the if ran once, during the first call: which branch did the graph keep?")
+
+# %% [markdown]
+# 9.0: the `if` was decided once, while tracing with $x = 0.5$, and the graph kept the
+# branch `x * x` for every later call with the same signature. The warning printed while
+# tracing says so.
+#
+# **There is no AutoGraph here.** TensorFlow's `tf.function` first runs *AutoGraph*, which
+# rewrites an `if` whose condition is a tensor into a graph conditional (`tf.cond`) holding
+# both branches: on TensorFlow 2 the same code returns 1.0 for $x = 3$, from the same single
+# trace. `ad.function` traces the Python as it is, so control flow that depends on a tensor's
+# value is frozen at trace time. Write such a choice with ops, which both libraries trace
+# the same way:
+
+# %%
+@ad.function
+def traced_clipped_square_ops(x):
+    return ad.minimum(x * x, 1.0)   # an op, not a Python if: the graph keeps the choice
+
+print("x = 0.5:", traced_clipped_square_ops(ad.constant(0.5)))
+print("x = 3.0:", traced_clipped_square_ops(ad.constant(3.0)))
+
+# %% [markdown]
+# ## 5. Custom gradients in saved models
 #
 # A saved model stores the traced computation of each `ad.function` as data (op types and
 # their inputs), not Python code. A custom gradient is Python code, so it is saved only if
@@ -320,7 +377,7 @@ shutil.rmtree(workdir)              # the saved models are not needed any more
 # the error TensorFlow raises in the same situation.
 
 # %% [markdown]
-# ## 5. Teaching moment: a custom gradient does not watch its inputs
+# ## 6. Teaching moment: a custom gradient does not watch its inputs
 #
 # > TensorFlow's `tf.custom_gradient` documentation applies a two-input function to two
 # > `tf.constant`s under a persistent tape, and calls `tape.watch` on both constants first.
@@ -348,6 +405,16 @@ print("watched:  ", tape.gradient(z, p), tape.gradient(z, q))
 del tape
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **first-order approximation** | a rule that drops second derivatives on purpose (`stop_gradient` inside `grad_fn`) |
+# | **tracing** | running a function's Python once to record its ops as a graph (`ad.function`) |
+# | **input signature** | the shapes and dtypes of a traced function's tensor arguments; one trace each |
+# | **AutoGraph** | TensorFlow's rewriting of Python `if`/`while` on tensors into graph ops; absent here |
+# | **saved model** | traced graphs and variables on disk, loadable without the Python code |
+#
 # ## Summary
 #
 # * A function that reads Variables needs `grad_fn(dy, variables=None)` returning
@@ -357,6 +424,9 @@ del tape
 #   tapes; a `stop_gradient` inside it removes that path from the second derivative.
 # * A nested custom gradient defines the derivative with respect to its *own inputs* only;
 #   a captured value is differentiated through ordinary ops.
+# * `ad.function` traces: the Python runs once per input signature, and an `if` on a
+#   tensor's value is frozen at trace time (there is no AutoGraph; TensorFlow's `tf.function`
+#   turns it into a `tf.cond`). Choose with ops (`ad.where`, `ad.minimum`) instead.
 # * Saved models keep custom gradients only with
 #   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
 # * A custom gradient does not change what a tape watches: unwatched constants get `None`.
@@ -377,7 +447,7 @@ del tape
 # and the rest of the notebook still runs, so you can come back and try again.*
 
 # %% [markdown]
-# **Exercise 1.** `product` (section 5) of two constants, `k = 7` watched and `j = 2` not
+# **Exercise 1.** `product` (section 6) of two constants, `k = 7` watched and `j = 2` not
 # watched. What is the gradient with respect to `k`?
 
 # %% tags=["solution"]
@@ -433,7 +503,8 @@ check(my_prediction, tape.gradient(out, gain),
       hint="d(gain * x)/d gain is x, summed over the elements of the output")
 
 # %% [markdown]
-# **Exercise 4.** `square_frozen_rule` (section 2) at `x = 5`: the **second** derivative?
+# **Exercise 4 (homework).** `square_frozen_rule` (section 2) at `x = 5`: the **second**
+# derivative?
 
 # %% tags=["solution"]
 first, second = first_and_second(square_frozen_rule, 5.0)
