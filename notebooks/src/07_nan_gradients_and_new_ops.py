@@ -9,8 +9,8 @@
 # arrays, with a gradient we register ourselves.
 #
 # **You will learn**
-# 1. why `log(1 + exp(x))` has a `nan` gradient above about 88.7 in `float32`, and two
-#    repairs (a picture shows the wall);
+# 1. how the harmless-looking `log(1 + exp(x))` breaks down for large $x$ in `float32`,
+#    and two repairs (a picture shows where);
 # 2. why `where` does not protect a gradient from a `nan`, and the double-`where` fix;
 # 3. what the tape returns at kinks (`abs`, `relu`, `maximum` at 0) and at a zero norm;
 # 4. how to find the first step of a backward pass that made a `nan`;
@@ -338,6 +338,15 @@ except KeyError as error:
 # `LookupError`.
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **overflow** | a result too large for its dtype, which becomes `inf` (`exp` above 88.72 in `float32`) |
+# | **`nan`** | "not a number", the result of $0 \cdot \infty$, $\infty - \infty$ or $0 / 0$; it spreads through every later operation |
+# | **kink** | a point where a function has a corner and no derivative (`abs`, `relu` at 0) |
+# | **primitive** | an op computed directly on arrays (`ad.primitive`), whose gradient must be registered |
+#
 # ## Summary
 #
 # * A formula with a finite derivative can still give a `nan` gradient: an intermediate
@@ -408,22 +417,23 @@ check(my_prediction, root_gradient,
       hint="the derivative of sqrt(x) is 1 / (2 sqrt(x)): what is that at 0, with an upstream 1?")
 
 # %% [markdown]
-# **Exercise 3.** `ad.maximum(x, 0.0)` at `x = 0` (section 4's table).
+# **Exercise 3.** The arguments swapped: `ad.maximum(0.0, x)` at `x = 0`. What is the
+# gradient with respect to `x`? (Section 4's table has the rule for a tie.)
 
 # %% tags=["solution"]
 xm = ad.constant(0.0)
 with ad.GradientTape() as tape:
     tape.watch(xm)
-    y = ad.maximum(xm, 0.0)
+    y = ad.maximum(0.0, xm)
 
 my_prediction = ...  # your prediction
 ### BEGIN SOLUTION
-my_prediction = 1.0
+my_prediction = 0.0
 ### END SOLUTION
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, xm),
-      hint="at a tie, which argument of maximum gets the gradient?")
+      hint="at a tie, which argument of maximum gets the gradient? Here x is the second one")
 
 # %% [markdown]
 # **Next:** lesson 8 asks for many gradients at once: Jacobians.
