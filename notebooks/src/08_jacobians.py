@@ -19,8 +19,9 @@
 # The lesson ends with *predict the shape and the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 6 take about 35 minutes
-# with the predictions and a little discussion; then exercises 1 to 5 (about 20 minutes); exercises 6 and 7 are homework.
+# **Plan for one class hour.** The lesson's sections 1 to 6 take about 36 minutes
+# with the predictions, a little discussion and the words of the lesson; then exercises 1
+# to 5 (about 20 minutes); exercises 6 and 7 are homework.
 
 # %%
 %matplotlib inline
@@ -208,6 +209,11 @@ j = tape.jacobian(y, x)
 # The gradient pushes one cotangent of shape `(4,)`; the Jacobian pushes a stack of four, in
 # a single pass.
 #
+# This is also where the name **VJP** (lesson 1) comes from. A cotangent $u$ arriving at an
+# op's output, times the op's Jacobian $J$, gives the cotangents of its inputs: $u^\top J$,
+# a *vector-Jacobian product*. Each op's rule computes that product directly (for `Mul`,
+# "multiply by the other factor"), never the matrix $J$ itself.
+#
 # The price is memory: every cotangent in the backward pass carries the extra axis of
 # length $n$, so a Jacobian with a million rows needs a million times the memory of a
 # gradient at once. Two knobs trade speed for memory:
@@ -276,7 +282,7 @@ print("equal:", np.allclose(per_example.numpy(), batch.numpy(), atol=1e-6))
 #
 # `ad.layers.BatchNormalization` in training mode normalizes each feature with the mean and
 # variance **of the current batch**. So every output depends on every example, and the
-# off-diagonal patches are no longer zero. The picture shows it, and the widget warns:
+# off-diagonal patches are no longer zero.
 
 # %%
 ad.random.set_seed(1)
@@ -290,12 +296,12 @@ with ad.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
     y = layer2(bn(layer1(x), training=True))
 
 full = tape.jacobian(y, x)
-widgets.batch_jacobian_patches(full)
+print("full jacobian:", full.shape)
 
 # %% [markdown]
 # **Predict.** Now call `tape.batch_jacobian(y, x)` on this tape. Does it raise an error,
 # or return a `(5, 2, 3)` tensor? And if it returns one, is it equal to the diagonal patches
-# of the picture (the true per-example Jacobians)? Predict `"error"`, `True` or `False`.
+# of `full` (the true per-example Jacobians)? Predict `"error"`, `True` or `False`.
 
 # %% tags=["solution"]
 try:
@@ -321,6 +327,11 @@ check(my_prediction, outcome,
 # > expected shape, `(5, 2, 3)`, but its numbers are the column sums described above, not the
 # > per-example Jacobians. TensorFlow behaves the same way, and so does `autodiff`: checking
 # > would cost as much as the full Jacobian.
+#
+# The patches show why, and the widget, which has the full Jacobian at hand, warns:
+
+# %%
+widgets.batch_jacobian_patches(full)
 
 # %% [markdown]
 # When in doubt, ask `ad.testing.check_batch_independence`. It computes the full Jacobian
@@ -336,6 +347,15 @@ print("training=False:", ad.testing.check_batch_independence(
 # %% [markdown]
 # In inference mode (`training=False`) BatchNormalization uses its stored moving averages,
 # which do not depend on the batch: each example is on its own again.
+#
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **Jacobian** | all the partial derivatives $\partial y_i / \partial x_j$ of a tensor target, shaped `target.shape + source.shape` |
+# | **one-hot seed** | a cotangent that is 1 at one element of the target and 0 elsewhere: it picks one row |
+# | **VJP** | vector-Jacobian product $u^\top J$: what every op's backward rule computes, without building $J$ |
+# | **batch Jacobian** | one small Jacobian per example, `(batch, out, in)`, right only when examples do not mix |
 #
 # ## Summary
 #
