@@ -19,8 +19,9 @@
 # **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 3 take about 20 minutes
-# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+# **Plan for one class hour.** The lesson's sections 1 to 3 take about 30 minutes
+# with the prediction, the pictures and a little discussion, the words of the lesson 1
+# more; then all 4 exercises (about 16 minutes).
 
 # %%
 %matplotlib inline
@@ -280,6 +281,16 @@ print(f"gradient descent, loss after 100 steps: {float(valley(ad.constant(descen
 # million parameters has a Hessian of $10^{12}$ numbers: 4 terabytes in `float32`.
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **Hessian** | the matrix of second derivatives $\partial^2 L / \partial w_i \partial w_j$: the Jacobian of the gradient |
+# | **curvature** | how fast the slope changes along a direction; the Hessian's eigenvalues are the curvatures along its eigenvectors |
+# | **saddle** | a point where the loss curves up along some directions and down along others (eigenvalues of both signs) |
+# | **Newton step** | the step $d = -H^{-1} g$ to the flat point of the local quadratic model |
+# | **ridge** | the small $\varepsilon I$ added to $H$ before solving, so the solve stays safe |
+#
 # ## Summary
 #
 # * The Hessian is the Jacobian of the gradient: nested tapes, `inner.gradient` inside the
