@@ -9,19 +9,32 @@
 # differentiation: **forward mode**.
 #
 # **You will learn**
-# 1. Hessian-vector products two ways, forward-over-reverse and reverse-over-reverse, and
-#    why they cost about as much as a gradient;
-# 2. the largest curvature of a loss by power iteration, from products alone;
-# 3. what a Hessian-vector product computes, printed as a program, and how a zero tangent
-#    can still turn into NaN;
-# 4. forward mode with `ForwardAccumulator`, built from scratch with dual numbers in a dozen
-#    lines, and when it beats reverse mode (count the passes).
+# 1. Hessian-vector products with two tapes, and the sharpest curvature of a loss by power
+#    iteration, which bounds the learning rate of gradient descent;
+# 2. forward mode: tangents pushed forward with `ForwardAccumulator`, and built from scratch
+#    with dual numbers;
+# 3. the cheaper Hessian-vector product, forward-over-reverse, and how a zero tangent can
+#    still turn into NaN;
+# 4. when forward mode beats reverse mode (count the passes).
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 3 take about 30 minutes
-# with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
+# **Plan for one class hour**, counted cell by cell (reading, running and discussing each):
+#
+# | part | minutes |
+# |---|---|
+# | this introduction and the two models | 3 |
+# | 1. Hessian-vector products with two tapes; power iteration and the learning rate | 13 |
+# | 2. Forward mode: the prediction, dual numbers | 12 |
+# | 3. Forward-over-reverse; zero tangents in a short excerpt of a compiled program; the prediction | 12 |
+# | 4. Count the passes | 6 |
+# | the words of the lesson, the summary | 2 |
+# | exercises 1 to 3 | 12 |
+# | **total** | **60** |
+#
+# The appendix after the exercises (the whole compiled program, read line by line) is
+# optional reading, outside the hour.
 
 # %%
 import numpy as np
@@ -33,9 +46,9 @@ ad.random.set_seed(8)
 
 # %% [markdown]
 # Two models, as in lesson 9: a `tanh` layer (4 inputs, 3 units) whose loss is the mean
-# squared output, and a linear least-squares fit of 2 outputs from 4 inputs. `eigvalsh`
-# of the `tanh` loss's full $12 \times 12$ Hessian gives the number we will later find
-# without the matrix.
+# squared output, and a linear least-squares fit of 2 outputs from 4 inputs, whose loss is
+# a quadratic function of its kernel. `eigvalsh` of the `tanh` loss's full $12 \times 12$
+# Hessian gives the number we will later find without the matrix.
 
 # %%
 inputs = ad.random.normal([8, 4])
@@ -56,81 +69,45 @@ linear(inputs)
 def mse():
     return ad.reduce_mean((linear(inputs) - targets) ** 2)
 
-print("largest eigenvalue of the tanh loss's Hessian: %.3f" % top_eigenvalue)
-
-# %% [markdown]
-# ## 1. Hessian-vector products
-#
-# Many second-order ideas need only $H v$ for a few vectors $v$, never $H$ itself. There is
-# a way to get $Hv$ at the cost of a couple of gradients, for any $n$: differentiate the
-# gradient *in the direction* $v$. `ad.functional.hvp(f, x, v)` does it:
-
-# %%
 def loss_of_linear_kernel(kernel):
     return ad.reduce_mean((inputs @ kernel + linear.bias - targets) ** 2)
 
-v = ad.random.normal([4, 2])
-hv = ad.functional.hvp(loss_of_linear_kernel, linear.kernel, v)
-
-full = ad.functional.hessian(loss_of_linear_kernel)(linear.kernel)
-hv_full = ad.reshape(ad.reshape(full, [8, 8]) @ ad.reshape(v, [8, 1]), [4, 2])
-print("hvp shape:", hv.shape)
-print("equals H @ v:", np.allclose(hv.numpy(), hv_full.numpy(), atol=1e-5))
+print("largest eigenvalue of the tanh loss's Hessian: %.3f" % top_eigenvalue)
 
 # %% [markdown]
-# How does it work? **Forward-over-reverse.** A forward-mode accumulator (section 3) rides
-# along while the tape computes the gradient. The accumulator carries a *tangent*
-# $v$ through every op, including the ops of the backward pass, so at the end the
-# gradient's tangent is $\frac{d}{dt}\nabla L(w + t v) = H v$. Written out by hand:
-
-# %%
-with ad.autodiff.ForwardAccumulator(linear.kernel, v) as acc:   # outside
-    with ad.GradientTape() as tape:                              # inside
-        loss = mse()
-    g = tape.gradient(loss, linear.kernel)     # the accumulator sees these ops too
-hv_by_hand = acc.jvp(g)
-print("same as functional.hvp:", np.allclose(hv_by_hand.numpy(), hv.numpy(), atol=1e-6))
-
-# %% [markdown]
-# The order matters: the accumulator must be **outside** the tape, so that it is active
-# while `tape.gradient` runs.
+# ## 1. Hessian-vector products with two tapes
 #
-# Why is it cheap? Count passes. The forward pass runs once (carrying one tangent), and the
-# backward pass runs once (also carrying one tangent): a small constant times the cost of
-# one gradient, whatever $n$ is. Building the whole Hessian instead takes one such product
-# per column, $n$ of them.
-#
-# %% [markdown]
-# ## 2. Reverse-over-reverse
-#
-# There is a second recipe, with two tapes and no accumulator. The dot product
+# Many second-order ideas need only $H v$ for a few vectors $v$, never $H$ itself. Two
+# tapes give it at the cost of a couple of gradients, for any $n$. The dot product
 # $g \cdot v$ of the gradient with a **fixed** vector $v$ is a scalar, and its gradient is
 # $\nabla (g \cdot v) = H v$ (differentiate $\sum_i v_i\, \partial L / \partial w_i$ with
-# respect to $w_j$). So: compute $g$ while an outer tape records, form $g \cdot v$, and ask
-# the outer tape for its gradient. That is one more backward pass, not $n$ of them.
+# respect to $w_j$). So: compute $g$ while an outer tape records (lesson 4), form
+# $g \cdot v$, and ask the outer tape for its gradient. That is one more backward pass,
+# not $n$ of them. The recipe is called **reverse-over-reverse**.
 
 # %%
+v = ad.random.normal([4, 2])
 with ad.GradientTape() as outer:
     with ad.GradientTape() as inner:
         loss = mse()
     g = inner.gradient(loss, linear.kernel)
     g_dot_v = ad.reduce_sum(g * v)                 # a scalar
 hv_reverse = outer.gradient(g_dot_v, linear.kernel)
-print("same as forward-over-reverse:", np.allclose(hv_reverse.numpy(), hv.numpy(), atol=1e-5))
+
+full = ad.functional.hessian(loss_of_linear_kernel)(linear.kernel)
+hv_full = ad.reshape(ad.reshape(full, [8, 8]) @ ad.reshape(v, [8, 1]), [4, 2])
+print("hvp shape:", hv_reverse.shape)
+print("equals H @ v:", np.allclose(hv_reverse.numpy(), hv_full.numpy(), atol=1e-5))
 
 # %% [markdown]
-# Both cost a small multiple of one gradient. The difference is memory: reverse-over-reverse
-# makes the outer tape **record the whole backward pass** (and keep its intermediate
-# values) to walk it back once more, while forward-over-reverse carries one tangent
-# alongside and records nothing extra. That is why `ad.functional.hvp` uses the
-# accumulator.
+# `ad.functional.hvp(f, x, v)` computes the same product in one call (section 3 shows the
+# cheaper way it works).
 #
-# %% [markdown]
-# One use: the **largest eigenvalue** of the Hessian, the sharpest curvature, which limits
-# the learning rate of gradient descent (learning rates larger than $2 / \lambda_{\max}$ make it
-# diverge).
-# Power iteration finds it with products alone: multiply by $H$, normalise, repeat.
-# Here it is on the `tanh` layer:
+# ### The sharpest curvature, and the learning rate
+#
+# The largest eigenvalue $\lambda_{\max}$ of the Hessian is the sharpest curvature of the
+# loss. **Power iteration** finds it with products alone: multiply by $H$, normalise,
+# repeat. Here it is on the `tanh` layer:
 
 # %%
 u = ad.random.normal([4, 3])
@@ -144,13 +121,146 @@ print("eigvalsh       : %.3f" % top_eigenvalue)
 
 # %% [markdown]
 # Thirty Hessian-vector products, and the $12 \times 12$ matrix was never formed.
+#
+# Why care? Take a **quadratic** loss, like the linear model's. One step of gradient descent
+# with learning rate $\eta$ multiplies the distance to the minimum along each eigenvector of
+# $H$ by $1 - \eta \lambda$. Along the top eigenvector that factor is below $-1$ as soon as
+# $\eta > 2 / \lambda_{\max}$: from then on every step overshoots further than the last,
+# and gradient descent diverges (unless it starts with no distance at all along that
+# direction). For other losses the same number, taken near a minimum, is a guide rather than
+# a law. The linear model on both sides of $2 / \lambda_{\max}$:
+
+# %%
+w = ad.random.normal([4, 2])
+for _ in range(30):
+    hw = ad.functional.hvp(loss_of_linear_kernel, linear.kernel, w)
+    w = hw / ad.norm(hw)
+lambda_max = float(ad.reduce_sum(w * ad.functional.hvp(loss_of_linear_kernel, linear.kernel, w)))
+print(f"lambda_max = {lambda_max:.3f}, so 2 / lambda_max = {2 / lambda_max:.3f}")
+
+for factor in (0.9, 1.1):
+    learning_rate = factor * 2 / lambda_max
+    kernel = ad.Variable(ad.zeros([4, 2]))
+    for step in range(40):
+        with ad.GradientTape() as tape:
+            loss = loss_of_linear_kernel(kernel)
+        kernel.assign_sub(learning_rate * tape.gradient(loss, kernel))
+    print(f"learning rate {factor} * 2 / lambda_max: loss after 40 steps {float(loss):.3g}")
 
 # %% [markdown]
-# ### The product as a program
+# ## 2. Forward mode
 #
-# What does forward-over-reverse compute, op by op? Compile it with
-# `ad.function(..., jit_compile=True)` (lesson 11 reads a compiled gradient the same way)
-# and print the program it writes:
+# Reverse mode (every tape so far) starts from an output and sends a cotangent back: one
+# backward pass gives one **row** of the Jacobian, $u^\top J$ (lesson 8). Forward mode starts
+# from an input and pushes a **tangent** forward alongside the computation: a direction
+# $v$ in which the inputs move, carried through every op as "how fast this value moves
+# when the inputs move along $v$". One pass gives one **column** of the Jacobian, $J v$: a
+# *Jacobian-vector product*, or **JVP**.
+#
+# `ad.autodiff.ForwardAccumulator(primals, tangents)` does it: the *primals* are the
+# inputs (the point where we differentiate), the *tangents* their directions. There is no
+# recording and no backward pass; `acc.jvp(y)` reads off the tangent of `y`.
+#
+# **Predict.** $y = x \cdot x$ elementwise at $x = [1, 2, 3]$, with the tangent
+# $v = e_0 = [1, 0, 0]$. What is `acc.jvp(y)`? (A list of three numbers.)
+
+# %% tags=["solution"]
+x = ad.constant([1.0, 2.0, 3.0])
+with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0, 0.0])) as acc:
+    y = x * x
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [2.0, 0.0, 0.0]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, acc.jvp(y),
+      hint="dy_i/dx_j is 2 x_i when i == j and 0 otherwise; the tangent picks column j = 0")
+
+# %% [markdown]
+# The tangent $e_0$ picked the first column of the Jacobian, $\partial y / \partial x_0$.
+#
+# ### Forward mode from scratch: dual numbers
+#
+# Forward mode needs no tape at all. Carry each value together with its tangent, a pair
+# $(a, \dot a)$ called a **dual number**, and give every operation a rule for the pair:
+#
+# * $(a, \dot a) + (b, \dot b) = (a + b,\; \dot a + \dot b)$
+# * $(a, \dot a) \cdot (b, \dot b) = (ab,\; \dot a b + a \dot b)$ (the product rule)
+# * $\sin (a, \dot a) = (\sin a,\; \cos a \cdot \dot a)$ (the chain rule)
+#
+# Seed the input with tangent 1, run the function, and read the derivative off the
+# result. (Lesson 2 built the reverse-mode counterpart for numbers; lesson 12 builds a tape
+# the way this library does.)
+
+# %%
+import math
+
+class Dual:
+    """A value and its tangent; the arithmetic carries both along."""
+
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value * other.value,
+                    self.tangent * other.value + self.value * other.tangent)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+def dual_sin(d):
+    return Dual(math.sin(d.value), math.cos(d.value) * d.tangent)
+
+def f(x):
+    return x * x * 3.0 + dual_sin(x)          # f'(x) = 6x + cos x
+
+out = f(Dual(2.0, 1.0))                        # seed: dx/dx = 1
+print(f"f(2) = {out.value:.4f}, f'(2) = {out.tangent:.4f}")
+print(f"6 * 2 + cos(2) = {6 * 2 + math.cos(2.0):.4f}")
+
+# %% [markdown]
+# One pass, no recording, no backward walk: the derivative arrives with the value.
+# `ForwardAccumulator` does exactly this, with tensors for values and tangents and a JVP
+# rule per op (`autodiff/forward.py`).
+#
+# ## 3. Forward-over-reverse: the cheaper product
+#
+# Now combine the two modes. A `ForwardAccumulator` **around** a tape carries a tangent $v$
+# through every op, including the ops of the backward pass that `tape.gradient` runs, so at
+# the end the gradient's tangent is $\frac{d}{dt}\nabla L(w + t v) = H v$:
+
+# %%
+with ad.autodiff.ForwardAccumulator(linear.kernel, v) as acc:   # outside
+    with ad.GradientTape() as tape:                              # inside
+        loss = mse()
+    g = tape.gradient(loss, linear.kernel)     # the accumulator sees these ops too
+hv_forward = acc.jvp(g)
+print("same as reverse-over-reverse:", np.allclose(hv_forward.numpy(), hv_reverse.numpy(), atol=1e-5))
+
+# %% [markdown]
+# The order matters: the accumulator must be **outside** the tape, so that it is active
+# while `tape.gradient` runs.
+#
+# Both recipes cost a small multiple of one gradient. The difference is memory:
+# reverse-over-reverse makes the outer tape **record the whole backward pass** (and keep its
+# intermediate values) to walk it back once more, while forward-over-reverse carries one
+# tangent alongside and records nothing extra. That is why `ad.functional.hvp` uses the
+# accumulator.
+#
+# ### Zero tangents
+#
+# Many inputs of the ops have no tangent of their own: the data, the bias, the backward
+# pass's seed 1, the exponent 2 of a square. The accumulator gives each of them a tangent of
+# **zeros**, and the JVP rules multiply those zeros through. Compiled into a program
+# (`ad.function(..., jit_compile=True)`; lesson 11 reads a compiled gradient), the product
+# comes out twice: a fast program that skips every zero tangent, and an exact one that
+# multiplies them through. A few lines of each (the appendix prints both whole):
 
 # %%
 kernel = ad.constant(layer.kernel.numpy())
@@ -163,26 +273,22 @@ print("same as eager:", np.allclose(compiled_hvp(kernel, u).numpy(),
                                     hvp_of_tanh_loss(kernel, u).numpy(), atol=1e-6))
 
 # %% tags=["nbval-ignore-output"]
-print(compiled_hvp.experimental_get_compiler_ir(kernel, u)(stage="python"))
+program = compiled_hvp.experimental_get_compiler_ir(kernel, u)(stage="python")
+fast, exact = program.split("def hvp_of_tanh_loss_exact")
+print("the fast program's checks:")
+for line in fast.splitlines():
+    if "isfinite" in line:
+        print("   ", line.split("#")[0].strip())
+print("the exact program's zero tangents:")
+for line in exact.splitlines():
+    if "ZerosLike" in line:
+        print("   ", line.strip("# ").split(" is constant")[0])
 
 # %% [markdown]
-# Read the first function top down. The forward pass (`c0 @ kernel`, with `c0` the
-# `inputs`, the bias, `xp.tanh`) comes with its tangent beside it: `c0 @ direction` times
-# `1 - tanh**2`, the chain rule pushed forward. After the "backward pass" comment, the
-# gradient's steps and their tangents' steps alternate, down to `c0.T @ ...`: the HVP.
-#
-# Now compare it with the second function, the **exact** program. It has more lines:
-# `k1 @ kernel` where `k1` is `ZerosLike(c0)`, `v4 + k6` with `k6` the bias's zeros,
-# `k26 * v8`, `k1.T @ v30`, and a whole `log` branch of the power rule multiplied by
-# `k15 = 0`. The accumulator gives each input of an op that has no tangent of its own
-# (the `inputs`, the bias, the gradient's seed $1$, the exponent $2$) a tangent of
-# **zeros**, and the JVP rules multiply those zeros through. The first program skips all
-# of that. What it has instead are lines like
-# `if not isfinite(xp.vdot(v3, v3)): return None`: skipping is only safe because
-# $0 \cdot a = 0$, and that holds only while $a$ is finite ($0 \cdot \infty$ is NaN). So
-# the fast program checks the values the zeros would have met (`v3 · v3`, a sum of
-# squares, is finite only if every element of `v3` is); if one is inf or NaN it gives
-# up, and the exact program runs instead.
+# Skipping a zero is only safe because $0 \cdot a = 0$, and that holds only while $a$ is
+# finite ($0 \cdot \infty$ is NaN). So the fast program checks the values the zeros would
+# have met (`v · v`, a sum of squares, is finite only if every element of `v` is); if one is
+# inf or NaN it gives up, and the exact program runs instead.
 #
 # **Predict.** Can a zero tangent really change an answer? Take
 # $L(k) = \sum_i e^{b_i} k_i^2$ with `b = [1, 100, 2]` in float32, where $e^{100}$
@@ -219,85 +325,7 @@ print("compiled:", hv_compiled.numpy())
 # run this code on TensorFlow), and so does the compiled program, because of its checks.
 # When an HVP turns into NaN where you expected a large number, look for an overflow.
 #
-# ## 3. Forward mode, and when it wins
-#
-# Reverse mode (every tape so far) starts from an output and sends a *cotangent* back: one
-# backward pass gives one **row** of the Jacobian, $u^\top J$. Forward mode starts from an
-# input and pushes a *tangent* forward alongside the computation: one pass gives one
-# **column**, $J v$. `ad.autodiff.ForwardAccumulator(primals, tangents)` does it; there is
-# no recording and no backward pass, and `acc.jvp(y)` reads off the tangent of `y`.
-
-#
-# **Predict.** $y = x \cdot x$ elementwise at $x = [1, 2, 3]$, with the tangent
-# $v = e_0 = [1, 0, 0]$. What is `acc.jvp(y)`? (A list of three numbers.)
-
-# %% tags=["solution"]
-x = ad.constant([1.0, 2.0, 3.0])
-with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 0.0, 0.0])) as acc:
-    y = x * x
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = [2.0, 0.0, 0.0]
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, acc.jvp(y),
-      hint="dy_i/dx_j is 2 x_i when i == j and 0 otherwise; the tangent picks column j = 0")
-
-# %% [markdown]
-# The tangent $e_0$ picked the first column of the Jacobian, $\partial y / \partial x_0$.
-#
-# %% [markdown]
-# ### Forward mode from scratch: dual numbers
-#
-# Forward mode needs no tape at all. Carry each value together with its tangent, a pair
-# $(a, \dot a)$ called a **dual number**, and give every operation a rule for the pair:
-#
-# * $(a, \dot a) + (b, \dot b) = (a + b,\; \dot a + \dot b)$
-# * $(a, \dot a) \cdot (b, \dot b) = (ab,\; \dot a b + a \dot b)$ (the product rule)
-# * $\sin (a, \dot a) = (\sin a,\; \cos a \cdot \dot a)$ (the chain rule)
-#
-# Seed the input with tangent 1, run the function, and read the derivative off the
-# result. Lesson 12 builds the reverse-mode counterpart, a tape in thirty lines.
-
-# %%
-import math
-
-class Dual:
-    """A value and its tangent; the arithmetic carries both along."""
-
-    def __init__(self, value, tangent=0.0):
-        self.value, self.tangent = value, tangent
-
-    def __add__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value + other.value, self.tangent + other.tangent)
-
-    def __mul__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value * other.value,
-                    self.tangent * other.value + self.value * other.tangent)
-
-    __radd__, __rmul__ = __add__, __mul__
-
-def dual_sin(d):
-    return Dual(math.sin(d.value), math.cos(d.value) * d.tangent)
-
-def f(x):
-    return x * x * 3.0 + dual_sin(x)          # f'(x) = 6x + cos x
-
-out = f(Dual(2.0, 1.0))                        # seed: dx/dx = 1
-print(f"f(2) = {out.value:.4f}, f'(2) = {out.tangent:.4f}")
-print(f"6 * 2 + cos(2) = {6 * 2 + math.cos(2.0):.4f}")
-
-# %% [markdown]
-# One pass, no recording, no backward walk: the derivative arrives with the value.
-# `ForwardAccumulator` does exactly this, with tensors for values and tangents and a jvp
-# rule per op (`autodiff/forward.py`).
-#
-# %% [markdown]
-# ### Count the passes
+# ## 4. Count the passes
 #
 # Take a **tall** Jacobian: 2 parameters (an amplitude and a frequency) and 50 outputs (a
 # sampled wave). The full Jacobian is $50 \times 2$.
@@ -357,15 +385,31 @@ print("same Jacobian  :", np.allclose(jac_forward.numpy(), jac_reverse.numpy(), 
 # pass; it saves Python overhead, but the arithmetic is still that of 50 rows.)
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **HVP** | Hessian-vector product $Hv$, computed without forming $H$ |
+# | **power iteration** | multiply by $H$, normalise, repeat: the vector turns towards the top eigenvector |
+# | **forward mode** | differentiation that pushes tangents forward with the values, with no tape |
+# | **primal** | a value the function is differentiated at (the point) |
+# | **tangent** | the direction a value moves in, carried forward beside it |
+# | **JVP** | Jacobian-vector product $Jv$: the tangent of an output; one Jacobian column per pass |
+# | **accumulator** | `ForwardAccumulator`, which carries the tangents while its block runs |
+# | **dual number** | a pair (value, tangent) with arithmetic that carries both |
+#
 # ## Summary
 #
 # * A Hessian-vector product costs a few gradients and never forms $H$:
-#   forward-over-reverse (`ad.functional.hvp`, or a `ForwardAccumulator` **around** a tape)
-#   or reverse-over-reverse (the gradient of $g \cdot v$, which records the backward pass).
-# * Power iteration with products finds the sharpest curvature.
+#   reverse-over-reverse (the gradient of $g \cdot v$, which records the backward pass) or
+#   forward-over-reverse (`ad.functional.hvp`, or a `ForwardAccumulator` **around** a tape).
+# * Power iteration with products finds the sharpest curvature $\lambda_{\max}$; on a
+#   quadratic loss, gradient descent with a learning rate above $2 / \lambda_{\max}$
+#   diverges.
 # * Forward mode carries a tangent with each value (dual numbers) and gives one Jacobian
 #   column per pass; reverse mode gives one row. Forward for tall Jacobians, reverse for
 #   wide ones (and every loss).
+# * Zero tangents are multiplied through; where one meets an `inf`, the product is NaN.
 #
 # ## Exercises: predict the gradient
 #
@@ -445,3 +489,26 @@ check(my_prediction, passes,
 # %% [markdown]
 # **Next:** lesson 11 opens the tape player and the `None`-gradient explainer: the tools
 # for *seeing* what a tape did, and for finding the step where a gradient went missing.
+
+# %% [markdown]
+# ## Appendix (optional, outside the hour): the whole compiled program
+#
+# For those who want to read what a compiler writes: the Hessian-vector product of
+# section 3, both programs in full.
+
+# %% tags=["nbval-ignore-output"]
+print(program)
+
+# %% [markdown]
+# Read the first function top down. The forward pass (`c0 @ kernel`, with `c0` the
+# `inputs`, the bias, `xp.tanh`) comes with its tangent beside it: `c0 @ direction` times
+# `1 - tanh**2`, the chain rule pushed forward. After the "backward pass" comment, the
+# gradient's steps and their tangents' steps alternate, down to `c0.T @ ...`: the HVP.
+#
+# Then compare it with the second function, the **exact** program. It has more lines: the
+# zero tangents of section 3 are constants named `k...` (a `ZerosLike` of the `inputs`, of
+# the bias, of the seed's chain, of the exponent), and every line that multiplies one of
+# them through is there too, down to a whole `log` branch of the power rule multiplied by
+# the exponent's zero tangent. The first program has none of those lines. Instead it has the
+# `if not isfinite(xp.vdot(...)): return None` checks of section 3, one before the first
+# use of each value that a skipped zero would have met.
