@@ -22,7 +22,8 @@
 
 # %% [markdown]
 # **Plan for one class hour.** The lesson's Parts A to D take about 45 minutes
-# with the predictions and a little discussion; then exercises 1 and 2 (about 8 minutes); exercises 3 to 6 are homework.
+# with the predictions and a little discussion, the words of the lesson 1 more; then
+# exercises 1 and 2 (about 8 minutes); exercises 3 to 6 are homework.
 
 # %%
 import inspect
@@ -65,7 +66,8 @@ def show(obj, start=None, stop=None):
 #    the inputs' running totals.
 #
 # The list is already in a valid order: an operation can only use values computed before
-# it, so walking it backwards visits every consumer before its producer.
+# it, so walking it backwards visits every consumer before its producer. (Lesson 2's
+# hand-built `Value` had to search its graph for such an order; a tape gets it for free.)
 
 # %%
 _ids = itertools.count()                 # every value gets a fresh, never reused id
@@ -465,6 +467,16 @@ from widgets.exercises import check_gradients  # Correct!, or Not yet with what 
 check_gradients(SOFTSIGN, [np.array([-1.5, -0.2, 0.7, 2.0])], order=2)
 
 # %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **Wengert list** | a tape's records in the order the ops ran: already a topological order |
+# | **primitive** | an op declared once with its forward on arrays and one VJP rule per input |
+# | **pruning** | skipping the records that cannot carry a gradient from the target to a source |
+# | **unbroadcasting** | summing a gradient over the axes an input was stretched along, back to its shape |
+# | **batch-ready rule** | a VJP that accepts extra leading axes on its cotangent (a stack of seeds) |
+#
 # ## Summary
 #
 # * Reverse mode is *record, seed, walk back and add*. A tape is a list of records in the
@@ -573,7 +585,7 @@ check(my_prediction, outer.gradient(dy_dx, x),
 
 # %% [markdown]
 # **Exercise 5.** In the backward trace of $z = \sin(x \cdot x)$ at $x = 0$, what
-# cotangent arrives at the `Mul` record? (It is what `Sin` sends: $\cos(0^2)$.)
+# cotangent arrives at the `Mul` record?
 
 # %% tags=["solution"]
 x = ad.constant(0.0)
