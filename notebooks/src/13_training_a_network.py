@@ -11,14 +11,21 @@
 # **You will learn**
 # 1. a model as an `ad.keras.Model` of `Dense` layers, and its `trainable_variables`;
 # 2. one training step by hand: tape, loss, gradients, `assign_sub`;
-# 3. the same with `ad.optimizers.Adam`, and what its first step does;
-# 4. a training loop, its loss curve, and the decision boundary as a picture.
+# 3. the gradients of a `Dense` layer derived on the board, and checked against the tape;
+# 4. the same step with `ad.optimizers.Adam`, and what its first step does;
+# 5. a training loop, its loss curve, and the decision boundary as a picture;
+# 6. the gradient of a lookup table (`gather`), and the `IndexedSlices` TensorFlow returns
+#    for it.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 7 take about 20 minutes
-# with the predictions and a little discussion; then all 4 exercises (about 16 minutes).
+# **Plan for one class hour** (reading, running and discussing each cell): section 1
+# about 3 minutes, section 2 about 5 with its prediction, section 3 about 4, section 4 (a
+# `Dense` layer on the board) about 12 with its prediction, section 5 (Adam) about 5 with
+# its prediction, sections 6 to 8 (the loop, the boundary, input gradients) about 10,
+# section 9 (a lookup table) about 6 with its prediction, the words of the lesson 1: 46
+# minutes; then exercises 1 to 3 (about 12 minutes). Exercises 4 to 6 are homework.
 
 # %%
 %matplotlib inline
@@ -136,7 +143,70 @@ print(f"loss after one step: {float(loss_fn(model, x_train, y_train)):.3f}")
 # still watches the same variable; replacing it with `v = v - 0.5 * g` would leave a plain
 # tensor behind, and the next gradient would be `None` (lesson 3).
 #
-# ## 4. Adam
+# ## 4. The gradients of a `Dense` layer, on the board
+#
+# What did the tape compute for each kernel? Take one layer without its activation,
+# $y = x W + b$: a batch $x$ of shape $(N, n)$ ($N$ examples of $n$ features), a kernel $W$
+# of shape $(n, m)$ and a bias $b$ of shape $(m)$, so $y$ is $(N, m)$. Whatever comes after
+# the layer, the backward pass arrives at $y$ with a cotangent $g = \partial L / \partial y$,
+# also $(N, m)$. Write one element out, $y_{ki} = \sum_j x_{kj} W_{ji} + b_i$, and
+# differentiate:
+#
+# * $W_{ji}$ appears in $y_{ki}$ for every example $k$, multiplied by $x_{kj}$:
+#   $\partial L / \partial W_{ji} = \sum_k x_{kj}\, g_{ki}$, that is
+#   $\dfrac{\partial L}{\partial W} = x^\top g$, shape $(n, m)$;
+# * $x_{kj}$ appears in $y_{ki}$ for every unit $i$, multiplied by $W_{ji}$:
+#   $\dfrac{\partial L}{\partial x} = g\, W^\top$, shape $(N, n)$;
+# * $b_i$ is added to $y_{ki}$ for every example: $\dfrac{\partial L}{\partial b} = \sum_k
+#   g_{k\cdot}$, the cotangent summed over the batch, shape $(m)$.
+#
+# The shapes are a good way to remember it: each gradient has the shape of its source, and
+# there is only one way to multiply $x$ $(N, n)$ and $g$ $(N, m)$ into an $(n, m)$ matrix.
+# The tape can check all three. It gives $g$ too, because an intermediate result can be a
+# source (lesson 2):
+
+# %%
+x_small = x_train[:5]                                  # 5 examples, 2 features
+dense = ad.keras.layers.Dense(3)                       # 3 units, no activation
+with ad.GradientTape(persistent=True) as tape:
+    tape.watch(x_small)
+    y = dense(x_small)
+    loss = ad.reduce_mean((y - 1.0) ** 2)
+g = tape.gradient(loss, y)                             # the cotangent at y, (5, 3)
+by_tape = tape.gradient(loss, [dense.kernel, dense.bias, x_small])
+by_board = [ad.matmul(ad.transpose(x_small), g),       # x^T g
+            ad.reduce_sum(g, axis=0),                  # g summed over the batch
+            ad.matmul(g, ad.transpose(dense.kernel))]  # g W^T
+for name, t, b in zip(["dL/dW", "dL/db", "dL/dx"], by_tape, by_board):
+    print(f"{name}: shape {tuple(t.shape)}, board = tape: {np.allclose(t.numpy(), b.numpy(), atol=1e-6)}")
+del tape
+
+# %% [markdown]
+# These three products are the whole backward pass of a dense layer; the tape runs them for
+# each of the model's three layers, from the last to the first, handing $g W^\top$ on as the
+# cotangent of the layer below.
+#
+# **Predict.** One example $x = [[1, 2]]$, a kernel $W = [[0.5], [-1]]$ (2 features, 1
+# unit), no bias, and the loss $L = 3y$, so that $g = 3$. What is $\partial L / \partial W$?
+# (A nested list of the kernel's shape.)
+
+# %% tags=["solution"]
+x_one = ad.constant([[1.0, 2.0]])
+kernel_one = ad.Variable([[0.5], [-1.0]])
+with ad.GradientTape() as tape:
+    loss_one = ad.reduce_sum(3.0 * ad.matmul(x_one, kernel_one))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [[3.0], [6.0]]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(loss_one, kernel_one),
+      hint="x^T g: a (2, 1) column made of x's two features, each times g = 3")
+
+# %% [markdown]
+# ## 5. Adam
 #
 # Plain gradient descent uses one learning rate for every weight. **Adam** keeps, for every
 # weight, a running average of its gradient and of its gradient squared, and divides one by
@@ -144,9 +214,10 @@ print(f"loss after one step: {float(loss_fn(model, x_train, y_train)):.3f}")
 # `ad.optimizers.Adam` follows Keras's update rule; `apply_gradients` takes
 # `(gradient, variable)` pairs.
 #
-# **Predict.** At Adam's very first step, the two averages are just $g$ and $g^2$, so the
-# step is $\text{lr} \cdot g / \sqrt{g^2} = \text{lr} \cdot \operatorname{sign}(g)$. With
-# `learning_rate=0.01`, by how much does the **largest-moving** weight of the model change?
+# **Predict.** At Adam's very first step the two averages are just $g$ and $g^2$ (Adam
+# corrects them for having started at zero), so each weight moves by
+# $\text{lr} \cdot g / \sqrt{g^2}$. With `learning_rate=0.01`, by how much does the
+# **largest-moving** weight of the model change?
 
 # %% tags=["solution"]
 optimizer = ad.optimizers.Adam(learning_rate=0.01)
@@ -167,11 +238,12 @@ check(my_prediction, largest_change, rtol=1e-3,
       hint="lr * g / sqrt(g ** 2): how big is that, whatever the size of g?")
 
 # %% [markdown]
-# Every weight with a nonzero gradient moved by almost exactly 0.01 (a weight whose
-# gradient is zero, behind a `relu` that never fires, does not move). The size of the
-# gradient does not matter at first, only its sign. Over many steps the averages take over.
+# Every weight with a nonzero gradient moved by almost exactly 0.01: $g / \sqrt{g^2}$ is
+# the sign of $g$ (a weight whose gradient is zero, behind a `relu` that never fires, does
+# not move). The size of the gradient does not matter at first, only its sign. Over many
+# steps the averages take over.
 #
-# ## 5. The training loop
+# ## 6. The training loop
 #
 # Repeat the step. We keep the loss of every step to draw its curve, and print a few.
 
@@ -195,7 +267,7 @@ ax.set(xlabel="step", ylabel="loss", yscale="log", title="Cross-entropy during t
 plt.show()
 
 # %% [markdown]
-# ## 6. The decision boundary
+# ## 7. The decision boundary
 #
 # The network is a function from the plane to two logits. Evaluate it on a grid of points
 # covering the picture, turn the logits into the probability of class 1 with a softmax, and
@@ -224,7 +296,7 @@ plt.show()
 # lines together. Far from the data the colours are confident for no good reason: the
 # network has never seen a point there.
 #
-# ## 7. Gradients of the trained network with respect to its **input**
+# ## 8. Gradients of the trained network with respect to its **input**
 #
 # The same tape can differentiate with respect to the input instead of the weights: watch
 # the input tensor (lesson 1). The gradient of the class-1 logit with respect to a point
@@ -248,16 +320,78 @@ for point, d in zip(probe.numpy(), direction):
 # gradient until the class flips) begin.
 
 # %% [markdown]
+# ## 9. Looking rows up: the gradient of `gather`
+#
+# Some layers do not multiply their weights with the input: they **look rows up**. A word
+# embedding is a table with one row of features per word of the vocabulary, and a sentence
+# fetches the rows of its words with `ad.gather(table, ids)`. Only the rows that were looked
+# up take part in the loss.
+#
+# **Predict.** A table of 6 rows and 2 features; the ids `[4, 1, 4]` fetch row 4 twice and
+# row 1 once, and the loss is the sum of the fetched numbers. What is the gradient of row 4
+# of the table? (A list of two numbers.)
+
+# %% tags=["solution"]
+table = ad.Variable(np.arange(12.0, dtype=np.float32).reshape(6, 2))
+ids = ad.constant([4, 1, 4])
+with ad.GradientTape() as tape:
+    rows = ad.gather(table, ids)                 # shape (3, 2)
+    lookup_loss = ad.reduce_sum(rows)
+table_gradient = ad.convert_to_tensor(tape.gradient(lookup_loss, table))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [2.0, 2.0]
+### END SOLUTION
+
+# %% tags=["check"]
+print(table_gradient.numpy())
+check(my_prediction, table_gradient[4],
+      hint="each lookup of a row sends it the cotangent of its copy, ones here; how many times "
+           "was row 4 looked up?")
+
+# %% [markdown]
+# Row 4 was used twice, so its two contributions add up, as for `x * x` in lesson 1; row 1
+# gets one; the other rows get real zeros (the table is connected to the loss, those rows
+# just did not move it).
+#
+# Here the gradient is an ordinary tensor of the table's shape, mostly zeros.
+# **TensorFlow returns something else**: an `IndexedSlices`, which keeps only the rows that
+# were looked up, in lookup order and with a repeated id kept twice (`indices` `[4, 1, 4]`,
+# `values` of shape `(3, 2)`), and the table's shape (`dense_shape`). For a vocabulary of a
+# million words and a batch that uses a hundred, that saves a million rows of zeros, and
+# optimizers can update just the rows in `indices`. `tf.convert_to_tensor` turns it into
+# the dense tensor printed above, adding the repeated rows together. That is why the cell
+# calls `ad.convert_to_tensor`: it changes nothing here, and makes the same code run on
+# TensorFlow. This library always returns the dense tensor, a deliberate difference that
+# its README lists.
+
+# %% [markdown]
+# ## Words of this lesson
+#
+# | word | what it means here |
+# |---|---|
+# | **logit** | an unnormalized score, one per class; a softmax turns them into probabilities |
+# | **cross-entropy** | $-\log$ of the probability the model gives the true class, averaged |
+# | **learning rate** | the factor on the gradient in a step, `lr` |
+# | **decision boundary** | the curve where the model's probability of a class is 0.5 |
+# | **embedding** | a table of rows (one per word or id) that a model looks up with `gather` |
+# | **`IndexedSlices`** | TensorFlow's gradient of a lookup: the looked-up rows and their indices, not the whole table |
+#
 # ## Summary
 #
 # * A model is an `ad.keras.Model` holding layers (as in Keras 3); `model.trainable_variables`
 #   lists every weight, created by the first call.
 # * One training step: a tape around the loss, `tape.gradient(loss, variables)`, then
 #   update each variable in place (`assign_sub`, or `optimizer.apply_gradients`).
+# * A dense layer $y = xW + b$ with cotangent $g$ at $y$: $\partial L/\partial W = x^\top g$,
+#   $\partial L / \partial x = g W^\top$, $\partial L / \partial b = \sum_k g_k$.
 # * Adam's first step moves each weight by the learning rate times the sign of its
 #   gradient; after that its averages adapt the step per weight.
 # * A decision boundary is the network evaluated on a grid: it is made of the pieces the
 #   `relu` units draw.
+# * The gradient of a lookup is the table's shape, with the repeated rows added; TensorFlow
+#   returns it as `IndexedSlices` (the rows and their indices), this library as a tensor.
 #
 # ## Exercises: predict the gradient
 #
@@ -312,8 +446,45 @@ check(my_prediction, tape.gradient(loss, logits),
       hint="equal logits give the softmax [0.5, 0.5]; subtract the one-hot label [1, 0]")
 
 # %% [markdown]
-# **Exercise 3.** Plain gradient descent: a weight `w = 1.0`, the loss `(3w - 1)**2`,
-# learning rate 0.1. What is `w` after one step?
+# **Exercise 3.** The `Dense` layer of section 4 on the board: two examples
+# $x = [[1, 2], [3, 4]]$, a layer of 3 units, and the loss $L = 2 \sum y$, so that $g = 2$
+# everywhere. What is $\partial L / \partial b$? (A list of three numbers.)
+
+# %% tags=["solution"]
+x_two = ad.constant([[1.0, 2.0], [3.0, 4.0]])
+dense3 = ad.keras.layers.Dense(3)
+with ad.GradientTape() as tape:
+    loss_two = 2.0 * ad.reduce_sum(dense3(x_two))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [4.0, 4.0, 4.0]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(loss_two, dense3.bias),
+      hint="the bias's gradient is the cotangent g summed over the examples of the batch")
+
+# %% [markdown]
+# **Exercise 4 (homework).** The same two examples and layer: what is
+# $\partial L / \partial W$, the kernel's gradient? (A nested list of shape `(2, 3)`.)
+
+# %% tags=["solution"]
+with ad.GradientTape() as tape:
+    loss_two = 2.0 * ad.reduce_sum(dense3(x_two))
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = [[8.0, 8.0, 8.0], [12.0, 12.0, 12.0]]
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, tape.gradient(loss_two, dense3.kernel),
+      hint="x^T g: row j of the answer is feature j summed over the examples, times g = 2")
+
+# %% [markdown]
+# **Exercise 5 (homework).** Plain gradient descent: a weight `w = 1.0`, the loss
+# `(3w - 1)**2`, learning rate 0.1. What is `w` after one step?
 
 # %% tags=["solution"]
 w = ad.Variable(1.0)
@@ -331,8 +502,8 @@ check(my_prediction, round(float(w), 4),
       hint="the gradient is 2 (3w - 1) times 3 at w = 1; subtract a tenth of it")
 
 # %% [markdown]
-# **Exercise 4.** Adam's first step on the same weight, starting again from `w = 1.0`, with
-# `learning_rate=0.1`. What is `w` after it?
+# **Exercise 6 (homework).** Adam's first step on the same weight, starting again from
+# `w = 1.0`, with `learning_rate=0.1`. What is `w` after it?
 
 # %% tags=["solution"]
 w = ad.Variable(1.0)
