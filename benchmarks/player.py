@@ -36,67 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-import autodiff as ad
 from widgets.graph_layout import graph_layout
 from widgets.html_export import export_html
 from widgets.replay import replay
 
+from .model_tapes import HIDDEN, gru_tape, lesson14_mlp, planted_mlp, rnn_tape  # noqa: F401
+
 SIZES = (10, 100, 1000, 5000, 10000)
-HIDDEN = 4
 CHROMIUM = os.environ.get("TAPESCHOOL_CHROMIUM", "/usr/bin/chromium")
-
-
-def rnn_tape(n_records, hidden=HIDDEN, seed=0, scoped=True, nan_at=None):
-    """A persistent tape of a hand-written RNN with about ``n_records`` records.
-
-    Args:
-        scoped: each step in name scope ``rnn/step_<t>``, the loss in ``loss``.
-        nan_at: plant a NaN in the input of that step (for the debugging views).
-
-    Returns:
-        ``(tape, loss, [W, U, b])``.
-    """
-    rng = np.random.default_rng(seed)
-    steps = max(1, round((n_records - 1) / 5))
-    W = ad.Variable(rng.normal(size=(hidden, hidden)) * 0.5, name="W")
-    U = ad.Variable(rng.normal(size=(2, hidden)) * 0.5, name="U")
-    b = ad.Variable(np.zeros((1, hidden)), name="b")
-    xs = [ad.constant(rng.normal(size=(1, 2))) for _ in range(steps)]
-    if nan_at is not None:
-        xs[nan_at] = ad.constant(np.array([[np.nan, 0.0]]))
-    with ad.GradientTape(persistent=True) as tape:
-        h = ad.constant(np.zeros((1, hidden)))
-        for t, x in enumerate(xs):
-            with ad.name_scope(f"rnn/step_{t}" if scoped else ""):
-                h = ad.tanh(ad.matmul(h, W) + ad.matmul(x, U) + b)
-        with ad.name_scope("loss" if scoped else ""):
-            loss = ad.reduce_sum(h)
-    return tape, loss, [W, U, b]
-
-
-def gru_tape(n_records, units=8, seed=0, nan_at=None):
-    """A tape of a Keras GRU (``ad.keras.layers.GRU``) unrolled to about ``n_records``.
-
-    Each step records 23 ops in scope ``gru/gru_cell``; a Dense head and a mean
-    squared error add five. ``nan_at``: a NaN in the input of that step.
-
-    Returns:
-        ``(tape, loss, variables)``.
-    """
-    rng = np.random.default_rng(seed)
-    steps = max(1, round((n_records - 5) / 23))
-    layer = ad.keras.layers.GRU(units, name="gru")
-    head = ad.keras.layers.Dense(1, name="head")
-    x = rng.normal(size=(2, steps, 3)).astype("float32")
-    if nan_at is not None:
-        x[0, min(nan_at, steps - 1), 0] = np.nan
-    x, y = ad.constant(x), ad.constant(rng.normal(size=(2, 1)).astype("float32"))
-    head(layer(x[:, :1]))                       # build the weights outside the tape
-    with ad.GradientTape(persistent=True) as tape:
-        out = head(layer(x))
-        with ad.name_scope("loss"):
-            loss = ad.reduce_mean((out - y) ** 2)
-    return tape, loss, layer.trainable_variables + head.trainable_variables
 
 
 MODELS = {"gru": gru_tape, "rnn": rnn_tape}

@@ -7,7 +7,7 @@ neighbours' mean height, ``layout._place_in_order``), but in **bands**: when
 the next layer would pass the band width, a new band starts below, the way
 words wrap into lines, and never between an input and the node it feeds (a
 kernel stays next to its MatMul). The caller picks the band width from the
-screen's shape (``scope_tree.place``), so a 1,000-step chain fills the
+screen's shape (``placement.place``), so a 1,000-step chain fills the
 stage. ``static/tree.js`` runs the same steps in the browser.
 
 Pure Python, deterministic, and linear in the nodes (a few sweeps per band).

@@ -39,7 +39,10 @@ def preview(value, limit=4):
     """A short text for a value: ``'6.0'``, ``'[0.25, 1.0, 2.0, …]'``, None if unknown."""
     if value is None:
         return None
-    array = np.asarray(backend.to_numpy(value))
+    return _preview_of(np.asarray(backend.to_numpy(value)), limit)
+
+
+def _preview_of(array, limit=4):
     flat = array.reshape(-1)
     # .tolist(): Python numbers (a float32 becomes the float it holds), formatted
     # without NumPy's per-scalar machinery (a 10,000-record tape makes 70,000 previews)
@@ -50,6 +53,9 @@ def preview(value, limit=4):
 
 
 def _number(v):
+    if type(v) is float:       # the common case first
+        text = f"{v + 0.0:.4g}"    # + 0.0: no '-0.0' for a zero gradient
+        return text + ".0" if text.lstrip("-").isdigit() else text
     if isinstance(v, (bool, int)):
         return str(v)
     if isinstance(v, complex):
@@ -62,16 +68,23 @@ def _number(v):
 
 def value_of(tensor):
     """``{preview, data, shape}`` of a Tensor's value (data only when small and finite)."""
+    return _inspect(tensor)[0]
+
+
+def _inspect(tensor):
+    """``(value_of(tensor), whether it holds a NaN or an Inf)``, from one look at it."""
     if tensor is None:
-        return None
+        return None, False
     value = tensor._value
     if isinstance(value, ArraySpec):
-        return {"preview": None, "data": None, "shape": list(value.shape)}
+        return {"preview": None, "data": None, "shape": list(value.shape)}, False
     array = np.asarray(backend.to_numpy(value))
-    data = None
-    if array.size <= MAX_DATA and array.dtype.kind in "fiub" and np.all(np.isfinite(array)):
-        data = array.tolist()
-    return {"preview": preview(array), "data": data, "shape": list(array.shape)}
+    kind = array.dtype.kind
+    # ndarray methods, not np.all(): a replay makes tens of thousands of these, and
+    # NumPy's function wrappers cost more than the check on a few numbers
+    bad = kind in "fc" and not np.isfinite(array).all()
+    data = array.tolist() if array.size <= MAX_DATA and kind in "fiub" and not bad else None
+    return {"preview": _preview_of(array), "data": data, "shape": list(array.shape)}, bad
 
 
 def grads_at(data, k):
@@ -90,7 +103,10 @@ def grads_at(data, k):
 
 def _norm(value):
     array = np.asarray(backend.to_numpy(value._value))
-    return float(np.sqrt(np.sum(np.abs(array) ** 2))) if array.dtype.kind in "fc" else 0.0
+    if array.dtype.kind not in "fc":
+        return 0.0
+    flat = (np.abs(array) if array.dtype.kind == "c" else array).reshape(-1).astype(np.float64)
+    return float(np.dot(flat, flat) ** 0.5)
 
 
 class Frames:
@@ -109,6 +125,15 @@ class Frames:
         self.in_edges = {}   # (op id, kind) -> edge ids by slot
         for e in builder.edges:
             self.in_edges.setdefault((e["op"], e["kind"]), []).append(e)
+
+    def bad(self, tensor):
+        """Whether a recorded tensor's value holds a NaN or an Inf: from its node's
+        stats when the builder took them from this very value, else looked at."""
+        node = self.b.tensors.get(tensor._id)
+        stats = node.get("stats") if node else None
+        if stats is not None and not isinstance(tensor._value, ArraySpec):
+            return stats["nonfinite"] > 0
+        return nonfinite(tensor)
 
     def node_id(self, tid):
         return f"t{tid}"
@@ -155,8 +180,8 @@ class Frames:
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
         # A NaN read or made here. A big output the tape did not keep (a placeholder)
         # is judged by its value where a later record kept it (the tensor's stats).
-        if any(nonfinite(t) for t in rec.inputs + rec.outputs) or any(
-                (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
+        if any(self.bad(t) for t in rec.inputs) or any(
+                self.bad(y) or (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
                 for y in rec.outputs):
             self.forward_bad.append(k)
         sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
@@ -183,16 +208,23 @@ class Frames:
     def backward(self, i, step, n_ops):
         rec = step.record
         op = self.b.ops[tuple(rec.output_ids)]
-        cotangents = [self.named(oid, value_of(g)) for oid, g in zip(rec.output_ids, step.cotangents)]
+        bad = False
+        cotangents = []
+        for oid, g in zip(rec.output_ids, step.cotangents):
+            value, worse = _inspect(g)
+            bad |= worse
+            cotangents.append(self.named(oid, value))
         contributions = []
         for slot, (x_id, c) in enumerate(step.contributions):
-            entry = self.named(x_id, value_of(c))
+            value, worse = _inspect(c)
+            bad |= worse
+            entry = self.named(x_id, value)
             entry["slot"] = slot
             entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
             contributions.append(entry)
         k = n_ops + 1 + i
         sent = [c for _, c in step.contributions if c is not None]
-        if any(nonfinite(g) for g in step.cotangents) or any(nonfinite(c) for c in sent):
+        if bad:
             self.backward_bad.append(k)
         self.norms[k] = [(op["id"], _norm(c)) for c in sent]
         totals = []

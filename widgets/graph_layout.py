@@ -1,8 +1,8 @@
 """Where the player draws a replay's nodes and edges (the ``layout`` of its JSON).
 
 ``graph_layout(nodes, edges)`` turns the replay's tensor and op nodes into
-positions and SVG paths: ``scope_tree`` folds them into boxes by name scope
-and places every box's content in layers wrapped into bands
+positions and SVG paths: ``scope_tree`` folds them into boxes by name scope,
+and ``placement`` places every box's content in layers wrapped into bands
 (``bands.flow_layout``), so a long tape fills a screen-shaped drawing. It
 owns what is particular to tapes:
 
@@ -24,7 +24,8 @@ Pure Python, deterministic, computed once: nodes never move between frames.
     ['copies', 'edges', 'height', 'nodes', 'tree', 'width']
 """
 
-from .scope_tree import build_tree, place
+from .placement import place
+from .scope_tree import build_tree
 
 __all__ = ["graph_layout", "route", "TENSOR_SIZE", "OP_SIZE", "COPY_SIZE", "OP_RADIUS",
            "COPY_MIN_USES", "ASPECT"]

@@ -35,11 +35,11 @@ The rules (each flag carries its rule's name and a sentence saying why):
   variables: no backward step ran in it at all;
 - ``dead_relu``: 90% or more of a Relu output in the group is exactly 0;
 - ``zero_gradient``: 90% or more of its variables' gradient is exactly 0;
-- ``large_weights``: its weights' RMS is 10x the median of the others';
-- ``ratio_high`` / ``ratio_low``: gradient/weight ratio 100x above (or
-  below: vanishing) the median of the other groups' ratios;
-- ``update_large``: one update changes its weights by more than 10%;
-- ``update_high`` / ``update_low``: update/weight ratio 100x off the median.
+- and the rules that compare a group with the others (``widgets/outliers.py``):
+  ``large_weights`` (its weights' RMS 10x the median of the others'),
+  ``ratio_high`` / ``ratio_low`` (gradient/weight ratio 100x above, or below:
+  vanishing, the median), ``update_high`` / ``update_low`` and
+  ``update_large`` (one update changes its weights by more than 10%).
 
 "The others" are the other groups with finite values of that kind; the
 relative rules need at least two of them. A row's ``status`` is ``"nan"``,
@@ -60,13 +60,11 @@ import numpy as np
 from autodiff import backend
 from autodiff.tensor import ArraySpec, Variable
 
-__all__ = ["group_health", "relative_flags", "medians_of_others", "compact", "LARGE_WEIGHTS",
-           "RATIO_OFF", "ZERO_SHARE", "UPDATE_LARGE"]
+from .outliers import flag as _flag, relative_flags
 
-LARGE_WEIGHTS = 10.0   # weights' RMS this many times the others' median
-RATIO_OFF = 100.0      # gradient/weight (or update/weight) ratio this far off the median
+__all__ = ["group_health", "ZERO_SHARE", "NAN_RULES"]
+
 ZERO_SHARE = 0.9       # share of exact zeros that makes a layer dead / its gradient zero
-UPDATE_LARGE = 0.1     # an update that changes the weights by more than this share
 RELUS = ("Relu", "Relu6")
 NAN_RULES = {"nan_weights", "nan_made", "nan_fed", "nan_gradient"}   # status "nan"
 
@@ -275,10 +273,6 @@ def _zero_flags(row, relu):
                                                    f"of its weights"))
 
 
-def _flag(rule, reason):
-    return {"rule": rule, "reason": reason}
-
-
 def _row(g, vids, weights, tensors, grads, sent, update):
     """The numbers of one group (flags are added by the caller)."""
     w_sq = g_sq = u_sq = 0.0
@@ -335,79 +329,3 @@ def _none_flags(row, vids, grads, ix, sent):
         text = (f"no gradient reaches {', '.join(tensors[f't{v}']['name'] for v in missing)} "
                 f"(None{why})")
     row["flags"].append(_flag("none_gradient", text))
-
-
-def medians_of_others(values):
-    """For each position, the median of the OTHER positive values (None: fewer than two).
-
-    One sort for all positions (a median per group over the rest would be
-    quadratic in the groups: an unrolled RNN has thousands).
-    """
-    ranked = sorted((v, i) for i, v in enumerate(values) if v is not None and v > 0)
-    order = {i: p for p, (_, i) in enumerate(ranked)}
-    ordered = [v for v, _ in ranked]
-    n = len(ordered)
-    medians = []
-    for i, v in enumerate(values):
-        p = order.get(i)
-        m = n - 1 if p is not None else n          # how many others
-        if m < 2:
-            medians.append(None)
-            continue
-
-        def at(k):   # the k-th of the others, skipping position p
-            return ordered[k + 1] if p is not None and k >= p else ordered[k]
-        medians.append(at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2)
-    return medians
-
-
-def compact(x):
-    """3 significant digits, an exponent below 1e-3 and from 1e3 up, as health.js shows
-    numbers: ``1.87e-9``, ``8.95e3``, ``0.25``, ``2``."""
-    if x == 0 or not np.isfinite(x):
-        return str(x)
-    text = f"{x:.2e}" if abs(x) < 1e-3 or abs(x) >= 1e3 else f"{x:.3g}"
-    mantissa, _, exponent = text.partition("e")
-    if "." in mantissa:
-        mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
-
-
-def _times(x):
-    return f"{compact(x)}x" if x >= 1 else f"1/{compact(1 / x)}"
-
-
-def relative_flags(rows, others="groups"):
-    """Adds the rules that compare a row with the median of the others to ``rows``.
-
-    Args:
-        rows: dicts with ``rms`` (weights' root mean square), ``ratio``,
-            ``grad_of`` and ``update_ratio`` (None where unknown) and a
-            ``flags`` list; the training recorder uses it too, per step.
-        others: what the rows are, for the reasons ("the median of the other groups").
-    """
-    rms = [r["rms"] for r in rows]
-    ratios = [r["ratio"] if r["grad_of"] == "weights" else None for r in rows]
-    updates = [r["update_ratio"] for r in rows]
-    medians = {"rms": medians_of_others(rms), "gradient/weight": medians_of_others(ratios),
-               "update/weight": medians_of_others(updates)}
-    for i, row in enumerate(rows):
-        med = medians["rms"][i]
-        if med and rms[i] and rms[i] >= LARGE_WEIGHTS * med:
-            row["flags"].append(_flag("large_weights", f"weights' RMS is {_times(rms[i] / med)} "
-                                                       f"the median of the other {others}"))
-        for name, values, high, low in (("gradient/weight", ratios, "ratio_high", "ratio_low"),
-                                        ("update/weight", updates, "update_high", "update_low")):
-            med = medians[name][i]
-            value = values[i]
-            if not med or not value:
-                continue
-            if value >= RATIO_OFF * med:
-                row["flags"].append(_flag(high, f"{name} ratio {_times(value / med)} the median "
-                                                f"of the other {others}"))
-            elif value * RATIO_OFF <= med:
-                row["flags"].append(_flag(low, f"{name} ratio {_times(value / med)} of the "
-                                               f"median of the other {others}"))
-        if updates[i] is not None and updates[i] > UPDATE_LARGE:
-            row["flags"].append(_flag("update_large", f"one update changes its weights by "
-                                      f"{updates[i]:.0%} (over {UPDATE_LARGE:.0%})"))

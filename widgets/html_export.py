@@ -31,7 +31,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from .replay import Replay, replay as _replay
+from .replay import Replay, gc_paused, replay as _replay
 from .svg import replay_svg
 
 __all__ = ["export_html", "html_snippet", "describe", "player_js", "player_css", "page_model",
@@ -44,7 +44,8 @@ _ids = itertools.count()
 
 # The module's parts (each under ~400 lines), joined in this order into one ES module (anywidget's
 # ``_esm`` is one string, and the export inlines one script).
-JS_PARTS = ("graph.js", "tree.js", "scene.js", "viewport.js", "groups.js", "health.js", "player.js")
+JS_PARTS = ("graph.js", "tree.js", "scene.js", "viewport.js", "groups.js", "health.js", "controls.js",
+            "player.js")
 
 
 def player_js():
@@ -287,7 +288,9 @@ def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=N
     """
     rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
     title = title or "Tape player: " + rep.frames[-1]["title"].replace("result: ", "")
-    snippet = html_snippet(rep, frame=frame, classroom=classroom, speed=speed, autoplay=autoplay)
+    with gc_paused():         # as replay: many small containers, no cycles
+        snippet = html_snippet(rep, frame=frame, classroom=classroom, speed=speed,
+                               autoplay=autoplay)
     page = f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -9,9 +9,10 @@ members and the backward pass lights it step by step; expanded, its ops show.
 
 ``debug_marks`` finds the first frame whose forward value or backward
 cotangent holds a NaN or an Inf, and the gradient-norm of every group at
-every backward step (sparse: only the steps that add to a group; a step
-that sent NaN/Inf is left out, so a group whose every step did has no
-series). The health of every group, NaN and None ones included, with
+every backward step (sparse: only the steps that add to a group). Every
+group has a series: from a step that sent NaN/Inf on, its running norm is
+``"NaN"`` or ``"Inf"``; a group no backward step ran in (a None gradient)
+has an empty one. The health of every group, NaN and None ones included, with
 weight norms, ratios and flagged reasons, is ``widgets/health.py``.
 
 Pure Python over the replay dict; nothing here differentiates.
@@ -74,7 +75,8 @@ def scope_groups(nodes, edges, layout, scope_of):
     boxes = {**layout["nodes"], **{c["id"]: c for c in layout.get("copies", ())}}
     result = []
     for g in groups.values():
-        g["members"] = g["ops"] + [m for m in dict.fromkeys(g["members"]) if m not in g["ops"]]
+        own = set(g["ops"])     # a set: a GRU's one scope holds 10,000 ops
+        g["members"] = g["ops"] + [m for m in dict.fromkeys(g["members"]) if m not in own]
         parts = [boxes[m] for m in g["members"]]
         left = min(b["x"] - b["w"] / 2 for b in parts) - PAD
         top = min(b["y"] - b["h"] / 2 for b in parts) - PAD - 12
@@ -107,17 +109,26 @@ def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
 
     Returns:
         ``{"first_nonfinite": {"forward": k or None, "backward": k or None},
-        "group_norms": {group id: [[frame, running norm], ...]}}``.
+        "group_norms": {group id: [[frame, running norm], ...]}}`` with a
+        series for EVERY group: the running norm is ``"NaN"`` or ``"Inf"`` (a
+        string: JSON has no NaN) from the step that sent one on, and the
+        series is empty when no backward step ran in the group (nothing flowed
+        back through it: a None gradient).
+
+    >>> marks["group_norms"]       # d0 sent 0.5 then 0.5; d1 sent a NaN; aux nothing
+    {'g0': [[9, 0.5], [10, 0.7071]], 'g1': [[8, 'NaN']], 'g2': []}
     """
     group_of = {op: g["id"] for g in groups for op in g["ops"]}
-    squares, norms = {}, {}
+    squares = {}
+    norms = {g["id"]: [] for g in groups}
     for k in sorted(contributions_norms):
         for op, norm in contributions_norms[k]:
             gid = group_of.get(op)
-            if gid is None or not np.isfinite(norm):
+            if gid is None:
                 continue
-            squares[gid] = squares.get(gid, 0.0) + norm * norm
-            norms.setdefault(gid, []).append([k, float(f"{squares[gid] ** 0.5:.4g}")])
+            total = squares[gid] = squares.get(gid, 0.0) + norm * norm
+            norms[gid].append([k, float(f"{total ** 0.5:.4g}") if np.isfinite(total)
+                               else "NaN" if np.isnan(total) else "Inf"])
     return {"first_nonfinite": {"forward": min(forward_bad, default=None),
                                 "backward": min(backward_bad, default=None)},
             "group_norms": norms}
@@ -125,12 +136,17 @@ def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
 
 def explain_sources(tape, target, sources, limit=8):
     """``explain_none_gradient`` for each source, asked BEFORE the backward pass
-    (a non-persistent tape frees its records then); ``{}`` past ``limit`` sources.
+    (a non-persistent tape frees its records then).
+
+    With more than ``limit`` sources (a model's variables), only those no
+    differentiable record leads to from the target are asked about (one
+    sweep finds them: the ones whose gradient will be None), still at most
+    ``limit``; each answer is a sweep over the records.
     """
     from .explain import explain_none_gradient
 
     if len(sources) > limit:
-        return {}
+        sources = _unreached(tape, target, sources)[:limit]
     answers = {}
     for source in sources:
         if hasattr(source, "_id"):
@@ -139,6 +155,22 @@ def explain_sources(tape, target, sources, limit=8):
             except Exception as exc:   # reported as it was, the jump still goes to the source
                 answers[source._id] = exc
     return answers
+
+
+def _unreached(tape, target, sources):
+    """The sources that no differentiable record connects to ``target`` (a walk back
+    over the records, as the backward pass goes; their gradient will be None)."""
+    try:
+        records = tape.records
+    except RuntimeError:
+        return []
+    from autodiff import nest
+
+    reached = {t._id for t in nest.flatten(target) if hasattr(t, "_id")}
+    for rec in reversed(records):
+        if rec.primitive.differentiable and any(i in reached for i in rec.output_ids):
+            reached.update(rec.input_ids)
+    return [s for s in sources if hasattr(s, "_id") and s._id not in reached]
 
 
 def lost_gradients(answers, sources, gradients, nodes):
@@ -175,7 +207,9 @@ def lost_gradients(answers, sources, gradients, nodes):
 def value_stats(tensor, bins=8):
     """Min, max, mean (4 digits) and an 8-bin histogram of a float tensor, for tooltips.
 
-    Returns None for a tensor without a concrete float value.
+    Returns None for a tensor without a concrete float value. The histogram
+    counts as ``np.histogram`` does (a replay takes one per tensor: 10,000 of
+    them on a long tape, where NumPy's general version cost a second).
     """
     value = getattr(tensor, "_value", None)
     if value is None or not hasattr(value, "dtype") or not hasattr(value, "size"):
@@ -183,11 +217,43 @@ def value_stats(tensor, bins=8):
     array = np.asarray(backend.to_numpy(value))
     if array.dtype.kind not in "fiu" or array.size == 0:
         return None
-    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
-    stats = {"nonfinite": int(array.size - finite.size)}
+    flat = array.reshape(-1)
+    if array.dtype.kind == "f":
+        ok = np.isfinite(flat)
+        finite = flat if ok.all() else flat[ok]
+    else:
+        finite = flat
+    stats = {"nonfinite": int(flat.size - finite.size)}
     if finite.size == 0:
         return {**stats, "min": None, "max": None, "mean": None, "hist": [0] * bins}
     lo, hi = float(finite.min()), float(finite.max())
-    hist = np.histogram(finite, bins=bins, range=(lo, hi if hi > lo else lo + 1))[0]
     return {**stats, "min": float(f"{lo:.4g}"), "max": float(f"{hi:.4g}"),
-            "mean": float(f"{float(finite.mean()):.4g}"), "hist": [int(c) for c in hist]}
+            "mean": float(f"{float(finite.mean()):.4g}"),
+            "hist": histogram(finite, lo, hi, bins)}
+
+
+_STEPS = {8: np.arange(9.0)}
+
+
+def histogram(values, lo, hi, bins):
+    """``np.histogram(values, bins, range=(lo, hi if hi > lo else lo + 1))[0]`` as a
+    list, for finite ``values`` within ``[lo, hi]``: the same index arithmetic and
+    edge correction, without its checks.
+
+    >>> histogram(np.array([0.0, 1.0, 1.0, 2.0]), 0.0, 2.0, 4)
+    [1, 0, 2, 1]
+    """
+    if hi <= lo:
+        hi = lo + 1.0
+    if bins not in _STEPS:
+        _STEPS[bins] = np.arange(bins + 1.0)
+    x = values.astype(np.float64, copy=False)
+    if not np.isfinite(hi - lo):      # -1e308 to 1e308 (np.histogram refuses): halve all
+        x, lo, hi = x * 0.5, lo * 0.5, hi * 0.5
+    edges = _STEPS[bins] * ((hi - lo) / bins) + lo     # np.linspace's arithmetic
+    edges[-1] = hi
+    index = ((x - lo) / (hi - lo) * bins).astype(np.intp)
+    index[index == bins] -= 1
+    index[x < edges[index]] -= 1            # rounding put a value one bin too high
+    index[(x >= edges[index + 1]) & (index != bins - 1)] += 1    # or one too low
+    return np.bincount(index, minlength=bins).tolist()

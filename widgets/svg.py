@@ -10,7 +10,7 @@ pages that strip scripts), and tests that parse the drawing with
 ``frame_state`` decides which nodes and edges are done, pending, current
 or carrying the cotangent in a frame; ``createFrameState`` in
 ``static/graph.js`` mirrors it line by line. A long tape (more than
-``scope_tree.SMALL_TAPE`` ops in name scopes) is drawn as the player opens
+``placement.SMALL_TAPE`` ops in name scopes) is drawn as the player opens
 it: ``overview`` places its scope boxes, closed, and the edges between them.
 
     >>> svg = replay_svg(r, frame=-1)          # the last frame: gradients shown
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from .frames import grads_at
 from .graph_layout import OP_RADIUS, route
-from .scope_tree import SMALL_TAPE, default_open, drawn_ends, from_json, place, rep
+from .placement import SMALL_TAPE, default_open, place
+from .scope_tree import drawn_ends, from_json, rep
 
 __all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "FLAG_TEXT"]
 
@@ -80,7 +81,7 @@ def frame_state(data, k, only=None):
 def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     """One frame of ``replay`` as an SVG document (a string).
 
-    A long tape (more than ``scope_tree.SMALL_TAPE`` ops, in name scopes) is
+    A long tape (more than ``placement.SMALL_TAPE`` ops, in name scopes) is
     drawn as the player opens it: its overview of scope boxes, closed.
 
     Args:

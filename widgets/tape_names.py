@@ -1,24 +1,34 @@
-"""Display names of a tape's tensors, in linear time, and the names a user gives.
+"""Every name the widgets show for a tensor, and the limits on how long they get.
 
-``tape_names`` gives what ``GradientTape.names()`` gives (variables by name,
-other tensors ``v0``, ``v1``, ... in record order; that method once counted
-the ``v`` names again per new tensor, quadratic in the records), with one
-difference: a variable created without a name (every one is called
-``Variable``) takes the name scope it is first read in, its module's path,
-so two of them can be told apart:
+It owns three things:
 
-    >>> class Cell(ad.Module):                  # called inside ad.name_scope("gru")
-    ...     def __init__(self):
-    ...         super().__init__()
-    ...         self.w, self.u = ad.Variable(1.0), ad.Variable(2.0)
-    >>> sorted(tape_names(tape).values())[:2]   # tape.names(): Variable, Variable
-    ['gru/cell/Variable', 'gru/cell/Variable_1']
+- **A tape's names.** ``tape_names(tape)`` gives what ``tape.names()``
+  gives (variables by name; other tensors ``v0``, ``v1``... in record order,
+  the numbers of ``print(tape)``), in one pass over the records, with two
+  differences: a variable created without a name (every one is called
+  ``Variable``) takes the name scope it is first read in, its module's path,
+  so two of them can be told apart; and a name longer than ``NAME_LIMIT``
+  characters is shown by its start and its length.
 
-The ``v`` numbers stay those of ``tape.names()`` (and of ``print(tape)``).
+      >>> class Cell(ad.Module):                  # called inside ad.name_scope("gru")
+      ...     def __init__(self):
+      ...         super().__init__()
+      ...         self.w, self.u = ad.Variable(1.0), ad.Variable(2.0)
+      >>> sorted(tape_names(tape).values())[:2]   # tape.names(): Variable, Variable
+      ['gru/cell/Variable', 'gru/cell/Variable_1']
 
-``expand_names`` reads the ``names=`` a user passes to ``replay`` or the
-player: ``{"loss": loss}`` names a tensor; ``{"net": model}`` names every
-variable of a module by its attribute path (``net/dense/kernel``).
+- **The names a user gives.** ``expand_names`` reads the ``names=`` of
+  ``replay`` and the player: ``{"loss": loss}`` names a tensor (in titles,
+  sentences and gradient chips: ``d(loss)/d(x)``, not ``d(v11)/d(x)``);
+  ``{"net": model}`` names every variable of a module by its attribute path
+  (``net/dense/kernel``), which ``module_paths`` walks. The
+  ``TrainingRecorder`` names a model's layers with ``module_paths`` too.
+
+- **How much of a tape's printout a replay keeps.** ``TEXT_LIMIT`` records
+  and ``TEXT_CHARS`` characters (``replay._snapshot``): a longer printout is
+  left out of the page and replaced by one line saying how to print it.
+
+Nothing here changes the engine's own names; ``tape.names()`` is untouched.
 """
 
 from autodiff import Module

@@ -34,7 +34,7 @@ The rules behind ``flags()`` (and ``print``), on the recorded history:
 - ``dead``: 90% or more of its gradient is exactly 0 at the last step;
 - ``exploding``: its gradient norm at the last step is 100x its first one,
   or its weights' norm grew 10x;
-- and, at the last step, the rules of ``widgets.health.relative_flags``
+- and, at the last step, the rules of ``widgets.outliers.relative_flags``
   against the other layers (weights' RMS 10x their median; gradient/weight
   and update/weight ratios 100x off their median, e.g. a vanishing layer).
 """
@@ -45,7 +45,8 @@ import numpy as np
 
 from autodiff import Module, backend, tape as _tape
 
-from .health import ZERO_SHARE, compact, relative_flags
+from .health import ZERO_SHARE
+from .outliers import compact, relative_flags
 from .tape_names import module_paths
 
 __all__ = ["TrainingRecorder"]
@@ -77,6 +78,19 @@ class TrainingRecorder:
         layers: ``{layer: {statistic: [one value per step]}}`` with the
             statistics of ``KEYS`` (None where a layer had no value that step);
             ``hist`` holds ``(low, high, counts)`` or None.
+
+    >>> recorder = widgets.TrainingRecorder()
+    >>> for step in range(3):
+    ...     with ad.GradientTape() as tape:
+    ...         loss = ad.reduce_mean(model(x) ** 2)
+    ...     grads = tape.gradient(loss, model.trainable_variables)
+    ...     recorder.record(grads, model)              # the one line: named by module path
+    ...     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    >>> recorder.steps, list(recorder.layers)[:2]
+    ([0, 1, 2], ['mlp/dense', 'mlp/dense_1'])
+    >>> steps, norms = recorder.series("mlp/dense", "grad_norm")
+    >>> recorder.flags()             # {layer: [reasons]} for the layers a rule flags
+    {}
     """
 
     def __init__(self, bins=30, layer_of=None):

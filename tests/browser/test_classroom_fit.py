@@ -19,7 +19,6 @@ Then normal mode: no text on screen, HTML or SVG, is smaller than 16px.
 Screenshots ``classroom_<graph>_<w>x<h>.png`` go to the artifacts folder.
 """
 
-import numpy as np
 import pytest
 
 import autodiff as ad
@@ -94,26 +93,9 @@ def _second_derivative():
 
 def _lesson_14_mlp():
     """Lesson 14's model: an ad.keras.Model, Dense 2 -> 16 -> 16 -> 2, and its loss scope."""
-    class MLP(ad.keras.Model):
-        def __init__(self):
-            super().__init__(name="mlp")
-            self.hidden1 = ad.keras.layers.Dense(16, activation="relu", name="hidden1")
-            self.hidden2 = ad.keras.layers.Dense(16, activation="relu", name="hidden2")
-            self.logits = ad.keras.layers.Dense(2, name="logits")
-
-        def call(self, x):
-            return self.logits(self.hidden2(self.hidden1(x)))
-
-    ad.random.set_seed(0)
-    rng = np.random.default_rng(0)
-    x = ad.constant(rng.normal(size=(64, 2)).astype(np.float32))
-    labels = ad.constant(rng.integers(0, 2, 64).astype(np.int32))
-    model = MLP()
-    with ad.GradientTape() as tape:
-        logits = model(x)
-        with ad.name_scope("loss"):
-            loss = ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
-    return tape, loss, model.trainable_variables, {"loss": loss}
+    from benchmarks.model_tapes import lesson14_mlp
+    tape, loss, variables = lesson14_mlp()
+    return tape, loss, variables, {"loss": loss}
 
 
 def _gru_50():

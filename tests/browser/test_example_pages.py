@@ -15,6 +15,8 @@ import pytest
 
 from autodiff import tape as tape_module
 
+from player_pages import player_page
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,15 +32,8 @@ def _example(name):
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context(offline=True, viewport={"width": 1100, "height": 800})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(15_000)
-    try:
-        yield page, errors
-    finally:
-        context.close()
+    with player_page(chromium, 1100, 800, timeout=15_000) as opened:
+        yield opened
 
 
 def test_planted_nan_and_none_in_the_1001_record_rnn_page(page, tmp_path, artifacts_dir):

@@ -13,6 +13,8 @@ import pytest
 from benchmarks.player import rnn_tape
 from widgets import export_html
 
+from player_pages import player_page
+
 pytestmark = pytest.mark.browser
 
 
@@ -26,15 +28,8 @@ def big_page_path(tmp_path_factory):
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context(offline=True, viewport={"width": 1100, "height": 800})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(15_000)
-    try:
-        yield page, errors
-    finally:
-        context.close()
+    with player_page(chromium, 1100, 800, timeout=15_000) as opened:
+        yield opened
 
 
 def _view(page):

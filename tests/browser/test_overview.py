@@ -27,6 +27,8 @@ import autodiff as ad
 from benchmarks.player import _TIMED, gru_tape, rnn_tape
 from widgets import export_html
 
+from player_pages import player_page
+
 pytestmark = pytest.mark.browser
 
 STATE = """() => {
@@ -55,15 +57,8 @@ def pages(tmp_path_factory):
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context(offline=True, viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(30_000)
-    try:
-        yield page, errors
-    finally:
-        context.close()
+    with player_page(chromium, 1280, 720, timeout=30_000) as opened:
+        yield opened
 
 
 def _open(page, path):

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from benchmarks.player import rnn_tape
-from widgets.health import compact, group_health, medians_of_others
+from benchmarks.model_tapes import planted_mlp, rnn_tape
+from widgets.health import group_health
+from widgets.outliers import compact, medians_of_others
 from widgets.replay import replay
 
 
@@ -226,3 +227,52 @@ def test_health_of_a_10000_record_tape_has_a_row_per_group_the_nan_group_first(e
     r = replay(tape, loss, sources)
     rows = group_health(r.data, r.trace, sources)
     assert len(rows) == 2001 and rows[0]["status"] == "nan"
+
+def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_exploding_layer():
+    # benchmarks/model_tapes.planted_mlp: trunk d0; branch nan_layer -> fed (a NaN kernel
+    # entry); branch explode (kernel ~N(0, 40)) -> head, with stop_gradient(aux(h)) added
+    tape, loss, model = planted_mlp()
+    r = replay(tape, loss, model.trainable_variables, names={"loss": loss})
+    scope = {g["id"]: g["scope"] for g in r.data["groups"]}
+    norms = {scope[gid]: series for gid, series in r.data["debug"]["group_norms"].items()}
+    # every group has its series: none skipped, a NaN one marked, a None one empty
+    assert sorted(norms) == sorted(scope.values()) == \
+        ["loss", "mlp", "mlp/aux", "mlp/d0", "mlp/explode", "mlp/fed", "mlp/head", "mlp/nan_layer"]
+    for name in ("mlp/d0", "mlp/nan_layer", "mlp/fed", "loss"):
+        assert norms[name][-1][1] == "NaN", name
+    assert norms["mlp/aux"] == []
+    for name in ("mlp/explode", "mlp/head", "mlp"):
+        values = [v for _, v in norms[name]]
+        assert all(isinstance(v, float) and v > 0 for v in values) and values == sorted(values)
+    # a series turns "NaN" at the step that sent one, and stays so
+    for series in norms.values():
+        marks = [isinstance(v, str) for _, v in series]
+        assert marks == sorted(marks)
+    rows = _rows(r)
+    assert [rows[s]["status"] for s in ("mlp/d0", "mlp/nan_layer", "mlp/fed", "mlp/explode",
+                                        "mlp/aux", "mlp/head")] == \
+        ["nan", "nan", "nan", "flagged", "none", "ok"]
+    origin = "record 4: MatMul in mlp/nan_layer"      # d0 is records 1-3
+    assert _reasons(rows["mlp/nan_layer"], "nan_weights") == ["weights hold NaN (nan_layer/kernel)"]
+    assert _reasons(rows["mlp/nan_layer"], "nan_made") == \
+        ["makes the first NaN/Inf of the forward pass (record 4: MatMul)"]
+    assert _reasons(rows["mlp/fed"], "nan_fed") == [f"is fed NaN/Inf from {origin}"]
+    assert _reasons(rows["mlp/d0"], "nan_gradient") == [f"gradient is NaN (from {origin})"]
+    assert _reasons(rows["mlp/aux"], "none_gradient") == \
+        ["no gradient reaches its variables (None; stop_gradient)"]
+    variables = model.trainable_variables
+    grads = dict(zip((v.name for v in variables), tape.gradient(loss, variables)))
+    assert grads["aux/kernel:0"] is None and grads["aux/bias:0"] is None
+    layers = [model.d0, model.nan_layer, model.fed, model.explode, model.aux, model.head]
+    rms = {layer.name: _norm([layer.kernel, layer.bias]) /
+           np.sqrt(layer.kernel.numpy().size + layer.bias.numpy().size) for layer in layers}
+    others = [v for k, v in rms.items() if k not in ("explode", "nan_layer")]   # NaN: no RMS
+    expected = rms["explode"] / np.median(others)
+    assert expected > 10
+    assert _reasons(rows["mlp/explode"], "large_weights") == \
+        [f"weights' RMS is {compact(expected)}x the median of the other groups"]
+    g_explode = _norm([grads["explode/kernel:0"], grads["explode/bias:0"]])
+    assert rows["mlp/explode"]["grad_norm"] == pytest.approx(g_explode, rel=1e-3)
+    # the group sent its weights' gradient and more (to its input): its bar is at least that
+    assert norms["mlp/explode"][-1][1] >= rows["mlp/explode"]["grad_norm"] * (1 - 1e-3)
+    json.loads(r.to_json())                 # no NaN number in the JSON: "NaN" is a string

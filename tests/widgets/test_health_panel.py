@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from widgets.health import compact
+from benchmarks.model_tapes import planted_mlp, rnn_tape
+from widgets.outliers import compact
 from widgets.html_export import export_html, player_js
 from widgets.replay import replay
 
@@ -28,15 +29,17 @@ const numbers = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const markup = normsMarkup(data);
 // A stand-in root: one row per data-group in the markup, each with a bar.
 const rows = [...markup.matchAll(/class="tp-health-row[^"]*" data-group="([^"]+)"/g)].map((m) => {
-  const fill = { style: {} };
+  const classes = new Set();
+  const fill = { style: {}, classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)) }, classes };
   return { dataset: { group: m[1] }, querySelector: () => fill, fill };
 });
-const root = { querySelectorAll: () => rows };
+const root = { querySelector: () => null, querySelectorAll: () => rows };
 showNorms(root, data, data.frames.length - 1);
 const widths = Object.fromEntries(rows.map((r) => [r.dataset.group, r.fill.style.width]));
+const red = rows.filter((r) => r.fill.classes.has("tp-norm-nonfinite")).map((r) => r.dataset.group);
 showNorms(root, data, 0);
 const before = rows.map((r) => r.fill.style.width);
-console.log(JSON.stringify({ markup, widths, before, formatted: numbers.map(healthNumber) }));
+console.log(JSON.stringify({ markup, widths, red, before, formatted: numbers.map(healthNumber) }));
 """
 
 
@@ -87,7 +90,10 @@ def test_every_group_has_a_marked_row_with_its_reasons_and_whole_numbers(tmp_pat
     assert rows == [(row["group"], row["status"]) for row in health] == \
         [("g0", "nan"), ("g1", "nan"), ("g2", "nan")]
     assert markup.count('<span class="tp-health-mark">NaN</span>') == 3
-    assert "3 scopes · 3 NaN" in markup
+    assert "3 scopes · " in markup and re.search(r'data-status="nan"[^>]*>3 NaN</button>', markup)
+    # every group sent a NaN back: each bar is full, and red
+    assert out["widths"] == {"g0": "100.0%", "g1": "100.0%", "g2": "100.0%"}
+    assert out["red"] == ["g0", "g1", "g2"]
     for row in health:
         for flag in row["flags"]:
             assert _esc(flag["reason"]) in markup
@@ -113,6 +119,29 @@ def test_bars_follow_the_backward_pass_on_a_log_scale(tmp_path):
         assert float(width.rstrip("%")) == pytest.approx(expected, abs=0.06)
     assert out["before"] == ["0.0%"] * 3                 # frame 0: nothing sent back yet
     assert [row["status"] for row in r.data["debug"]["health"]] == ["ok"] * 3
+
+
+def test_the_planted_bugs_get_their_marks_and_bars_and_a_long_panel_is_virtual(tmp_path):
+    tape, loss, model = planted_mlp()
+    r = replay(tape, loss, model.trainable_variables)
+    out = _run_panel(tmp_path, json.loads(r.to_json()), [])
+    scope = {g["id"]: g["scope"] for g in r.data["groups"]}
+    marks = {scope[g]: m for g, m in re.findall(
+        r'data-group="(g\d+)"[^>]*><div class="tp-health-head"><span class="tp-health-mark">([^<]*)<',
+        out["markup"])}
+    assert marks == {"mlp/d0": "NaN", "mlp/nan_layer": "NaN", "mlp/fed": "NaN", "loss": "NaN",
+                     "mlp/explode": "!", "mlp/aux": "None", "mlp/head": "", "mlp": ""}
+    assert sorted(scope[g] for g in out["red"]) == ["loss", "mlp/d0", "mlp/fed", "mlp/nan_layer"]
+    assert out["widths"][next(g for g, s in scope.items() if s == "mlp/aux")] == "0.0%"
+    assert float(out["widths"][next(g for g, s in scope.items() if s == "mlp/explode")][:-1]) > 0
+    assert "weights&#39; RMS is" in out["markup"] or "weights' RMS is" in out["markup"]
+    # 201 groups: the markup holds the summary and an empty list as tall as the rows
+    # (the page draws the rows in view: tests/browser/test_health_panel.py)
+    tape, loss, sources = rnn_tape(1001, nan_at=150)
+    long = _run_panel(tmp_path, json.loads(replay(tape, loss, sources).to_json()), [])
+    assert "tp-health-virtual" in long["markup"] and 'data-rows="201"' in long["markup"]
+    assert long["markup"].count('class="tp-health-row') == 0
+    assert 'class="tp-health-list" style="height: 1286.40em"' in long["markup"]
 
 
 def test_the_player_module_and_the_page_carry_the_panel_once():

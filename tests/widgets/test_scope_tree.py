@@ -15,7 +15,8 @@ from widgets.graph_layout import graph_layout
 from widgets.html_export import PACK_ABOVE, export_html, page_model, read_page_model
 from widgets.png import MAX_WIDTH, replay_png
 from widgets.replay import replay
-from widgets.scope_tree import MAX_CHILDREN, OPEN_UP_TO, default_open, from_json, place
+from widgets.placement import OPEN_UP_TO, default_open, place
+from widgets.scope_tree import MAX_CHILDREN, from_json
 from widgets.svg import node_sizes, overview, replay_svg
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from widgets.health import compact
+from widgets.outliers import compact
 from widgets.training_recorder import TrainingRecorder
 
 matplotlib = pytest.importorskip("matplotlib")

@@ -14,27 +14,36 @@ function createGroups(root, data, tree, hooks) {
   const byScope = new Map();
   for (const g of data.groups || []) byScope.set(g.scope, g.id);
   const norms = (data.debug && data.debug.group_norms) || {};
-  const maxNorm = Math.max(1e-12, ...Object.values(norms).map((s) => s[s.length - 1][1]));
+  // A series ends in a number, or in "NaN"/"Inf" (not finite); an empty one: no gradient.
+  const maxNorm = Math.max(1e-12, ...Object.values(norms).filter((s) => s.length)
+    .map((s) => s[s.length - 1][1]).filter((v) => typeof v === "number"));
   const seriesOf = new Map();      // box -> the norm series of the scope groups inside it
   function series(k) {
     if (!seriesOf.has(k)) {
       const b = boxes[k], out = [];
       if (b.kind === "scope") {
         for (const [scope, gid] of byScope) {
-          if ((scope === b.path || scope.startsWith(b.path + "/")) && norms[gid]) out.push(norms[gid]);
+          if ((scope === b.path || scope.startsWith(b.path + "/")) && norms[gid] && norms[gid].length) out.push(norms[gid]);
         }
       }
       seriesOf.set(k, out);
     }
     return seriesOf.get(k);
   }
-  // The running gradient norm of what box k's ops have sent back by frame k.
+  // The running gradient norm of what box k's ops have sent back by frame k
+  // (Infinity once one of them sent a NaN or an Inf).
   function boxNorm(k, frame) {
     let sq = 0;
-    for (const s of series(k)) { const v = normAt(s, frame); sq += v * v; }
+    for (const s of series(k)) {
+      const v = normAt(s, frame);
+      if (typeof v !== "number") return Infinity;
+      sq += v * v;
+    }
     return Math.sqrt(sq);
   }
-  const normWidth = (k, frame, w) => ((w - 16) * Math.sqrt(boxNorm(k, frame) / maxNorm)).toFixed(1);
+  // The bar's width; a NaN/Inf norm fills the box (normBad: drawn red).
+  const normWidth = (k, frame, w) => ((w - 16) * Math.min(1, Math.sqrt(boxNorm(k, frame) / maxNorm))).toFixed(1);
+  const normBad = (k, frame) => boxNorm(k, frame) === Infinity;
 
   function count() {
     let closed = 0;
@@ -116,7 +125,7 @@ function createGroups(root, data, tree, hooks) {
   });
   count();
 
-  return { toggle, setAll, find, firstNonfinite, expandFor, collapsedGroup, normWidth, count };
+  return { toggle, setAll, find, firstNonfinite, expandFor, collapsedGroup, normWidth, normBad, count };
 }
 
 function toolsMarkup(data) {

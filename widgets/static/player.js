@@ -17,8 +17,8 @@
 // Hooks for tests and styles: the root `.tp-root` carries `data-frame`,
 // `data-phase`, `data-groups` (boxes), `data-collapsed` (closed boxes) and
 // `data-found`; the stage `data-scale` (pixels per unit); `root.tp` gives
-// the tree and the view; the current record has class `tp-current`.
-// Keys: space, arrows, Home/End step; + - 0 zoom and fit; shift+arrows pan.
+// the tree, the view and the health panel; the current record has class
+// `tp-current`. The toolbar and the keys are controls.js's.
 
 const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
 const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
@@ -34,6 +34,7 @@ function render({ model, el }) {
 
   let data = null, frame = 0, timer = null, lastSync = 0;
   let tree = null, scene = null, viewport = null, groups = null, state = null, gradOf = null;
+  let health = null;
   let nodeGroup = new Map();     // op id -> its tape-group colour (nested tapes)
 
   const count = () => (data && data.frames ? data.frames.length : 0);
@@ -49,22 +50,7 @@ function render({ model, el }) {
       root.innerHTML = `<div class="tp-empty">No replay to show.</div>`;
       return;
     }
-    const speedOptions = SPEEDS.map((s) => `<option value="${s}">${s}×</option>`).join("");
-    root.innerHTML =
-      `<div class="tp-toolbar">` +
-      `<button type="button" class="tp-btn tp-first" title="First frame (Home)">|◀</button>` +
-      `<button type="button" class="tp-btn tp-back" title="Step back (←)">◀</button>` +
-      `<button type="button" class="tp-btn tp-play" title="Play or pause (space)"><span class="tp-icon tp-icon-play" aria-hidden="true"></span> Play</button>` +
-      `<button type="button" class="tp-btn tp-fwd" title="Step forward (→)">▶</button>` +
-      `<button type="button" class="tp-btn tp-last" title="Last frame (End)">▶|</button>` +
-      `<input type="range" class="tp-scrub" min="0" max="${count() - 1}" step="1" aria-label="frame">` +
-      `<span class="tp-counter"></span>` +
-      `<select class="tp-speed" title="speed (frames per second)" aria-label="speed">${speedOptions}</select>` +
-      `<label class="tp-classroom-label"><input type="checkbox" class="tp-classroom-box"> classroom</label>` +
-      `<span class="tp-zoom-group"><button type="button" class="tp-btn tp-zoom-out" title="Zoom out (-)">−</button>` +
-      `<button type="button" class="tp-btn tp-zoom-in" title="Zoom in (+)">+</button>` +
-      `<button type="button" class="tp-btn tp-fit" title="Fit the graph to the view (0)">Fit</button></span>` +
-      `</div>` + toolsMarkup(data) +
+    root.innerHTML = toolbarMarkup(count()) + toolsMarkup(data) +
       `<div class="tp-title"></div>` +
       `<div class="tp-main"><div class="tp-stage"><svg class="tp-svg" role="img" aria-label="tape graph">` +
       `<defs><marker id="${uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" ` +
@@ -87,8 +73,9 @@ function render({ model, el }) {
     viewport = createViewport(q(".tp-stage"), q(".tp-svg"), () => tree.size(),
       { onView: (v) => scene.draw(v), maxScale: readable });
     groups = createGroups(root, data, tree, { relayout: (anchor) => relayout(false, anchor), found });
-    root.tp = { tree, scene, viewport: () => viewport.view(), rects: () => tree.rects() };
-    bindButtons();
+    health = mountHealth(root, data, { reveal });
+    root.tp = { tree, scene, viewport: () => viewport.view(), rects: () => tree.rects(), health };
+    bindControls(root, data, controls);
     frame = clamp(model.get("frame"));
     applyOptions();
     show(frame, false);
@@ -101,7 +88,8 @@ function render({ model, el }) {
     if (e.kind === "frame") return frameMarkup(tree.boxes[tree.boxIndex(e.id)], e.r, lim);
     if (e.kind === "cover") {
       const k = tree.boxIndex(e.id);
-      return coverMarkup(tree.boxes[k], e.r, coverClasses(k), lim, groups ? groups.normWidth(k, frame, e.r.w) : 0);
+      return coverMarkup(tree.boxes[k], e.r, coverClasses(k), lim, groups ? groups.normWidth(k, frame, e.r.w) : 0,
+        groups ? groups.normBad(k, frame) : false);
     }
     if (e.kind === "edge") {
       const kind = e.s.edges[0].kind;
@@ -137,7 +125,10 @@ function render({ model, el }) {
       const k = tree.boxIndex(entry.id);
       swap(el, coverClasses(k));
       const bar = el.querySelector(".tp-group-norm");
-      if (bar) bar.setAttribute("width", groups.normWidth(k, frame, entry.r.w));
+      if (bar) {
+        bar.setAttribute("width", groups.normWidth(k, frame, entry.r.w));
+        bar.classList.toggle("tp-norm-nonfinite", groups.normBad(k, frame));
+      }
     } else if (entry.kind === "node" || entry.kind === "copy") {
       const id = entry.id.split("@")[0];
       swap(el, state.node(id).join(" "));
@@ -167,6 +158,7 @@ function render({ model, el }) {
     }
     scene.rebuild();
     drawMinimap(stage, tree.rects(), W, H);
+    if (home) health.redraw();       // shown again after classroom mode, or resized
     const keep = anchor && anchor();
     if (home) {
       const fits = Math.min(cw / W, stage.clientHeight / H) >= readable();
@@ -193,60 +185,21 @@ function render({ model, el }) {
     if (el) el.classList.add("tp-found");
   }
 
-  // ---- buttons and tools ---------------------------------------------------------
-  function bindButtons() {
-    // After a click the focus goes back to the root, so space means Play again.
-    const button = (sel, action) => q(sel).addEventListener("click", (ev) => {
-      action();
-      if (ev.detail > 0) root.focus({ preventScroll: true });
-    });
-    button(".tp-first", () => { pause(); show(0, true); });
-    button(".tp-back", () => { pause(); show(frame - 1, true); });
-    button(".tp-fwd", () => { pause(); show(frame + 1, true); });
-    button(".tp-last", () => { pause(); show(count() - 1, true); });
-    button(".tp-play", () => togglePlay());
-    button(".tp-zoom-in", () => viewport.zoomAt(1.4));
-    button(".tp-zoom-out", () => viewport.zoomAt(1 / 1.4));
-    button(".tp-fit", () => viewport.fit());
-    const search = q(".tp-search");
-    search.addEventListener("keydown", (ev) => {
-      if (ev.key !== "Enter") return;
-      ev.preventDefault();
-      const hit = groups.find(search.value);
-      q(".tp-debug").textContent = hit ? "" : `nothing named “${search.value}”`;
-    });
-    if (q(".tp-collapse-all")) {
-      button(".tp-collapse-all", () => groups.setAll(false));
-      button(".tp-expand-all", () => groups.setAll(true));
-    }
-    button(".tp-nan", () => {
-      const k = groups.firstNonfinite();
-      if (k === null) { q(".tp-debug").textContent = "no NaN or Inf in this replay"; return; }
-      pause();
-      const f = data.frames[k];
-      groups.expandFor(f.op || f.nodes[0]);
-      show(k, true);
-      q(".tp-debug").textContent = `first NaN/Inf: ${f.title}`;
-    });
-    button(".tp-lost", () => {
-      const lost = (data.debug && data.debug.lost) || [];
-      if (!lost.length) { q(".tp-debug").textContent = "every source got a gradient"; return; }
-      const l = lost[0];
-      groups.expandFor(l.node);
-      found(l.node);
-      root.dataset.found = l.node;
-      q(".tp-debug").textContent = l.message;
-    });
-    q(".tp-scrub").addEventListener("input", (ev) => { pause(); show(ev.target.value, true); });
-    q(".tp-speed").addEventListener("change", (ev) => {
-      model.set("speed", Number(ev.target.value));
-      model.save_changes();
-    });
-    q(".tp-classroom-box").addEventListener("change", (ev) => {
-      model.set("classroom", ev.target.checked);
-      model.save_changes();
-    });
+  // Shows a scope's box in the graph (a click on a health row's name).
+  function reveal(scope) {
+    const k = tree.boxes.findIndex((b) => b.kind === "scope" && b.path === scope);
+    if (k <= 0) return;
+    groups.expandFor("b" + k);
+    found("b" + k);
+    root.dataset.found = "b" + k;
   }
+
+  // What the toolbar, the tools and the keys may do (controls.js).
+  const controls = {
+    frame: () => frame, count, show, pause, togglePlay, found,
+    viewport: () => viewport, groups: () => groups,
+    set: (name, value) => { model.set(name, value); model.save_changes(); },
+  };
 
   function sync() {
     lastSync = Date.now();
@@ -374,25 +327,7 @@ function render({ model, el }) {
   model.on("change:speed", onSpeed);
   model.on("change:classroom", onClassroom);
 
-  root.addEventListener("keydown", (ev) => {
-    const tag = ev.target && ev.target.tagName;
-    if (tag === "INPUT" || tag === "SELECT") return;   // the scrubber and menus keep their keys
-    if (tag === "BUTTON" && (ev.key === " " || ev.key === "Enter")) return;  // a focused button clicks
-    if (ev.key === " " || ev.key === "Spacebar") togglePlay();
-    else if (ev.shiftKey && ev.key.startsWith("Arrow")) {
-      const step = 80;
-      viewport.panBy({ ArrowLeft: step, ArrowRight: -step }[ev.key] || 0,
-        { ArrowUp: step, ArrowDown: -step }[ev.key] || 0);
-    } else if (ev.key === "ArrowRight") { pause(); show(frame + 1, true); }
-    else if (ev.key === "ArrowLeft") { pause(); show(frame - 1, true); }
-    else if (ev.key === "Home") { pause(); show(0, true); }
-    else if (ev.key === "End") { pause(); show(count() - 1, true); }
-    else if (ev.key === "+" || ev.key === "=") viewport.zoomAt(1.4);
-    else if (ev.key === "-" || ev.key === "_") viewport.zoomAt(1 / 1.4);
-    else if (ev.key === "0") viewport.fit();
-    else return;
-    ev.preventDefault();
-  });
+  bindKeys(root, controls);
 
   build();
   schedule();

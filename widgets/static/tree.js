@@ -1,7 +1,7 @@
 // The scope tree in the browser (part 2 of the module; see graph.js): which
 // boxes are open, and where everything that shows goes. The boxes and each
 // box's layers come from widgets/scope_tree.py (`data.layout.tree`); the
-// placement is scope_tree.place and bands.flow_layout again, run here
+// placement is placement.place and bands.flow_layout again, run here
 // because opening a box re-flows its neighbourhood: layers go left to right
 // and wrap into bands top to bottom, so a long chain fills the stage.
 //
@@ -49,7 +49,7 @@ function createTree(data) {
   }
 
   // Open at first: the root, then whole levels of boxes of boxes while no more
-  // than OPEN_UP_TO boxes show (scope_tree.default_open with small=0): the page
+  // than OPEN_UP_TO boxes show (placement.default_open with small=0): the page
   // opens at the level of the scopes.
   function defaultOpen() {
     const opened = new Set([0]);

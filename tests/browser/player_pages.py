@@ -1,0 +1,22 @@
+"""Opening player pages in the test Chromium: one context per test, page errors kept.
+
+    >>> with player_page(chromium, 1280, 720) as (page, errors):
+    ...     page.goto(path.as_uri())
+    ...     assert errors == []
+"""
+
+import contextlib
+
+
+@contextlib.contextmanager
+def player_page(chromium, width=1280, height=720, timeout=30_000):
+    """A fresh offline page at ``width`` x ``height`` and the list its script errors go to."""
+    context = chromium.new_context(offline=True, viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(timeout)
+    try:
+        yield page, errors
+    finally:
+        context.close()

@@ -1,0 +1,115 @@
+"""The rules that compare one group (or layer) with the others, and how their numbers read.
+
+A layer that explodes or vanishes is one whose numbers are far from the
+other layers': ``relative_flags`` adds, to a list of rows, the flags of the
+rules that compare each row with the median of the OTHER rows (each rule's
+reason says how far off, and from what):
+
+- ``large_weights``: its weights' RMS is ``LARGE_WEIGHTS`` (10) times the median;
+- ``ratio_high`` / ``ratio_low``: its gradient/weight ratio ``RATIO_OFF``
+  (100) times above or below the median (below: a vanishing gradient);
+- ``update_high`` / ``update_low``: the same for the update/weight ratio;
+- ``update_large``: one update changes its weights by more than
+  ``UPDATE_LARGE`` (10%), whatever the others do.
+
+``widgets/health.py`` uses them on the groups of one replay, and
+``TrainingRecorder.flags`` on the layers at the last recorded step.
+``medians_of_others`` gives every position its median in one sort (a
+median per row over the rest would be quadratic: an unrolled RNN has
+thousands of groups); ``compact`` writes a number as the health panel does.
+
+    >>> rows = [{"rms": r, "ratio": None, "grad_of": "weights", "update_ratio": None,
+    ...          "flags": []} for r in (0.5, 0.4, 40.0, 0.45)]
+    >>> relative_flags(rows); rows[2]["flags"]
+    [{'rule': 'large_weights', 'reason': "weights' RMS is 88.9x the median of the other groups"}]
+"""
+
+import numpy as np
+
+__all__ = ["relative_flags", "medians_of_others", "compact", "flag", "LARGE_WEIGHTS",
+           "RATIO_OFF", "UPDATE_LARGE"]
+
+LARGE_WEIGHTS = 10.0   # weights' RMS this many times the others' median
+RATIO_OFF = 100.0      # gradient/weight (or update/weight) ratio this far off the median
+UPDATE_LARGE = 0.1     # an update that changes the weights by more than this share
+
+
+def flag(rule, reason):
+    """A row's flag: ``{"rule": rule, "reason": reason}``."""
+    return {"rule": rule, "reason": reason}
+
+
+def medians_of_others(values):
+    """For each position, the median of the OTHER positive values (None: fewer than two).
+
+    One sort for all positions (a median per group over the rest would be
+    quadratic in the groups: an unrolled RNN has thousands).
+    """
+    ranked = sorted((v, i) for i, v in enumerate(values) if v is not None and v > 0)
+    order = {i: p for p, (_, i) in enumerate(ranked)}
+    ordered = [v for v, _ in ranked]
+    n = len(ordered)
+    medians = []
+    for i, v in enumerate(values):
+        p = order.get(i)
+        m = n - 1 if p is not None else n          # how many others
+        if m < 2:
+            medians.append(None)
+            continue
+
+        def at(k):   # the k-th of the others, skipping position p
+            return ordered[k + 1] if p is not None and k >= p else ordered[k]
+        medians.append(at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2)
+    return medians
+
+
+def compact(x):
+    """3 significant digits, an exponent below 1e-3 and from 1e3 up, as health.js shows
+    numbers: ``1.87e-9``, ``8.95e3``, ``0.25``, ``2``."""
+    if x == 0 or not np.isfinite(x):
+        return str(x)
+    text = f"{x:.2e}" if abs(x) < 1e-3 or abs(x) >= 1e3 else f"{x:.3g}"
+    mantissa, _, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def _times(x):
+    return f"{compact(x)}x" if x >= 1 else f"1/{compact(1 / x)}"
+
+
+def relative_flags(rows, others="groups"):
+    """Adds the rules that compare a row with the median of the others to ``rows``.
+
+    Args:
+        rows: dicts with ``rms`` (weights' root mean square), ``ratio``,
+            ``grad_of`` and ``update_ratio`` (None where unknown) and a
+            ``flags`` list; the training recorder uses it too, per step.
+        others: what the rows are, for the reasons ("the median of the other groups").
+    """
+    rms = [r["rms"] for r in rows]
+    ratios = [r["ratio"] if r["grad_of"] == "weights" else None for r in rows]
+    updates = [r["update_ratio"] for r in rows]
+    medians = {"rms": medians_of_others(rms), "gradient/weight": medians_of_others(ratios),
+               "update/weight": medians_of_others(updates)}
+    for i, row in enumerate(rows):
+        med = medians["rms"][i]
+        if med and rms[i] and rms[i] >= LARGE_WEIGHTS * med:
+            row["flags"].append(flag("large_weights", f"weights' RMS is {_times(rms[i] / med)} "
+                                                       f"the median of the other {others}"))
+        for name, values, high, low in (("gradient/weight", ratios, "ratio_high", "ratio_low"),
+                                        ("update/weight", updates, "update_high", "update_low")):
+            med = medians[name][i]
+            value = values[i]
+            if not med or not value:
+                continue
+            if value >= RATIO_OFF * med:
+                row["flags"].append(flag(high, f"{name} ratio {_times(value / med)} the median "
+                                                f"of the other {others}"))
+            elif value * RATIO_OFF <= med:
+                row["flags"].append(flag(low, f"{name} ratio {_times(value / med)} of the "
+                                               f"median of the other {others}"))
+        if updates[i] is not None and updates[i] > UPDATE_LARGE:
+            row["flags"].append(flag("update_large", f"one update changes its weights by "
+                                      f"{updates[i]:.0%} (over {UPDATE_LARGE:.0%})"))
