@@ -11,7 +11,8 @@
 #
 # **You will learn**
 # 1. how nested tapes give second and third derivatives;
-# 2. why a constant watched only by the inner tape has no second derivative (and the fix);
+# 2. what a constant watched only by the inner tape gives as a second derivative (and the
+#    fix);
 # 3. how several tapes can record the same code while each follows its own values;
 # 4. to draw a function with its first four derivatives, and explore them interactively;
 # 5. a real use of a gradient of a gradient: input-gradient regularization.
