@@ -27,7 +27,7 @@
 # | this introduction and the two models | 3 |
 # | 1. Hessian-vector products with two tapes; power iteration and the learning rate | 13 |
 # | 2. Forward mode: the prediction, dual numbers | 12 |
-# | 3. Forward-over-reverse; zero tangents in a short excerpt of a compiled program; the prediction | 12 |
+# | 3. Forward-over-reverse; zero tangents: the prediction, a short excerpt of a compiled program | 12 |
 # | 4. Count the passes | 6 |
 # | the words of the lesson, the summary | 2 |
 # | exercises 1 to 3 | 12 |
@@ -257,10 +257,45 @@ print("same as reverse-over-reverse:", np.allclose(hv_forward.numpy(), hv_revers
 #
 # Many inputs of the ops have no tangent of their own: the data, the bias, the backward
 # pass's seed 1, the exponent 2 of a square. The accumulator gives each of them a tangent of
-# **zeros**, and the JVP rules multiply those zeros through. Compiled into a program
-# (`ad.function(..., jit_compile=True)`; lesson 11 reads a compiled gradient), the product
-# comes out twice: a fast program that skips every zero tangent, and an exact one that
-# multiplies them through. A few lines of each (the appendix prints both whole):
+# **zeros**, and the JVP rules multiply those zeros through. Multiplying by zero changes
+# nothing, one would think.
+#
+# **Predict.** Can a zero tangent really change an answer? Take
+# $L(k) = \sum_i e^{b_i} k_i^2$ with `b = [1, 100, 2]` in float32, where $e^{100}$
+# overflows to `inf`, at $k = [1, 2, 3]$ along $v = [1, 1, 1]$. On paper
+# $Hv = 2 e^{b} v$, so element 1 "should" be `inf`. What does the engine give for element
+# 1: `np.inf` or `np.nan`?
+
+# %% tags=["solution"]
+b = ad.Variable([1.0, 100.0, 2.0])
+
+def overflowing_loss(k):
+    return ad.reduce_sum(ad.exp(b) * k * k)
+
+k, along = ad.constant([1.0, 2.0, 3.0]), ad.constant([1.0, 1.0, 1.0])
+with np.errstate(over="ignore", invalid="ignore"):
+    hv_eager = ad.functional.hvp(overflowing_loss, k, along)
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = np.nan
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, hv_eager[1],
+      hint="the gradient's seed has a tangent of zeros, and it meets exp(100) * k")
+print("Hv:", hv_eager.numpy().round(4))
+
+# %% [markdown]
+# NaN: inside the backward pass the seed's zero tangent is multiplied by
+# $e^{100} k_1 = \infty$, and $0 \cdot \infty$ is NaN. TensorFlow gives the same NaN (the
+# project's conformance tests run this code on TensorFlow). When an HVP turns into NaN where
+# you expected a large number, look for an overflow.
+#
+# A compiler can save the work of multiplying zeros. Compiled into a program
+# (`ad.function(..., jit_compile=True)`; lesson 11 reads a compiled gradient), the `tanh`
+# layer's HVP comes out twice: a fast program that skips every zero tangent, and an exact
+# one that multiplies them through. A few lines of each (the appendix prints both whole):
 
 # %%
 kernel = ad.constant(layer.kernel.numpy())
@@ -285,46 +320,19 @@ for line in exact.splitlines():
         print("   ", line.strip("# ").split(" is constant")[0])
 
 # %% [markdown]
-# Skipping a zero is only safe because $0 \cdot a = 0$, and that holds only while $a$ is
-# finite ($0 \cdot \infty$ is NaN). So the fast program checks the values the zeros would
-# have met (`v · v`, a sum of squares, is finite only if every element of `v` is); if one is
-# inf or NaN it gives up, and the exact program runs instead.
-#
-# **Predict.** Can a zero tangent really change an answer? Take
-# $L(k) = \sum_i e^{b_i} k_i^2$ with `b = [1, 100, 2]` in float32, where $e^{100}$
-# overflows to `inf`, at $k = [1, 2, 3]$ along $v = [1, 1, 1]$. On paper
-# $Hv = 2 e^{b} v$, so element 1 "should" be `inf`. What does the engine give for element
-# 1: `np.inf` or `np.nan`?
+# Skipping a zero is safe only while what it would have met is finite, as the prediction
+# showed. So the fast program checks those values first (`v · v`, a sum of squares, is
+# finite only if every element of `v` is); if one is inf or NaN it gives up, and the exact
+# program runs instead. That is why the compiled HVP of the overflowing loss is NaN too:
 
-# %% tags=["solution"]
-b = ad.Variable([1.0, 100.0, 2.0])
-
-def overflowing_loss(k):
-    return ad.reduce_sum(ad.exp(b) * k * k)
-
-k, along = ad.constant([1.0, 2.0, 3.0]), ad.constant([1.0, 1.0, 1.0])
+# %%
 with np.errstate(over="ignore", invalid="ignore"):
-    hv_eager = ad.functional.hvp(overflowing_loss, k, along)
     hv_compiled = ad.function(lambda k, v: ad.functional.hvp(overflowing_loss, k, v),
                               jit_compile=True)(k, along)
-
-my_prediction = ...  # your prediction
-### BEGIN SOLUTION
-my_prediction = np.nan
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, hv_eager[1],
-      hint="the gradient's seed has a tangent of zeros, and it meets exp(100) * k")
-print("eager   :", hv_eager.numpy())
-print("compiled:", hv_compiled.numpy())
+print("eager   :", hv_eager.numpy().round(4))
+print("compiled:", hv_compiled.numpy().round(4))
 
 # %% [markdown]
-# NaN: inside the backward pass the seed's zero tangent is multiplied by
-# $e^{100} k_1 = \infty$. TensorFlow gives the same NaN (the project's conformance tests
-# run this code on TensorFlow), and so does the compiled program, because of its checks.
-# When an HVP turns into NaN where you expected a large number, look for an overflow.
-#
 # ## 4. Count the passes
 #
 # Take a **tall** Jacobian: 2 parameters (an amplitude and a frequency) and 50 outputs (a
