@@ -16,11 +16,19 @@
   the engine fails here, on CI, with no GPU. ``AUTODIFF_TEST_BACKENDS=numpy``
   (comma-separated names) narrows a local run; under ``CI`` the strict
   backend always runs.
+- A test that needs something outside the Python package (a browser, a
+  JupyterHub, a proxy from npm) asks for it with the ``prerequisite``
+  fixture: missing, it skips the test on a laptop and FAILS it under
+  ``CI=true``, where ``.ci/run`` installs everything (a CI run that skipped
+  its only real browser or hub would look green while proving nothing).
+  Screenshots go to the ``artifacts_dir`` fixture's folder, ``$ARTIFACTS_DIR``
+  (default ``artifacts/`` at the repository root), which CI keeps.
 """
 
 import contextlib
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,6 +100,39 @@ def engine_backend(request):
     if leaked != expected:
         backend.set_backend("numpy")
         pytest.fail(f"the test left the backend {leaked!r} active (it ran on {expected!r})")
+
+
+def on_ci():
+    """True where CI says so (GitHub Actions and ``.ci/run`` set ``CI=true``)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def _require(ok, what):
+    """Skips (on a laptop) or fails (under CI=true) the test when ``ok`` is false."""
+    if ok:
+        return
+    if on_ci():
+        pytest.fail(f"test prerequisite missing under CI=true: {what}", pytrace=False)
+    pytest.skip(f"{what} (required under CI=true)")
+
+
+@pytest.fixture(scope="session")
+def prerequisite():
+    """``prerequisite(ok, what)``: skips the test when ``ok`` is false, or fails it under
+    ``CI=true`` (conftest is not importable, so tests get it as a fixture)::
+
+        prerequisite(shutil.which("npm") is not None, "npm is missing (apt-get install npm)")
+    """
+    return _require
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir():
+    """Where screenshots go: ``$ARTIFACTS_DIR``, else ``artifacts/`` (kept by CI)."""
+    path = Path(os.environ.get("ARTIFACTS_DIR") or Path(__file__).resolve().parent.parent
+                / "artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @pytest.fixture
