@@ -1,0 +1,204 @@
+"""``python -m course``: the teacher's commands, from a course directory made to a returned lesson.
+
+Run from the repository root (the lessons are read from ``notebooks/``)::
+
+    python -m course init ~/tapeschool --exchange /usr/local/share/nbgrader/exchange
+    python -m course release 03 --course-dir ~/tapeschool
+    #   ... students: Nbgrader > Assignment List > Fetch, work, Submit ...
+    python -m course collect 03 --course-dir ~/tapeschool
+    python -m course grade 03 --course-dir ~/tapeschool     # autograde + feedback, a line each
+    python -m course return 03 --course-dir ~/tapeschool    # students: Fetch Feedback
+    python -m course scores 03 --course-dir ~/tapeschool
+
+    python -m course hub-config /etc/jupyterhub/tapeschool --course-dir ~/tapeschool \\
+        --students ada,ben --instructors ines               # jupyterhub_config.py and friends
+    python -m course dry-run 03 --students 5                # the whole cycle, simulated class
+    python -m course local-hub --students ada,ben --instructors ines   # a real hub on loopback
+
+``--course-dir`` defaults to the current folder, as nbgrader's own commands do
+(``course`` is not installed: elsewhere than the repository root, put the root on
+``PYTHONPATH``). A step that cannot go on (no such lesson, not a course directory,
+nbgrader reporting a failure) prints why, and the command exits with status 2.
+"""
+
+import argparse
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .layout import DEFAULT_COURSE_ID, DEFAULT_EXCHANGE, init_course, open_course
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    init = commands.add_parser("init", help="a course directory from the teacher editions")
+    init.add_argument("directory", type=Path)
+    init.add_argument("--course-id", default=DEFAULT_COURSE_ID)
+    init.add_argument("--exchange", type=Path, default=DEFAULT_EXCHANGE)
+    init.add_argument("--lessons", nargs="*", help="lessons to add (default: all)")
+    init.add_argument("--one-os-user", action="store_true",
+                      help="every user's server runs as one OS user (a test hub)")
+
+    for name, text in (("release", "generate_assignment + release_assignment"),
+                       ("collect", "collect the latest submissions"),
+                       ("grade", "autograde new submissions, then write their feedback"),
+                       ("return", "release_feedback: students can fetch it"),
+                       ("scores", "the gradebook's scores")):
+        step = commands.add_parser(name, help=text)
+        step.add_argument("lesson")
+        step.add_argument("--course-dir", type=Path, default=Path.cwd())
+        if name == "grade":
+            step.add_argument("--force", action="store_true", help="grade everything again")
+            step.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+
+    hub = commands.add_parser("hub-config", help="jupyterhub_config.py for the course")
+    hub.add_argument("directory", type=Path)
+    hub.add_argument("--course-dir", type=Path, default=Path.cwd())
+    hub.add_argument("--students", required=True, help="hub user names, comma-separated")
+    hub.add_argument("--instructors", required=True, help="hub user names, comma-separated")
+    hub.add_argument("--grader-home", type=Path, help="the formgrader's folder "
+                     "(default: the course directory's parent)")
+    hub.add_argument("--grader-user", help="the OS account running the formgrader")
+
+    dry = commands.add_parser("dry-run", help="release -> submit -> grade -> feedback, "
+                              "with a simulated class on a private exchange")
+    dry.add_argument("lesson")
+    dry.add_argument("--students", type=int, default=5)
+    dry.add_argument("--workdir", type=Path, help="kept afterwards (default: a temporary one)")
+    dry.add_argument("--jobs", type=int, default=1)
+
+    local = commands.add_parser("local-hub", help="a real JupyterHub on 127.0.0.1 for the "
+                                "course (test-only authenticator and spawner); Ctrl-C stops it")
+    local.add_argument("--students", default="ada,ben")
+    local.add_argument("--instructors", default="ines")
+    local.add_argument("--lessons", nargs="*", default=["01"])
+    local.add_argument("--workdir", type=Path, required=True)
+
+    args = parser.parse_args(argv)
+    from .teacher import StepFailed
+
+    try:
+        return COMMANDS[args.command.replace("-", "_")](args)
+    except (StepFailed, FileNotFoundError, ValueError) as error:
+        print(f"python -m course {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+def _init(args):
+    course = init_course(args.directory, args.course_id, args.exchange, args.lessons,
+                         one_os_user=args.one_os_user)
+    lessons = sorted(p.name for p in (course.root / "source").iterdir())
+    print(f"course {course.course_id!r} in {course.root}: {', '.join(lessons)}; "
+          f"exchange {course.exchange}")
+
+
+def _teacher(args):
+    from .teacher import Teacher
+
+    return Teacher(open_course(args.course_dir))
+
+
+def _release(args):
+    _teacher(args).release(args.lesson)
+
+
+def _collect(args):
+    _teacher(args).collect(args.lesson)
+
+
+def _grade(args):
+    teacher = _teacher(args)
+    teacher.autograde(args.lesson, force=args.force, jobs=args.jobs)
+    teacher.generate_feedback(args.lesson)
+
+
+def _return(args):
+    _teacher(args).return_feedback(args.lesson)
+
+
+def _scores(args):
+    scores = _teacher(args).scores(args.lesson)
+    print(f"{'student':<16} score")
+    for student, (score, most) in sorted(scores.items()):
+        print(f"{student:<16} {score:g}/{most:g}")
+    print(f"{len(scores)} submission(s)")
+
+
+def _hub_config(args):
+    from .hub_config import HubPlan, write_hub_config
+
+    plan = HubPlan(open_course(args.course_dir), args.students.split(","),
+                   args.instructors.split(","), grader_home=args.grader_home,
+                   grader_user=args.grader_user)
+    path = write_hub_config(args.directory, plan)
+    print(f"wrote {path} (start the hub with: jupyterhub -f {path})")
+
+
+def _dry_run(args):
+    from .simulate import submit_class
+    from .student import Student
+    from .teacher import Teacher
+
+    with tempfile.TemporaryDirectory(prefix="course-dry-run-") as scratch:
+        work = args.workdir or Path(scratch)
+        course = init_course(work / "tapeschool", exchange=work / "exchange",
+                             assignments=[args.lesson], one_os_user=True)
+        teacher = Teacher(course)
+        started = time.monotonic()
+        assignment = teacher.release(args.lesson)
+        expected = submit_class(course, assignment, args.students, work / "home")
+        teacher.collect(assignment)
+        scores = teacher.autograde(assignment, jobs=args.jobs)
+        teacher.generate_feedback(assignment)
+        teacher.return_feedback(assignment)
+        fetched = {name: Student(name, work / "home" / name, course.course_id,
+                                 course.exchange).fetch_feedback(assignment)
+                   for name in expected}
+        wrong = {s: (scores.get(s), e) for s, e in expected.items() if scores.get(s) != e}
+        missing = [s for s, pages in fetched.items() if len(pages) != 1]
+        print(f"dry run of {assignment}: {len(scores)} graded, {len(fetched) - len(missing)} "
+              f"feedback pages fetched, in {time.monotonic() - started:.0f} s")
+        if wrong or missing:
+            print(f"FAILED: scores not as answered {wrong}; no feedback for {missing}")
+            return 1
+        print("every score is what its answers earn, and every student has their feedback")
+    return 0
+
+
+def _local_hub(args):
+    from .localhub import LocalHub
+    from .teacher import Teacher
+
+    course = init_course(args.workdir / "grader" / DEFAULT_COURSE_ID,
+                         exchange=args.workdir / "exchange", assignments=args.lessons,
+                         one_os_user=True)
+    teacher = Teacher(course)
+    for lesson in args.lessons:
+        teacher.release(lesson)
+    signal.signal(signal.SIGTERM, _interrupt)   # `timeout`, a service manager: as Ctrl-C
+    with LocalHub(args.workdir, course, args.students.split(","),
+                  args.instructors.split(",")) as hub:
+        print(f"JupyterHub on {hub.url}/hub/login, password {hub.password!r}; formgrader "
+              f"{hub.url}/services/{course.course_id}/formgrader; Ctrl-C stops it")
+        try:
+            while hub.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+COMMANDS = {"init": _init, "release": _release, "collect": _collect, "grade": _grade,
+            "return": _return, "scores": _scores, "hub_config": _hub_config,
+            "dry_run": _dry_run, "local_hub": _local_hub}
+
+if __name__ == "__main__":
+    sys.exit(main())

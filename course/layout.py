@@ -1,0 +1,204 @@
+"""The course directory: nbgrader's folders, made from the lessons' teacher editions.
+
+A course is the folder nbgrader's commands run in (nbgrader calls it the course
+directory). ``init_course`` lays it out the way nbgrader expects, and nbgrader
+fills in the rest as the steps run::
+
+    tapeschool/                       the course directory (CourseDirectory.root)
+      nbgrader_config.py              the course id, the exchange, the lessons' settings
+      lessons_nbgrader_config.py      a copy of notebooks/nbgrader_config.py
+      source/lesson01/01_gradients_and_tapes.ipynb    a teacher edition, as it is
+      release/ submitted/ autograded/ feedback/ gradebook.db     (nbgrader's, later)
+
+    /usr/local/share/nbgrader/exchange/    the exchange (Exchange.root), shared by
+      tapeschool/outbound/ inbound/ feedback/    every user of the hub (nbgrader's)
+
+An assignment is named after its lesson's number: ``lesson01`` for
+``01_gradients_and_tapes.ipynb``. ``assignment_name`` accepts ``1``, ``01``,
+``lesson01`` or the notebook's file name, so a teacher can type any of them.
+
+What this module must not do: touch the lessons (it copies teacher editions,
+never edits them) or decide anything nbgrader decides (which cells are graded,
+how a copy is released): that is the lessons' ``nbgrader_config.py``.
+"""
+
+import contextlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+LESSONS_CONFIG = NOTEBOOKS / "nbgrader_config.py"
+
+DEFAULT_COURSE_ID = "tapeschool"
+# nbgrader's own default for Exchange.root; a hub shares this folder with every user.
+DEFAULT_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")
+
+COURSE_CONFIG = '''\
+"""nbgrader settings of the course {course_id!r} (written by `python -m course init`).
+
+nbgrader reads this file when it runs in this folder (the course directory), and the
+formgrader reads it through the grader's own nbgrader_config.py.
+"""
+import os
+
+c = get_config()  # noqa: F821 (nbgrader defines it when it reads this file)
+here = os.path.dirname(os.path.abspath(__file__))  # traitlets gives a config file its __file__
+
+# How the lessons become assignments: a copy of notebooks/nbgrader_config.py.
+load_subconfig("lessons_nbgrader_config.py", path=here)  # noqa: F821
+
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = here  # this folder, wherever it is moved
+c.Exchange.root = {exchange!r}
+{extra}'''
+
+# Where every user's server runs as one OS user (SimpleLocalProcessSpawner, a dry run),
+# nbgrader's check that a submission's owner is the student it names can only warn.
+ONE_OS_USER = '''
+# Every user of this hub runs as the same OS user, so a submission's owner says nothing
+# about its student: nbgrader's owner check would warn on every submission.
+c.ExchangeCollect.check_owner = False
+'''
+
+
+def lessons():
+    """The teacher editions, by assignment name.
+
+    Returns:
+        ``{"lesson01": Path(".../notebooks/01_gradients_and_tapes.ipynb"), ...}``, in order.
+    """
+    found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return {f"lesson{path.name[:2]}": path for path in found}
+
+
+def assignment_name(lesson):
+    """The assignment name of a lesson, however the teacher writes it.
+
+    Args:
+        lesson: ``3``, ``"03"``, ``"lesson03"``, ``"03_why_a_gradient_is_none"`` (``.ipynb``
+            allowed).
+
+    Returns:
+        ``"lesson03"``. Raises ValueError for a lesson that does not exist.
+
+    >>> assignment_name("3"), assignment_name("03_why_a_gradient_is_none.ipynb")
+    ('lesson03', 'lesson03')
+    """
+    match = re.fullmatch(r"(?:lesson)?0*(\d{1,2})(?:_\w+)?(?:\.ipynb)?", str(lesson).strip())
+    name = f"lesson{int(match.group(1)):02d}" if match else None
+    if name not in lessons():
+        raise ValueError(f"no lesson {lesson!r}: the lessons are {', '.join(lessons())}")
+    return name
+
+
+def notebook_name(assignment):
+    """The notebook file of an assignment: ``"lesson01"`` -> ``"01_gradients_and_tapes.ipynb"``."""
+    return lessons()[assignment_name(assignment)].name
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course directory and the exchange it releases to.
+
+    Attributes:
+        root: the course directory (nbgrader's ``CourseDirectory.root``).
+        course_id: nbgrader's ``CourseDirectory.course_id``, also the name of the hub
+            service that runs the formgrader and of the hub groups ``formgrade-<id>``
+            (instructors) and ``nbgrader-<id>`` (students).
+        exchange: nbgrader's ``Exchange.root``.
+    """
+
+    root: Path
+    course_id: str
+    exchange: Path
+
+    @property
+    def gradebook(self):
+        """nbgrader's gradebook (its default ``CourseDirectory.db_url``)."""
+        return self.root / "gradebook.db"
+
+    def config(self):
+        """The course's nbgrader configuration, loaded as nbgrader's own commands load it
+        (the Jupyter config path, then ``nbgrader_config.py`` in the course directory)."""
+        from nbgrader.apps import NbGrader
+
+        app = NbGrader()
+        with _working_directory(self.root):
+            app.load_config_file()
+        config = app.config
+        config.CourseDirectory.root = str(self.root)
+        return config
+
+
+def init_course(root, course_id=DEFAULT_COURSE_ID, exchange=DEFAULT_EXCHANGE, assignments=None,
+                one_os_user=False):
+    """Lays out a course directory from the teacher editions, and the exchange.
+
+    Args:
+        root: the course directory (created; an existing one keeps its submissions and
+            gradebook, its sources and settings are written again).
+        course_id: the course's name in nbgrader and on the hub.
+        exchange: nbgrader's exchange folder (created, writable by everyone, sticky).
+        assignments: lessons to add (any form ``assignment_name`` takes); all by default.
+        one_os_user: every user's server runs as the same OS user (a loopback hub, a
+            dry run): turns off nbgrader's owner check, which can only warn there.
+
+    Returns:
+        The ``Course``.
+
+    >>> course = init_course(tmp / "tapeschool", exchange=tmp / "exchange",
+    ...                      assignments=["01"])                         # doctest: +SKIP
+    >>> sorted(p.name for p in (course.root / "source").iterdir())       # doctest: +SKIP
+    ['lesson01']
+    """
+    root, exchange = Path(root).resolve(), Path(exchange).resolve()
+    names = [assignment_name(a) for a in (assignments or lessons())]
+    for name in names:
+        folder = root / "source" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(lessons()[name], folder / lessons()[name].name)
+    shutil.copy2(LESSONS_CONFIG, root / "lessons_nbgrader_config.py")
+    text = COURSE_CONFIG.format(course_id=course_id, exchange=str(exchange),
+                                extra=ONE_OS_USER if one_os_user else "")
+    (root / "nbgrader_config.py").write_text(text, encoding="utf-8")
+    make_exchange(exchange)
+    return Course(root, course_id, exchange)
+
+
+def open_course(root):
+    """The ``Course`` in ``root``, as its ``nbgrader_config.py`` describes it."""
+    root = Path(root).resolve()
+    if not (root / "nbgrader_config.py").is_file():
+        raise FileNotFoundError(f"{root} is not a course directory (no nbgrader_config.py); "
+                                f"make one with: python -m course init {root}")
+    config = Course(root, "", Path()).config()
+    course_id = config.CourseDirectory.get("course_id", "")
+    if not course_id:
+        raise ValueError(f"{root / 'nbgrader_config.py'} names no CourseDirectory.course_id")
+    exchange = config.Exchange.get("root", str(DEFAULT_EXCHANGE))
+    return Course(root, course_id, Path(exchange))
+
+
+def make_exchange(path):
+    """Creates nbgrader's exchange folder if needed: writable by every user (nbgrader's
+    setup asks for that), with the sticky bit, so that no user can delete or rename what
+    another made there (the instructor's course folder, say)."""
+    path = Path(path)
+    if not path.is_dir():
+        path.mkdir(parents=True)
+    if path.stat().st_uid == os.getuid():
+        path.chmod(0o1777)
+
+
+@contextlib.contextmanager
+def _working_directory(path):
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)

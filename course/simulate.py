@@ -1,0 +1,58 @@
+"""A simulated class: many students fetch a released lesson, answer it and submit.
+
+For a dry run of the whole workflow on one machine (``python -m course dry-run``)
+and for the load benchmark (``benchmarks/course_load.py``), without a browser
+per student. Each student goes through nbgrader's exchange as their server
+would (``student.Student``), with answers chosen so that every score is known
+in advance: student ``k`` of a lesson with ``n`` exercises gets the first
+``k mod (n + 1)`` right and the others wrong, so the class's scores run
+0, 1, ..., n, 0, 1, ... and a grading run can be checked number by number::
+
+    expected = submit_class(course, "lesson01", students=200, homes=tmp / "home")
+    teacher.collect("lesson01")
+    assert teacher.autograde("lesson01") == expected     # {"student000": (0.0, 6.0), ...}
+
+What it must not do: grade (the teacher's steps do), or write into the exchange
+other than through nbgrader's submit.
+"""
+
+from pathlib import Path
+
+from .layout import assignment_name, notebook_name
+from .progress import Progress
+from .student import Student, answer_key, answers_for, fill_in
+
+
+def student_names(count):
+    """``["student000", "student001", ...]``: sortable, and the same on every run."""
+    return [f"student{k:03d}" for k in range(count)]
+
+
+def submit_class(course, lesson, students, homes, out=None):
+    """Every student fetches the lesson, answers it and submits.
+
+    Args:
+        course: the ``layout.Course`` (the lesson must be released).
+        lesson: the lesson (any form ``layout.assignment_name`` takes).
+        students: how many students, or their names.
+        homes: the folder of their home folders (``homes/<student>``).
+        out: where progress lines go (stdout by default).
+
+    Returns:
+        ``{student: (score, max_score)}``: the score each submission should get.
+    """
+    assignment = assignment_name(lesson)
+    names = student_names(students) if isinstance(students, int) else list(students)
+    exercises = len(answer_key(assignment))
+    progress = Progress("submit", len(names), out=out)
+    expected = {}
+    for k, name in enumerate(names):
+        with progress.item(name) as line:
+            right = set(range(1, k % (exercises + 1) + 1))
+            student = Student(name, Path(homes) / name, course.course_id, course.exchange)
+            fill_in(student.fetch(assignment) / notebook_name(assignment),
+                    answers_for(assignment, right))
+            student.submit(assignment)
+            expected[name] = (float(len(right)), float(exercises))
+            line.note = f"{len(right)}/{exercises} right"
+    return expected
