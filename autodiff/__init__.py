@@ -21,6 +21,9 @@ A reader's map, in reading order. The engine, at the front:
     jacobian.py          many cotangents in one backward pass
     functional.py        ``grad``, ``jacobian``, ``hessian``, ``hvp`` as functions
     custom_gradient.py, user_ops.py   your own gradients, your own ops
+    recompute.py         ``recompute_grad``: keep less on the tape, run f again
+    memory.py            what a tape keeps (``ad.debugging.tape_memory``)
+    vectorized_map.py    ``vectorized_map``: fn per example, results stacked
     testing.py           gradients checked against finite differences
     backend.py           the only file that knows NumPy from CuPy
 
@@ -59,6 +62,8 @@ from .ops.trigonometry import *  # noqa: F403  (tf.asin ... tf.atan2 are top lev
 from .ops.losses import one_hot
 from . import autodiff, functional  # ad.autodiff.ForwardAccumulator, as tf.autodiff
 from .custom_gradient import custom_gradient
+from .recompute import recompute_grad
+from .vectorized_map import vectorized_map
 from .name_scope import name_scope
 from .user_ops import RegisterGradient, no_gradient, primitive
 

@@ -1,5 +1,7 @@
-"""The ``ad.debugging`` namespace: numeric checks (as ``tf.debugging``)."""
+"""The ``ad.debugging`` namespace: numeric checks (as ``tf.debugging``), and
+``tape_memory`` (an extra: what a tape keeps for its backward pass)."""
 
+from .memory import tape_memory
 from .ops.debugging import check_numerics
 
 
@@ -8,4 +10,4 @@ def assert_all_finite(x, message, name=None):
     return check_numerics(x, message, name=name)
 
 
-__all__ = ["check_numerics", "assert_all_finite"]
+__all__ = ["check_numerics", "assert_all_finite", "tape_memory"]

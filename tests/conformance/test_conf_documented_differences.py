@@ -265,3 +265,56 @@ def test_a_python_number_left_of_a_float64_tensor_in_add_truediv_multiply_no_nan
         # the number on the right: both agree
         np.testing.assert_allclose(ad_fn(ad.constant(x, dtype=ad.float64), 1.79).numpy(),
                                    tf_fn(tf.constant(x, dtype=tf.float64), 1.79).numpy())
+
+
+def test_recompute_grad_forward_mode_and_a_watched_variable_in_second_order(tf):
+    # README, same section: "`recompute_grad` also works in forward mode and under a second
+    # tape that watches a Variable the function reads; TensorFlow raises NotImplementedError"
+    import pytest
+
+    def jvp(m, wrap):
+        v = m.Variable([0.5, 3.0])
+        f = wrap(lambda x: m.reduce_sum(m.sin(x * v) * x))
+        x = m.constant([1.0, 2.0])
+        with m.autodiff.ForwardAccumulator(x, m.constant([1.0, -1.0])) as acc:
+            y = f(x)
+        return [acc.jvp(y)]
+
+    def second_order(m, wrap):
+        v = m.Variable([0.5, 3.0])
+        f = wrap(lambda x: m.reduce_sum(m.sin(x * v) * x))
+        x = m.constant([1.0, 2.0])
+        with m.GradientTape() as outer:            # watches v: f reads it
+            outer.watch(x)
+            with m.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            g = inner.gradient(y, x)
+        return outer.gradient(g, [x, v])
+
+    def plain(f):
+        return f
+
+    for case in (jvp, second_order):
+        with pytest.raises(NotImplementedError):
+            case(tf, tf.recompute_grad)
+        got, want = case(ad, ad.recompute_grad), case(tf, plain)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+
+
+def test_vectorized_map_calls_fn_once_per_example_tensorflow_once(tf):
+    # README, same section: "`vectorized_map` calls the function once per example
+    # (TensorFlow traces it once and vectorizes it): the same results"
+    def run(m):
+        calls = []
+
+        def fn(row):
+            calls.append(1)
+            return m.reduce_sum(m.sin(row) * row)
+
+        return m.vectorized_map(fn, m.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])), len(calls)
+
+    (got, ad_calls), (want, tf_calls) = run(ad), run(tf)
+    assert (ad_calls, tf_calls) == (3, 1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
