@@ -1,40 +1,42 @@
 """How the tape player's cost grows with the tape: replay, layout, export, and the page in Chromium.
 
-    python -m benchmarks.player [--max-records 10000] [--repeats 1] [--model gru,rnn]
-                                [--browser] [--markdown]
+    python -m benchmarks.player [--max-records 10000] [--repeats 3] [--model gru,rnn]
+                                [--browser] [--rounds 5] [--projector] [--markdown]
 
-Tapes of real models, unrolled to about 10, 100, 1,000, 5,000 and 10,000 records:
+Tapes of real models (``benchmarks/model_tapes.py``), unrolled to about 10,
+100, 1,000, 5,000 and 10,000 records:
 
 - ``gru``: an ``ad.keras.layers.GRU`` (8 units, 23 records a step, all in
   the scope ``gru/gru_cell``) under a ``Dense`` head and a mean squared loss;
 - ``rnn``: a hand-written cell ``h = tanh(h @ W + x_t @ U + b)`` (five records
-  a step, each step in its scope ``rnn/step_<t>``) and a ``reduce_sum``.
+  a step, each step in its scope ``rnn/step_<t>``: 2,001 groups at 10,000
+  records, so it measures the health panel too) and a ``reduce_sum``.
 
-Python stages, best of ``--repeats``:
+Python stages, the median of ``--repeats`` runs and their range, CPU time
+of this process (``time.process_time``: on a shared machine other processes'
+load moves wall time far more):
 
 - **replay**: ``widgets.replay.replay`` (backward trace -> nodes, edges,
-  frames, scope tree and layout);
+  frames, scope tree and layout, health);
 - **layout**: ``widgets.graph_layout.graph_layout`` alone (part of replay);
 - **export**: ``widgets.html_export.export_html`` of the finished Replay, and
   the page's size (bytes and bytes per record).
 
-With ``--browser`` (Playwright driving Debian's Chromium, ``/usr/bin/chromium``
-or ``$TAPESCHOOL_CHROMIUM``; never ``playwright install``), each page (a NaN
-planted half-way) is opened offline at 1280x720 and timed in the page itself:
-``performance.now()`` around the action, up to the frame after it was painted
-(``requestAnimationFrame`` then a task): load (navigation to the first frame
-drawn), zoom in, pan, fit, open one box, close it, expand all, collapse all,
-step forward, step back (from the last frame), jump to the end, search, jump to
-the first NaN. Also the page's element count. Speed is reported, never asserted.
+With ``--browser``, each page of 1,000 records or more (a NaN planted
+half-way) is opened ``--rounds`` times in Chromium at 1280x720
+(``benchmarks/chromium.py``) and every interaction is timed in the page:
+the table gives each one's median over the rounds and its range. With
+``--projector``, the page in classroom mode at 1280x720 and 1920x1080: the
+on-screen size of node names, values and box names, toolbar rows, and what
+lies below the fold, for the largest GRU page and lesson 14's MLP. Speed is
+reported, never asserted.
 """
 
 import argparse
-import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 from widgets.graph_layout import graph_layout
 from widgets.html_export import export_html
@@ -43,99 +45,98 @@ from widgets.replay import replay
 from .model_tapes import HIDDEN, gru_tape, lesson14_mlp, planted_mlp, rnn_tape  # noqa: F401
 
 SIZES = (10, 100, 1000, 5000, 10000)
-CHROMIUM = os.environ.get("TAPESCHOOL_CHROMIUM", "/usr/bin/chromium")
-
-
 MODELS = {"gru": gru_tape, "rnn": rnn_tape}
+SCREENS = ((1280, 720), (1920, 1080))
+
+
+def spread(values, digits=2):
+    """``'median (min-max)'`` of a list of numbers."""
+    values = list(values)
+    med = statistics.median(values)
+    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
 def measure(model, n_records, repeats, keep=None):
-    """Best-of-``repeats`` seconds for each Python stage, and the page's size.
+    """Seconds for each Python stage (a list per stage, one per run), and the page's size.
 
     ``keep``: a folder to write the page to (for the browser), a NaN planted half-way.
     """
-    best = {"layout": float("inf"), "replay": float("inf"), "export": float("inf")}
+    times = {"replay": [], "layout": [], "export": []}
     size = records = 0
     path = None
     for _ in range(repeats):
         tape, loss, sources = MODELS[model](n_records)
         records = len(tape.records)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         rep = replay(tape, loss, sources)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         graph_layout(rep.nodes, rep.edges)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         page = export_html(rep)
-        t3 = time.perf_counter()
-        best["replay"] = min(best["replay"], t1 - t0)
-        best["layout"] = min(best["layout"], t2 - t1)
-        best["export"] = min(best["export"], t3 - t2)
+        t3 = time.process_time()
+        for stage, seconds in (("replay", t1 - t0), ("layout", t2 - t1), ("export", t3 - t2)):
+            times[stage].append(seconds)
         size = len(page.encode("utf-8"))
     if keep is not None:
         steps = max(1, records // (23 if model == "gru" else 5))
         tape, loss, sources = MODELS[model](n_records, nan_at=steps // 2)
         path = Path(keep) / f"{model}_{records}.html"
-        export_html(tape, path, target=loss, sources=sources)
-    return records, best, size, path
+        export_html(tape, path, target=loss, sources=sources, names={"loss": loss})
+    return records, times, size, path
 
 
-# Each action runs in the page; the time is up to the next painted frame.
-_TIMED = """async (action) => {
-  const root = document.querySelector('.tp-root');
-  const key = (k, shift) => root.dispatchEvent(new KeyboardEvent('keydown', {key: k, shiftKey: !!shift, bubbles: true}));
-  const click = (sel) => root.querySelector(sel).dispatchEvent(new MouseEvent('click', {bubbles: true}));
-  const actions = {
-    zoom: () => click('.tp-zoom-in'),
-    pan: () => key('ArrowRight', true),
-    fit: () => click('.tp-fit'),
-    open: () => click('.tp-group-cover'),
-    close: () => root.querySelector('.tp-group-frame:last-of-type .tp-group-label')
-      .dispatchEvent(new MouseEvent('click', {bubbles: true})),
-    expand_all: () => click('.tp-expand-all'),
-    collapse_all: () => click('.tp-collapse-all'),
-    step_forward: () => key('ArrowRight'),
-    end: () => key('End'),
-    step_back: () => key('ArrowLeft'),
-    search: () => { const s = root.querySelector('.tp-search'); s.value = 'tanh';
-      s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true})); },
-    nan: () => click('.tp-nan'),
-  };
-  const t0 = performance.now();
-  actions[action]();
-  await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
-  return performance.now() - t0;
-}"""
-ACTIONS = ("zoom", "pan", "fit", "open", "close", "expand_all", "collapse_all", "step_forward",
-           "end", "step_back", "search", "nan")
+def _table(header, rows, markdown):
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---" for _ in header) + "|")
+        for row in rows:
+            print("| " + " | ".join(str(c) for c in row) + " |")
+    else:
+        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+        for row in [header] + rows:
+            print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
+    print(flush=True)
 
 
-def browser_timings(paths, width=1280, height=720):
-    """``{path: {"load": ms, "elements": n, action: ms...}}`` in headless Chromium."""
-    from playwright.sync_api import sync_playwright
+def browser_tables(pages, rounds, markdown):
+    """Interaction timings (median and range over ``rounds``) for each page."""
+    from .chromium import ACTIONS, chromium, interaction_rounds
 
-    out = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            for path in paths:
-                context = browser.new_context(offline=True, viewport={"width": width, "height": height})
-                page = context.new_page()
-                page.set_default_timeout(120_000)
-                t0 = time.perf_counter()
-                page.goto(Path(path).as_uri())
-                page.wait_for_selector(".tp-root[data-frame]")
-                page.evaluate("() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))")
-                row = {"load": (time.perf_counter() - t0) * 1000,
-                       "elements": page.evaluate("document.getElementsByTagName('*').length")}
-                for action in ACTIONS:
-                    row[action] = page.evaluate(_TIMED, action)
-                row["elements_after"] = page.evaluate("document.getElementsByTagName('*').length")
-                out[path] = row
-                context.close()
-        finally:
-            browser.close()
-    return out
+    with chromium() as browser:
+        results = {path: interaction_rounds(browser, path, rounds) for path in pages}
+    header = ["page", "records", "load s", "elements", "panel"] + [a.replace("_", " ") for a in ACTIONS]
+    rows = []
+    for path, runs in results.items():
+        stem = Path(path).stem
+        row = [stem.split("_")[0], f"{int(stem.split('_')[1]):,}", spread(r["load"] for r in runs),
+               f"{runs[0]['page']:,}", f"{runs[0]['panel']:,}"]
+        for action in ACTIONS:
+            values = [r[action] for r in runs if action in r]
+            row.append(spread(values, 0) if values else "-")
+        rows.append(row)
+    print(f"in Chromium, 1280x720: milliseconds, median (range) of {rounds} rounds; load in "
+          "seconds (navigation to the first frame drawn); elements: the page's, panel: the "
+          "health panel's")
+    _table(header, rows, markdown)
+    return results
+
+
+def projector_table(pages, markdown):
+    """Classroom-mode sizes at 1280x720 and 1920x1080 for ``{name: (path, box to open)}``."""
+    from .chromium import chromium, projector
+
+    px = (lambda v: "-" if v is None else f"{v:.1f}")
+    rows = []
+    with chromium() as browser:
+        for name, (path, box) in pages.items():
+            for width, height in SCREENS:
+                p = projector(browser, path, width, height, open_box=box)
+                rows.append([name, f"{width}x{height}", px(p["name"]), px(p["value"]), px(p["box"]),
+                             p["toolbar_rows"], ", ".join(p["below"]) or "nothing"])
+    print("projector (classroom mode): smallest on-screen px over the first, a backward and "
+          "the last frame")
+    _table(["page", "window", "node name px", "value px", "box name px", "toolbar rows",
+            "below the fold"], rows, markdown)
 
 
 def main(argv=None):
@@ -144,36 +145,48 @@ def main(argv=None):
     parser.add_argument("--max-records", type=int, default=max(SIZES),
                         help="skip sizes above this (default: 10000)")
     parser.add_argument("--min-records", type=int, default=0, help="skip sizes below this")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per size (best kept)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per size (median kept)")
     parser.add_argument("--model", default="gru,rnn", help="gru, rnn or both (comma-separated)")
     parser.add_argument("--browser", action="store_true",
-                        help="also open each page in headless Chromium and time it there")
+                        help="also open each page of 1,000+ records in Chromium and time it")
+    parser.add_argument("--rounds", type=int, default=5, help="browser rounds per page")
+    parser.add_argument("--projector", action="store_true",
+                        help="classroom-mode sizes at 1280x720 and 1920x1080")
+    parser.add_argument("--markdown", action="store_true", help="tables in Markdown")
     args = parser.parse_args(argv)
     sizes = [n for n in SIZES if args.min_records <= n <= args.max_records]
-    keep = tempfile.mkdtemp(prefix="tp-bench-") if args.browser else None
-    print(f"{'model':>5} {'records':>8} {'replay s':>9} {'layout s':>9} {'export s':>9} "
-          f"{'page bytes':>11} {'bytes/rec':>10}")
-    pages, per_record = [], {}
+    keep = tempfile.mkdtemp(prefix="tp-bench-") if (args.browser or args.projector) else None
+    pages, per_record, rows = [], {}, []
     for model in args.model.split(","):
         for n in sizes:
             records, t, size, path = measure(model, n, max(1, args.repeats),
                                              keep if n >= 1000 else None)
-            per_record[model, n] = (t["replay"] + t["export"]) / records
-            print(f"{model:>5} {records:>8} {t['replay']:>9.3f} {t['layout']:>9.3f} "
-                  f"{t['export']:>9.3f} {size:>11,} {size // records:>10,}", flush=True)
+            per_record[model, n] = statistics.median(
+                (r + e) / records for r, e in zip(t["replay"], t["export"]))
+            rows.append([model, f"{records:,}", spread(t["replay"]), spread(t["layout"]),
+                         spread(t["export"]), f"{size:,}", f"{size // records:,}"])
+            print(*rows[-1], flush=True)
             if path:
                 pages.append(path)
-        if (model, 10) in per_record and (model, 1000) in per_record:
-            print(f"{model}: per-record cost, 1000 vs 10 records: "
-                  f"{per_record[model, 1000] / per_record[model, 10]:.2f}x (near 1 or below: linear)")
-    if pages:
-        timings = browser_timings(pages)
-        print("\nin Chromium, 1280x720, milliseconds (load: navigation to the first frame drawn)")
-        cols = ("load",) + ACTIONS
-        print(f"{'page':>16} {'elements':>8} " + " ".join(f"{c[:9]:>9}" for c in cols))
-        for path, row in timings.items():
-            print(f"{Path(path).stem:>16} {row['elements']:>8} " +
-                  " ".join(f"{row[c]:>9.0f}" for c in cols), flush=True)
+    print(f"\nPython stages, CPU seconds, median (range) of {max(1, args.repeats)} runs")
+    _table(["model", "records", "replay s", "layout s", "export s", "page bytes", "bytes/record"],
+           rows, args.markdown)
+    for model in args.model.split(","):
+        if (model, 1000) in per_record and (model, max(sizes)) in per_record and max(sizes) > 1000:
+            print(f"{model}: cost per record, {max(sizes):,} vs 1,000 records: "
+                  f"{per_record[model, max(sizes)] / per_record[model, 1000]:.2f}x (near 1: linear)")
+    if args.browser and pages:
+        print()
+        browser_tables(pages, max(1, args.rounds), args.markdown)
+    if args.projector and keep:
+        tape, loss, variables = lesson14_mlp()
+        mlp = Path(keep) / "mlp14.html"
+        export_html(tape, mlp, target=loss, sources=variables, names={"loss": loss})
+        gru = [p for p in pages if Path(p).stem.startswith("gru")]
+        targets = {"lesson-14 MLP": (mlp, "hidden1")}
+        if gru:
+            targets[f"GRU {Path(gru[-1]).stem.split('_')[1]}"] = (gru[-1], None)
+        projector_table(targets, args.markdown)
     return 0
 
 

@@ -23,8 +23,11 @@ first layer breaks (``replay.data["debug"]["lost"]``), and
 (``left_library``: the value went through ``.numpy()``). The fix:
 ``ad.nn.sparse_softmax_cross_entropy_with_logits`` (log-softmax, never
 ``log(0)``) and ``ad.maximum`` instead of NumPy. After it every
-gradient is finite and none is None. The broken step is written as an
-offline player page (default: a temp dir).
+gradient is finite and none is None. The player's gradient health panel
+(``replay.data["debug"]["health"]``) says the same in one row per layer:
+``loss`` makes the first NaN (the ``Log``), ``logits`` and ``hidden2`` send
+a NaN gradient back, ``hidden1`` gets None, each with its reason. The broken
+step is written as an offline player page (default: a temp dir).
 """
 
 import sys
@@ -105,7 +108,9 @@ def diagnose(tape, loss, variables, history):
         rep = widgets.replay(tape, loss, variables)
     nodes = {n["id"]: n for n in rep.nodes}
     first = rep.data["debug"]["first_nonfinite"]
-    found = {"replay": rep, "nan_forward": None, "nan_backward": None, "lost": []}
+    found = {"replay": rep, "nan_forward": None, "nan_backward": None, "lost": [],
+             "health": {row["scope"]: (row["status"], [f["reason"] for f in row["flags"]])
+                        for row in rep.data["debug"]["health"]}}
     if first["forward"] is not None:
         frame = rep.frames[first["forward"]]
         op = nodes[frame["op"]]
@@ -156,6 +161,9 @@ def main(out=None):
               f"{lost['jump_to']} (the tape alone says: {lost['reason_from_tape']})")
         print(f"   explain_none_gradient with the history: {lost['reason']}")
         print(f"   {lost['message']}")
+    print("\nthe gradient health panel, a row per layer:")
+    for scope, (status, reasons) in found["health"].items():
+        print(f"   {scope:<12} {status:<5} {'; '.join(reasons)}")
 
     print("\nthe fix: sparse_softmax_cross_entropy_with_logits, and ad.maximum")
     tape, loss, variables, history = step(fixed=True)
@@ -167,7 +175,7 @@ def main(out=None):
           f"lost gradients: {len(fixed['lost'])}")
     print(f"wrote {out} ({len(page.encode('utf-8')) / 1e3:.0f} kB)")
     return {"broken_loss": broken_loss, "nan_forward": nan, "nan_backward": found["nan_backward"],
-            "lost": found["lost"],
+            "lost": found["lost"], "health": found["health"], "fixed_health": fixed["health"],
             "fixed_loss": float(loss), "fixed_finite": finite,
             "fixed_first_nonfinite": fixed["replay"].data["debug"]["first_nonfinite"],
             "fixed_lost": fixed["lost"], "bytes": len(page.encode("utf-8")), "path": str(out)}

@@ -9,10 +9,17 @@ sparse softmax cross-entropy. Each layer records in its own name scope
 (``cnn/conv``, ``cnn/pool``, ``cnn/flatten``, ``cnn/dense``, ``loss``),
 so the step's tape reads as layers in the player.
 
-It prints the gradient norm of every variable (from ``tape.gradient``) and
+It prints the gradient norm of every variable (from ``tape.gradient``),
 each layer's gradient-norm bar from the player (what the layer's ops sent
-back during the backward pass), takes one ``ad.optimizers.Adam`` step, and
+back during the backward pass) and its row of the player's gradient health
+panel (``replay.data["debug"]["health"]``: gradient and weight norms, their
+ratio, a mark and its reason), takes one ``ad.optimizers.Adam`` step, and
 writes the player as one offline HTML page (default: a temp dir).
+
+Then it trains 30 more steps with a ``widgets.TrainingRecorder`` (one line
+in the loop, ``recorder.record(grads, model)``), prints its table at the
+last step and the layers its rules flag, and saves its plot (trends and
+gradient histograms over the steps) next to the page.
 """
 
 import sys
@@ -91,20 +98,48 @@ def main(out=None):
     rep = widgets.replay(tape, loss, variables)
     page = widgets.export_html(rep, out, title="One training step of a small CNN")
     groups = {g["id"]: g["scope"] for g in rep.data["groups"]}
-    bars = {groups[gid]: series[-1][1] for gid, series in rep.data["debug"]["group_norms"].items()}
+    bars = {groups[gid]: series[-1][1] if series else None     # None: nothing came back
+            for gid, series in rep.data["debug"]["group_norms"].items()}
     print("\neach layer's gradient-norm bar in the player (what its ops sent back):")
     for scope in groups.values():
-        print(f"   {scope:<12} {bars.get(scope, 0.0):.4g}")
+        print(f"   {scope:<12} {bars[scope]}")
+    health = rep.data["debug"]["health"]
+    print("\nthe player's gradient health panel, a row per layer:")
+    for row in health:
+        print(f"   {row['scope']:<12} {row['status']:<7} |g| {row['grad_norm']}  "
+              f"|w| {row['weight_norm']}  g/w {row['ratio']}  "
+              + "; ".join(flag["reason"] for flag in row["flags"]))
 
     loss_after = float(ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(y, model(x))))
     print(f"\nafter one Adam step the loss is {loss_after:.4f}")
     print(f"player: {len(tape.records)} records, {len(rep.frames)} frames, "
           f"page {len(page.encode('utf-8')) / 1e3:.0f} kB; wrote {out}")
+    recorder, losses = train_with_recorder(model, optimizer, x, y, steps=30)
+    print(f"\n30 more steps, recorded: loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    print(recorder)
+    plot = out.with_name(out.stem + "_trends.png")
+    recorder.plot().savefig(plot, dpi=80)
+    print(f"wrote {plot}")
     return {"loss": float(loss), "loss_after": loss_after, "variable_norms": variable_norms,
-            "scopes": list(groups.values()), "bars": bars, "records": len(tape.records),
-            "op_types": [r.op_type for r in tape.records],
+            "scopes": list(groups.values()), "bars": bars, "health": health,
+            "records": len(tape.records), "op_types": [r.op_type for r in tape.records],
             "first_nonfinite": rep.data["debug"]["first_nonfinite"],
-            "bytes": len(page.encode("utf-8")), "path": str(out)}
+            "bytes": len(page.encode("utf-8")), "path": str(out),
+            "recorder": recorder, "losses": losses, "plot": str(plot)}
+
+
+def train_with_recorder(model, optimizer, x, y, steps):
+    """``steps`` training steps, each recorded by a TrainingRecorder; the losses."""
+    recorder = widgets.TrainingRecorder()
+    losses = []
+    for _ in range(steps):
+        with ad.GradientTape() as tape:
+            loss = ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(y, model(x)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        recorder.record(grads, model)          # the one line: layers by module path
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    return recorder, losses
 
 
 if __name__ == "__main__":

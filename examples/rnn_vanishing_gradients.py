@@ -107,7 +107,14 @@ def find_planted_bugs(out):
     h0 = sources[3]
     why = widgets.explain_none_gradient(tape, loss, h0, history=history,
                                         source_name="h0", target_name="loss")
-    return {"records": len(tape.records), "nan_frame": first["forward"],
+    health = rep.data["debug"]["health"]
+    statuses = {}
+    for row in health:
+        statuses.setdefault(row["status"], []).append(row["scope"])
+    return {"health": {row["scope"]: (row["status"], [f["reason"] for f in row["flags"]])
+                       for row in health},
+            "statuses": {status: (len(scopes), scopes[0], scopes[-1])
+                         for status, scopes in statuses.items()},"records": len(tape.records), "nan_frame": first["forward"],
             "nan_op": nodes[frame["op"]]["op_type"], "nan_scope": nodes[frame["op"]]["scope"],
             "nan_backward_frame": first["backward"],
             "lost_source": nodes[lost["source"]]["name"], "lost_node": nodes[lost["node"]]["name"],
@@ -155,14 +162,15 @@ def main(out=None):
     rep = widgets.replay(tape, loss, sources)
     page = widgets.export_html(rep, out, title="A 200-step RNN: vanishing gradients")
     groups = {g["id"]: g["scope"] for g in rep.data["groups"]}
-    bars = {groups[gid]: series[-1][1] for gid, series in rep.data["debug"]["group_norms"].items()}
+    bars = {groups[gid]: series[-1][1] if series else None     # None: nothing came back
+            for gid, series in rep.data["debug"]["group_norms"].items()}
     results["player"] = {"records": len(tape.records), "groups": len(groups), "bars": bars,
                          "bytes": len(page.encode("utf-8")), "path": str(out)}
     print(f"player: {len(tape.records)} records in {len(groups)} scope groups; "
           f"the page is {len(page.encode('utf-8')) / 1e6:.1f} MB")
     print("gradient-norm bars (what each step's group sent back):")
     for t in shown:
-        print(f"   rnn/step_{t:03d}: {bars.get(f'rnn/step_{t:03d}', 0.0):.2g}")
+        print(f"   rnn/step_{t:03d}: {bars[f'rnn/step_{t:03d}']:.2g}")
     print(f"wrote {out}")
 
     planted = out.with_name(out.stem + "_planted.html")
@@ -172,6 +180,8 @@ def main(out=None):
     print(f"'lost gradient': {found['lost_source']} is None; the player jumps to "
           f"{found['lost_node']} in {found['lost_scope']} (the tape alone: "
           f"{found['reason_from_tape']}; with the history: {found['reason']})")
+    print("the health panel's rows: " + ", ".join(
+        f"{n} {status} ({first} to {last})" for status, (n, first, last) in found["statuses"].items()))
     print(f"wrote {planted} ({found['bytes'] / 1e6:.1f} MB)")
     return results
 

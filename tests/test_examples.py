@@ -47,6 +47,20 @@ def test_cnn_step_reads_as_layers_and_every_layer_gets_a_gradient(tmp_path, caps
     page = _offline_page(result["path"])
     assert len(page.encode("utf-8")) == result["bytes"] < 1_000_000
     assert "conv/kernel:0" in capsys.readouterr().out
+    # the health panel's rows: one per layer, every one healthy; a layer's |g| is the norm
+    # of tape.gradient for its variables
+    health = {row["scope"]: row for row in result["health"]}
+    assert list(health) == result["scopes"] and {r["status"] for r in health.values()} == {"ok"}
+    conv = np.hypot(norms["conv/kernel:0"], norms["conv/bias:0"])
+    assert health["cnn/conv"]["grad_norm"] == pytest.approx(conv, rel=1e-3)
+    # the recorder: 30 steps, a row per layer and step, a falling loss, nothing flagged
+    recorder, losses = result["recorder"], result["losses"]
+    assert recorder.steps == list(range(30)) and list(recorder.layers) == ["cnn/conv", "cnn/dense"]
+    assert all(len(v) == 30 for s in recorder.layers.values() for v in s.values())
+    steps, grad = recorder.series("cnn/dense", "grad_norm")
+    assert np.all(np.isfinite(grad)) and np.all(grad > 0)
+    assert losses[-1] < 0.6 * losses[0] and recorder.flags() == {}
+    assert Path(result["plot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_rnn_gradients_vanish_with_a_small_matrix_and_explode_with_a_large_one(tmp_path):
@@ -77,6 +91,14 @@ def test_rnn_planted_nan_and_none_are_found_on_the_1001_record_tape(tmp_path):
     assert found["nan_frame"] == 751 and found["nan_backward_frame"] > 1001
     assert found["lost_source"] == "h0" and found["lost_scope"] == "rnn/step_099"
     assert found["reason_from_tape"] == "not_recorded" and found["reason"] == "left_library"
+    # the health panel: nothing flows back past step 99 (None), NaN from step 100 on
+    assert found["statuses"] == {"none": (100, "rnn/step_000", "rnn/step_099"),
+                                 "nan": (101, "rnn/step_100", "loss")}
+    status, reasons = found["health"]["rnn/step_150"]
+    assert status == "nan" and reasons[0] == \
+        "makes the first NaN/Inf of the forward pass (record 752: MatMul)"
+    assert found["health"]["rnn/step_000"] == \
+        ("none", ["no gradient reaches its variables (None; not_recorded)"])
     page = _offline_page(found["path"])
     assert len(page.encode("utf-8")) == found["bytes"] < 1_001 * 1_000   # under 1 kB a record
 
@@ -102,6 +124,13 @@ def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_tr
     assert result["fixed_finite"] is True and result["fixed_lost"] == []
     assert result["fixed_first_nonfinite"] == {"forward": None, "backward": None}
     assert result["fixed_loss"] == pytest.approx(0.6674, abs=1e-3)
+    # the health panel, a row per layer: the None layer, the NaN ones, and where it began
+    origin = "gradient is NaN (from record 10: Log in loss)"
+    assert result["health"] == {
+        "mlp/hidden1": ("none", ["no gradient reaches its variables (None; not_recorded)"]),
+        "mlp/hidden2": ("nan", [origin]), "mlp/logits": ("nan", [origin]),
+        "loss": ("nan", ["makes the first NaN/Inf of the forward pass (record 10: Log)", origin])}
+    assert {status for status, _ in result["fixed_health"].values()} == {"ok"}
     _offline_page(result["path"])
 
 

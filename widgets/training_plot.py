@@ -8,7 +8,9 @@ nothing stays open, nothing is shown or saved unless the caller asks):
   gradient/weight ratio (solid) with the update/weight ratio (dashed, log
   scale), and the shares of exactly-zero (solid) and NaN/Inf (dotted)
   gradient entries; a step where a layer's gradient held NaN/Inf gets a red
-  ``x`` on the gradient-norm panel, a None gradient a grey ``o``;
+  ``x`` on the gradient-norm panel, a None gradient a grey ``o``, and a
+  gradient norm of exactly 0 (which a log scale cannot show) a triangle at
+  the bottom in the layer's colour;
 - one histogram panel per layer: the gradient's histogram at each recorded
   step, drawn as a line offset by its step, later steps darker (TensorBoard's
   "offset" histogram view), so a distribution that narrows to 0 (vanishing),

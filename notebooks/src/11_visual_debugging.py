@@ -18,13 +18,16 @@
 #    each op and what it sends on; and as straight-line code, compiled by `ad.function`;
 # 3. to find a broken gradient with `widgets.explain_none_gradient`, and with
 #    `record_history` for the causes a tape cannot see;
-# 4. to save a player as a standalone HTML page.
+# 4. to read a model's tape by its layers: one box per name scope, and one row per box in
+#    the player's *gradient health* panel;
+# 5. to save a player as a standalone HTML page.
 #
 # The lesson ends with *predict the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 4 take about 35 minutes
-# with the predictions and a little discussion; then exercises 1 to 5 (about 20 minutes); exercises 6 and 7 are homework.
+# **Plan for one class hour.** The lesson's sections 1 to 5 take about 42 minutes
+# with the predictions and a little discussion; then exercises 1 to 4 (about 16 minutes);
+# exercises 5 to 7 are homework.
 
 # %%
 import tempfile
@@ -35,6 +38,7 @@ import numpy as np
 import autodiff as ad
 import widgets
 from widgets.explain_history import record_history
+from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # ## 1. Replaying a tape
@@ -306,7 +310,72 @@ widgets.explain_none_gradient(tape, loss, w, history=history)
 # > Call it before `gradient`, or use `persistent=True` while debugging (as above).
 
 # %% [markdown]
-# ## 4. A player as a web page
+# ## 4. A model's tape: boxes and the health panel
+#
+# A Keras layer runs inside `ad.name_scope(layer.name)`, so each of its records carries the
+# layer's scope (`print(tape)` shows it after `#`). The player draws a scope as a **box**
+# around its ops, with a bar under its name that grows with the norm of the gradient the
+# box has sent back so far. A tape of more than 30 records opens with its boxes closed, at
+# the level of the layers (the **overview**: click a box to open it); this one is short,
+# so its boxes open. Beside the graph, the **gradient health** panel gives each box a
+# row: the norm of the gradient that reached the layer's variables (`‖g‖`), of the
+# variables themselves (`‖w‖`), their ratio, and a mark with its reason when something
+# is wrong: `NaN`, `None`, or `!` for a layer far out of line with the others.
+#
+# Here is a three-layer network with a slip: a `stop_gradient` meant for the data was put
+# one layer too late, on `d0`'s output.
+
+# %%
+ad.random.set_seed(0)
+d0 = ad.keras.layers.Dense(4, activation="tanh", name="d0")
+d1 = ad.keras.layers.Dense(4, activation="tanh", name="d1")
+out = ad.keras.layers.Dense(1, name="out")
+data = ad.constant(np.random.default_rng(0).normal(size=(8, 3)).astype(np.float32))
+
+with ad.GradientTape() as tape:
+    h = ad.stop_gradient(d0(data))          # the slip: meant for `data`, one layer too late
+    loss = ad.reduce_mean(out(d1(h)) ** 2)
+print(tape)
+layers_player = widgets.TapePlayer(tape, loss, d0.trainable_variables + d1.trainable_variables
+                                   + out.trainable_variables,
+                                   names={"loss": loss})
+layers_player
+
+# %% [markdown]
+# **Predict.** Which box's row in the health panel is marked `None`? Its scope, e.g.
+# `"out"`.
+
+# %% tags=["solution"]
+health = layers_player.replay.data["debug"]["health"]
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = "d0"
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, " ".join(row["scope"] for row in health if row["status"] == "none"),
+      hint="a gradient reaches a layer's variables only through the ops after them: "
+           "which layer's output does stop_gradient cut?")
+
+# %% [markdown]
+# The panel's rows as data (`replay.data["debug"]["health"]`), with the reason the
+# explainer of section 3 gives:
+
+# %%
+for row in health:
+    grad = "-" if row["grad_norm"] is None else f"{row['grad_norm']:.2g}"
+    print(f"{row['scope']:<4} {row['status']:<5} |g| {grad:<7}",
+          "; ".join(flag["reason"] for flag in row["flags"]))
+
+# %% [markdown]
+# A real model's tape has hundreds or thousands of records; there the overview, the bars
+# and the panel's `NaN`/`None` buttons are how you find the layer to open. Lesson 14
+# plays such tapes, and follows the same numbers over training steps with
+# `widgets.TrainingRecorder`.
+
+# %% [markdown]
+# ## 5. A player as a web page
 #
 # `widgets.export_html(tape, path, target=..., sources=...)` writes the player to one
 # self-contained HTML file: the graph, the frames, the script and the styles, with no
@@ -340,6 +409,9 @@ print("the same frames inside:", '"result: dy/dx = 6.0"' in page)
 # * `widgets.explain_none_gradient(tape, target, source)` names the break: not watched, an
 #   integer, `stop_gradient`, a non-differentiable op... For breaks the tape cannot see
 #   (NumPy, `assign`, a replaced Variable), record the code inside `record_history()`.
+# * A model's layers are boxes (their name scopes); the **gradient health** panel
+#   (`replay.data["debug"]["health"]`) gives each a row, marked `NaN`, `None` or `!` with
+#   the reason.
 # * `widgets.export_html` and `player.save_html` make a page that plays without a kernel.
 #
 # ## Exercises: predict the gradient
@@ -358,9 +430,6 @@ print("the same frames inside:", '"result: dy/dx = 6.0"' in page)
 # *Type your prediction in place of `...`, run the cell, then run the check below it.
 # The check says **Correct!**, or **Not yet** with a hint. It never shows the answer,
 # and the rest of the notebook still runs, so you can come back and try again.*
-
-# %%
-from widgets.exercises import check  # None only matches None; numbers must be close
 
 # %% [markdown]
 # **Exercise 1.** How many frames does the player show for $y = x \cdot x + x$? (Count the

@@ -14,17 +14,22 @@
 #
 # **You will learn**
 # 1. to read a training step's tape as **layers**: each layer records in its own name
-#    scope, and the player draws a scope as one box with a gradient-norm bar;
+#    scope, the player opens at the level of those scopes (each one box with a
+#    gradient-norm bar), and its **health panel** gives every layer a row of numbers;
 # 2. to see **vanishing and exploding gradients** in an unrolled RNN, step by step;
 # 3. to find a **NaN** (from `log(0)`) with the player's *first NaN/Inf* button, and a
 #    **None** (from a detached branch) with its *lost gradient* button and
-#    `widgets.explain_none_gradient`; and to fix both.
+#    `widgets.explain_none_gradient`; and to fix both;
+# 4. to follow every layer's gradient **over training** with a `widgets.TrainingRecorder`
+#    (one line in the loop), and to see an exploding layer kill the layers around it.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 3 take about 50 minutes
-# with the predictions and a little discussion; then exercises 1 and 2 (about 8 minutes); exercises 3 and 4 are homework.
+# **Plan for one class hour.** Sections 1 to 3 take about 40 minutes with the
+# predictions and a little discussion (section 2's exploding network and section 3's
+# fix can be read rather than discussed), section 4 about 12 minutes, then exercises 1
+# and 2 (about 8 minutes); exercises 3 and 4 are homework.
 
 # %%
 %matplotlib inline
@@ -85,10 +90,13 @@ with ad.GradientTape(persistent=True) as tape:
 print(tape)
 
 # %% [markdown]
-# Play it. Each scope is a box (click one to open it); press **Play** and watch the
-# backward pass go from `loss` back through `logits`, `hidden2` and `hidden1`. Under each
-# box, a bar grows with the **norm of the gradient** that the box's ops have sent back so
-# far: a layer that receives no gradient, or a huge one, stands out.
+# Play it. The player opens at the level of the scopes, the **overview**: each scope is a
+# box (click one to open it, click its name to close it again). Press **Play** and watch
+# the backward pass go from `loss` back through `logits`, `hidden2` and `hidden1`. Under
+# each box, a bar grows with the **norm of the gradient** that the box's ops have sent
+# back so far: a layer that receives no gradient, or a huge one, stands out. The panel on
+# the right, *gradient health by scope*, has a row for every box (more on it below). The
+# `names={"loss": loss}` makes the player say `loss` where it would say `v11`.
 
 # %%
 player = widgets.TapePlayer(tape, loss, model.trainable_variables, names={"loss": loss})
@@ -111,17 +119,41 @@ check(my_prediction, len(groups), hint="count the different scopes after # in th
 # %% [markdown]
 # The same bars as numbers: `replay.data["debug"]["group_norms"]` holds, for every group,
 # the running norm of what it sent back, frame by frame. The last value is the bar's
-# final length.
+# final length. (A group that sent a NaN back holds `"NaN"` from then on; a group that
+# nothing came back through holds an empty list: its gradient is None.)
 
 # %%
 def final_bars(rep):
-    """{scope: the group's gradient-norm bar at the end of the backward pass}."""
+    """{scope: the group's gradient-norm bar at the end of the backward pass, None if none}."""
     scope = {g["id"]: g["scope"] for g in rep.data["groups"]}
-    return {scope[gid]: series[-1][1] for gid, series in rep.data["debug"]["group_norms"].items()}
+    return {scope[gid]: series[-1][1] if series else None
+            for gid, series in rep.data["debug"]["group_norms"].items()}
 
 
 for name, bar in final_bars(player.replay).items():
     print(f"{name:<12} {bar:.2g}")
+
+# %% [markdown]
+# The **health panel** reads `replay.data["debug"]["health"]`: one row per group, in the
+# order the groups ran. For a layer it gives the norm of the gradient that reached its
+# variables (`‖g‖`), the norm of the variables themselves (`‖w‖`) and their ratio (`g/w`,
+# how big a step the gradient asks for, relative to the weights). A row is marked `NaN`,
+# `None` or `!` (flagged) when a rule fires, and says why; "The others" are the other
+# rows: a layer whose weights or ratio are 10 or 100 times off the median of the others
+# is flagged. A healthy step has no mark:
+
+# %%
+def health_table(rep):
+    """The health panel as text: scope, status, |g|, |w|, g/w (2 digits), and the reasons."""
+    def num(x):
+        return "-" if x is None else f"{x:.2g}"
+    for row in rep.data["debug"]["health"]:
+        print(f"{row['scope']:<16} {row['status']:<8} |g| {num(row['grad_norm']):<7} "
+              f"|w| {num(row['weight_norm']):<7} g/w {num(row['ratio']):<7}",
+              "; ".join(flag["reason"] for flag in row["flags"]))
+
+
+health_table(player.replay)
 
 # %% [markdown]
 # One Adam step with these gradients, and the loss goes down: the step is healthy.
@@ -206,6 +238,9 @@ check(my_prediction, float(small[0]), atol=0.0,
 # > $1.4 \cdot 10^{-45}$. Below it the gradient is not tiny, it is exactly `0.0`: the
 # > first seventy steps of this network get **no** signal from the loss at all, and no
 # > learning rate can bring it back.
+# > (TensorFlow's CPU kernels go further: they flush every subnormal number, below about
+# > $1.2 \cdot 10^{-38}$, to 0, so there this network's gradient is exactly 0 from about
+# > step 90 back. This toolkit keeps subnormals, as NumPy does.)
 
 # %%
 zero_from = max(t for t, n in enumerate(small) if n == 0.0)
@@ -251,7 +286,7 @@ short_player
 # of 40, and `loss`; a click opens a box). Its bars, read from the page's data:
 
 # %%
-rnn_replay = widgets.replay(rnn_tape, rnn_loss, rnn_vars)
+rnn_replay = widgets.replay(rnn_tape, rnn_loss, rnn_vars, names={"loss": rnn_loss})
 bars = final_bars(rnn_replay)
 with tempfile.TemporaryDirectory() as folder:
     page = widgets.export_html(rnn_replay, Path(folder) / "rnn.html")
@@ -304,14 +339,34 @@ with record_history() as history, np.errstate(divide="ignore", invalid="ignore")
             loss = cross_entropy_by_hand(y_bad, logits)
     grads = tape.gradient(loss, broken.trainable_variables)
 print("loss:", float(loss))
-for v, g in zip(broken.trainable_variables, grads):
-    print(f"{v.name:<16}", None if g is None else f"{int(np.isnan(g.numpy()).sum())} NaN")
+print("gradients holding NaN:", sum(g is not None and bool(np.isnan(g.numpy()).any())
+                                    for g in grads),
+      "of", len(grads), "  gradients that are None:", sum(g is None for g in grads))
 
 # %% [markdown]
-# A `nan` loss, four gradients full of `nan`, two that are `None`. Open the player and
-# press its two red buttons: **first NaN/Inf** jumps to the first record whose values hold
-# a NaN or an Inf, **lost gradient** to where the path from the loss back to a source
-# breaks.
+# A `nan` loss, four gradients full of `nan`, two that are `None`. Before opening anything:
+#
+# **Predict.** Which layer's variables are the two with a `None` gradient? Its name,
+# e.g. `"logits"`.
+
+# %% tags=["solution"]
+none_layers = {v.name.split("/")[0] for v, g in zip(broken.trainable_variables, grads)
+               if g is None}
+
+my_prediction = ...  # your prediction, a layer name
+### BEGIN SOLUTION
+my_prediction = "hidden1"
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, " ".join(sorted(none_layers)),
+      hint="a gradient flows back only through what the tape saw: which layer ran before "
+           "the NumPy line?")
+
+# %% [markdown]
+# Now open the player and press its two red buttons: **first NaN/Inf** jumps to the first
+# record whose values hold a NaN or an Inf, **lost gradient** to where the path from the
+# loss back to a source breaks.
 
 # %%
 with np.errstate(divide="ignore", invalid="ignore"):
@@ -371,22 +426,12 @@ widgets.explain_none_gradient(tape, loss, broken.hidden1.kernel, history=history
                               source_name="hidden1/kernel", target_name="loss")
 
 # %% [markdown]
-# **Predict.** Which layer's variables are the ones with a `None` gradient? Its name,
-# e.g. `"logits"`.
+# The health panel says all of this at a glance, one row per layer: `loss` made the first
+# NaN, `logits` and `hidden2` send a NaN gradient back (and say where it began), and
+# `hidden1` is `None`, with the reason the tape gives:
 
-# %% tags=["solution"]
-none_layers = {v.name.split("/")[0] for v, g in zip(broken.trainable_variables, grads)
-               if g is None}
-
-my_prediction = ...  # your prediction, a layer name
-### BEGIN SOLUTION
-my_prediction = "hidden1"
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, " ".join(sorted(none_layers)),
-      hint="a gradient flows back only through what the tape saw: which layer ran before "
-           "the NumPy line?")
+# %%
+health_table(broken_player.replay)
 
 # %% [markdown]
 # ### The fix
@@ -410,7 +455,7 @@ with ad.GradientTape(persistent=True) as tape:
     logits = fixed(x_bad)
     with ad.name_scope("loss"):
         loss = ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(y_bad, logits))
-fixed_replay = widgets.replay(tape, loss, fixed.trainable_variables)
+fixed_replay = widgets.replay(tape, loss, fixed.trainable_variables, names={"loss": loss})
 print(f"loss: {float(loss):.3f}")
 print("first NaN/Inf:", fixed_replay.data["debug"]["first_nonfinite"])
 print("lost gradients:", fixed_replay.data["debug"]["lost"])
@@ -452,7 +497,7 @@ def planted_rnn(steps=200, hidden=16, seed=0):
 
 tape, loss, sources = planted_rnn()
 with np.errstate(invalid="ignore"):
-    planted = widgets.replay(tape, loss, sources)
+    planted = widgets.replay(tape, loss, sources, names={"loss": loss})
 nodes = {n["id"]: n for n in planted.nodes}
 made_by = {e["to"]: e["op"] for e in planted.edges if e["kind"] == "out"}
 debug = planted.data["debug"]
@@ -462,11 +507,118 @@ print("first NaN/Inf ->", nan_op["op_type"], "in", nan_op["scope"])
 for lost in debug["lost"]:
     print("lost gradient ->", nodes[lost["source"]]["name"], "is None; jump to",
           nodes[lost["node"]]["name"], "in", nodes[made_by[lost["node"]]]["scope"])
+rows = {row["scope"]: row for row in debug["health"]}
+for scope in ("rnn/step_000", "rnn/step_099", "rnn/step_100", "rnn/step_150"):
+    print(f"health of {scope}: {rows[scope]['status']:<4}",
+          "; ".join(flag["reason"] for flag in rows[scope]["flags"]))
 
 # %% [markdown]
+# The health panel has a row for each of the 201 groups: every step from 150 on is marked
+# `NaN` (its values are), and so is every step from 100 to 149 (the gradient that reaches
+# them is); every step up to 99 is `None`: nothing flows back past the NumPy line. The
+# summary's `NaN` and `None` buttons scroll the panel to those rows.
+#
 # `widgets.export_html(planted, "planted.html")` writes this player as one page under 1 kB
 # a record: it opens at the level of its scopes, and both buttons work offline
 # (`examples/rnn_vanishing_gradients.py` writes it).
+#
+# ## 4. Over training: an exploding layer
+#
+# One step's tape shows one moment. Whether a layer explodes, vanishes or dies is a trend
+# over many steps, and `widgets.TrainingRecorder` keeps it: one line in the training loop,
+# `recorder.record(grads, model)`, stores every layer's gradient norm, weight norm, their
+# ratio, the update's size, the share of exact zeros, NaNs and Nones, and a histogram of
+# the gradient, step by step (the way TensorBoard keeps histograms over steps).
+#
+# The model is the healthy MLP of section 1, with one slip: `hidden2`'s kernel was
+# initialized with a standard deviation of 40, where Keras's default (Glorot uniform, as
+# `ad.keras.layers.Dense` uses too) gives a 16 x 16 kernel a standard deviation of 0.25:
+# 160 times too large. First, one step in the player: its health panel flags the layer
+# before any training.
+
+# %%
+def exploding_mlp():
+    ad.random.set_seed(0)
+    model = MLP()
+    model(x_train)                                          # creates the variables
+    model.hidden2.kernel.assign(np.random.default_rng(1).normal(0.0, 40.0, (16, 16))
+                                .astype(np.float32))        # the slip: 40, not 0.25
+    return model
+
+
+def step_loss(model):
+    return ad.reduce_mean(ad.nn.sparse_softmax_cross_entropy_with_logits(y_train, model(x_train)))
+
+
+model = exploding_mlp()
+with ad.GradientTape() as tape:
+    loss = step_loss(model)
+health_table(widgets.replay(tape, loss, model.trainable_variables, names={"loss": loss}))
+
+# %% [markdown]
+# Now train it for 40 steps of plain gradient descent (`SGD`, learning rate 0.1, which
+# trains the healthy model well), recording every step:
+
+# %%
+model = exploding_mlp()
+optimizer = ad.optimizers.SGD(learning_rate=0.1)
+recorder = widgets.TrainingRecorder()
+for step in range(40):
+    with ad.GradientTape() as tape:
+        loss = step_loss(model)
+    grads = tape.gradient(loss, model.trainable_variables)
+    recorder.record(grads, model)                          # the one line
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    if step in (0, 1, 2, 3, 39):
+        print(f"step {step:>2}: loss {float(loss):.2f}")
+
+# %% [markdown]
+# The first steps' gradients are huge: `hidden2`'s giant weights multiply every
+# cotangent that passes through them on its way back to `hidden1`, and one step of
+# gradient descent throws `hidden1`'s weights far away.
+#
+# **Predict.** `hidden1` ends in a ReLU. After 40 steps, what share of `hidden1`'s
+# gradient entries is exactly 0? (A number from 0 to 1.)
+
+# %% tags=["solution"]
+dead_share = recorder.layers["mlp/hidden1"]["zero_fraction"][-1]
+
+my_prediction = ...  # your prediction
+### BEGIN SOLUTION
+my_prediction = 1.0
+### END SOLUTION
+
+# %% tags=["check"]
+check(my_prediction, dead_share,
+      hint="a ReLU whose input is negative for every example passes back nothing; "
+           "what did one huge step do to hidden1's weights?")
+
+# %% [markdown]
+# `print(recorder)` is the table at the last step and the rules that fired, with their
+# reasons; `recorder.plot()` draws the trends over the steps (one line per layer) and each
+# layer's gradient histograms, step after step (later steps lower and darker). (The exact
+# numbers of a network this unstable change with the machine, so the tests of this lesson
+# do not compare the table; what the rules say does not change.)
+
+# %% tags=["nbval-ignore-output"]
+print(recorder)
+
+# %%
+for layer, reasons in recorder.flags().items():
+    print(f"{layer:<12}", sorted({reason.split(":")[0] for reason in reasons}))
+recorder.plot()
+
+# %% [markdown]
+# Read the plot from the top left: the gradient norms of `hidden1` and `logits` start near
+# 100 (the healthy step of section 1 had 0.23 and 0.26) and grow for two steps
+# (exploding); `hidden1`'s weights grow twentyfold in three steps; from step 4 on,
+# `hidden1`'s gradient is exactly 0 (the triangles along the bottom: a log scale has no
+# 0) and the others' shrink toward it, tenfold every few steps: the ReLUs are dead, and
+# the loss stalls at 0.42. The histograms show the same: a distribution that widens,
+# then collapses onto 0. The fix is the
+# initialization (the default, Glorot, keeps each layer's output near the scale of its
+# input); clipping the gradient's norm (`ad.clip_by_global_norm`) limits what one step
+# can do.
 #
 # ## Summary
 #
@@ -479,6 +631,10 @@ for lost in debug["lost"]:
 #   a detached branch (`.numpy()`). Fix the math (log-softmax) and keep every step on the
 #   tape.
 # * `widgets.export_html` writes any of these players as one offline page.
+# * The **health panel** (`replay.data["debug"]["health"]`) gives every layer a row: its
+#   gradient and weight norms, their ratio, and a mark (`NaN`, `None`, `!`) with the
+#   reason. `widgets.TrainingRecorder` keeps the same numbers over training steps
+#   (`recorder.record(grads, model)`), and flags a layer that explodes, vanishes or dies.
 #
 # ## Exercises: predict the gradient
 #

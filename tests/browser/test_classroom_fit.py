@@ -22,46 +22,12 @@ Screenshots ``classroom_<graph>_<w>x<h>.png`` go to the artifacts folder.
 import pytest
 
 import autodiff as ad
+from benchmarks.chromium import MEASURE, SVG_TYPE   # what the benchmark reports too
 from widgets import export_html
 
 pytestmark = pytest.mark.browser
 
 SIZES = [(1280, 720), (1920, 1080)]
-
-# Rectangles in CSS pixels: [left, top, right, bottom].
-MEASURE = """() => {
-  const root = document.querySelector(".tp-root");
-  const rect = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
-  const cur = root.querySelector(".tp-svg .tp-node.tp-current, .tp-svg .tp-group-cover.tp-current");
-  const title = root.querySelector(".tp-title");
-  return {
-    current: cur ? rect(cur) : null,
-    stage: rect(root.querySelector(".tp-stage")),
-    toolbar: rect(root.querySelector(".tp-toolbar")),
-    tops: [...root.querySelector(".tp-toolbar").children].map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2)),
-    title: rect(title),
-    titleLines: title.getBoundingClientRect().height / parseFloat(getComputedStyle(title).lineHeight || "1"),
-    titleFont: parseFloat(getComputedStyle(title).fontSize),
-    sentence: rect(root.querySelector(".tp-sentence")),
-    gradients: rect(root.querySelector(".tp-gradients")),
-    window: [0, 0, window.innerWidth, window.innerHeight],
-    frame: Number(root.dataset.frame),
-  };
-}"""
-
-# On-screen font size of every drawn text of the graph, by its class.
-SVG_TYPE = """() => {
-  const root = document.querySelector(".tp-root");
-  const zoom = Number(root.querySelector(".tp-stage").dataset.scale);
-  const out = {};
-  for (const t of root.querySelectorAll(".tp-svg text")) {
-    if (!t.textContent.trim() || !t.getClientRects().length) continue;
-    const px = parseFloat(getComputedStyle(t).fontSize) * zoom;
-    const cls = t.getAttribute("class") || "?";
-    out[cls] = Math.min(out[cls] === undefined ? Infinity : out[cls], px);
-  }
-  return out;
-}"""
 
 # Every element that shows text, with its on-screen font size (SVG text times the zoom).
 TYPE_SIZES = """() => {
@@ -99,7 +65,7 @@ def _lesson_14_mlp():
 
 
 def _gru_50():
-    from benchmarks.player import gru_tape
+    from benchmarks.model_tapes import gru_tape
     tape, loss, variables = gru_tape(1155)
     return tape, loss, variables, {"loss": loss}
 

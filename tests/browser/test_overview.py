@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from benchmarks.player import _TIMED, gru_tape, rnn_tape
+from benchmarks.chromium import _TIMED
+from benchmarks.model_tapes import gru_tape, rnn_tape
 from widgets import export_html
 
 from player_pages import player_page
