@@ -24,15 +24,20 @@ make the two editions (notebooks/README.md shows an exercise written with them):
     check      a code cell of checks (``check(my_prediction, ...)``), after its
                solution cell
     teacher    a cell only in the teacher edition
-    student    a cell only in the student edition
+    student    a text cell for the students (how to answer): in the student edition,
+               and in the teacher edition too, so that nbgrader's release of it (which
+               drops the teacher cells) carries it
 
-The teacher edition carries nbgrader's cell metadata (a solution cell is an
-"autograded answer", a check cell a locked "autograder test" worth one point),
-so ``nbgrader generate_assignment`` takes it as a source notebook.
+The teacher edition carries nbgrader's cell metadata, so ``nbgrader
+generate_assignment`` takes it as a source notebook. scripts/lesson_grading.py
+decides it from the source: a Predict moment is worth nothing (an "autograded
+answer" and a locked read-only check), an exercise's checks are locked
+"autograder tests" worth its points, and homework, as the lesson's plan names
+it, is worth more.
 
 Building a lesson runs the teacher edition top to bottom in a fresh ``python3``
-kernel (with nbclient, as ``jupyter nbconvert --to notebook --execute`` does)
-and writes it with its outputs, which ``pytest --nbval`` then checks. The
+kernel (with nbclient, as ``jupyter nbconvert --to notebook --execute`` does:
+scripts/lesson_kernel.py) and writes it with its outputs, which ``pytest --nbval`` then checks. The
 student edition is not run again: it takes the teacher's outputs cell by cell,
 except in solution and check cells, whose outputs are cleared. Everything that
 could differ between two builds is fixed: cell ids come from the cell's
@@ -48,11 +53,16 @@ in any field, the document is marked modified (the dot on its tab, "Save
 changes?" on close) and saving rewrites it. ipykernel reports
 ``language_info.version``, its Python version, so lessons stored without it
 opened modified everywhere (issue 23). A lesson therefore records the
-metadata of the kernel that built it (``kernel_metadata``), Python version
+metadata of the kernel that built it (``lesson_kernel.kernel_metadata``), Python version
 included, and opens unmodified wherever the ``python3`` kernel runs that same
 Python. All lessons carry the same metadata (``--check`` says when they do
 not); ``--metadata`` rewrites it in every lesson from the current ``python3``
 kernel without running a lesson.
+
+What needs no kernel needs no run: ``--refresh`` remakes both editions from the
+sources (text cells, tags, nbgrader metadata) and the committed teacher editions
+(code cells, their outputs, the kernel metadata), and refuses a lesson whose
+code differs from its committed run.
 
 Usage (from the repository root):
 
@@ -63,6 +73,11 @@ Usage (from the repository root):
     python scripts/build_notebooks.py --metadata      # only the kernel metadata of both editions,
                                                       #   from one started python3 kernel (no
                                                       #   lesson runs)
+    python scripts/build_notebooks.py --refresh       # text cells, tags and nbgrader metadata
+                                                      #   from the sources, code cells and their
+                                                      #   outputs from the committed teacher
+                                                      #   editions (no kernel; a lesson whose
+                                                      #   code changed is refused: build it)
     python scripts/build_notebooks.py --check         # sources and .ipynb agree? (no kernel)
     python scripts/build_notebooks.py --out DIR ...   # write DIR/NN_*.ipynb and DIR/student/
                                                       #   instead of notebooks/ (with any of the
@@ -72,25 +87,20 @@ Usage (from the repository root):
 import argparse
 import copy
 import json
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # scripts/, when imported by path
+import lesson_grading  # noqa: E402
+from lesson_kernel import (KERNEL_METADATA, KERNEL_NAME, KERNELSPEC,  # noqa: E402
+                           LANGUAGE_INFO, execute, kernel_language_info, kernel_metadata,
+                           opens_unmodified)
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
-
-KERNEL_NAME = "python3"
-# An unexecuted notebook's metadata, until its kernel says what it is (``kernel_metadata``).
-KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3 (ipykernel)", "language": "python"}
-LANGUAGE_INFO = {"name": "python", "file_extension": ".py", "mimetype": "text/x-python",
-                 "codemirror_mode": {"name": "ipython", "version": 3},
-                 "nbconvert_exporter": "python", "pygments_lexer": "ipython3"}
-KERNEL_METADATA = ("kernelspec", "language_info")
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 EDITIONS = ("teacher", "student")
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -127,27 +137,21 @@ def without_solutions(source):
     return "\n".join(kept).rstrip()
 
 
-def _nbgrader(prefix, kind, number):
-    """nbgrader's metadata: an autograded answer, or a locked autograder test of 1 point."""
-    if kind == "solution":
-        return {"grade": False, "grade_id": f"lesson{prefix}-answer-{number}", "locked": False,
-                "schema_version": 3, "solution": True}
-    return {"grade": True, "grade_id": f"lesson{prefix}-check-{number}", "locked": True,
-            "points": 1, "schema_version": 3, "solution": False}
-
-
 def build(source_path, edition="teacher"):
     """An unexecuted notebook, one edition of one lesson source."""
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, not {edition!r}")
     stem = source_path.stem
     prefix = stem.split("_", 1)[0]
-    other = "student" if edition == "teacher" else "teacher"
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)}
-    counts = {"solution": 0, "check": 0}
-    for i, (kind, source, tags) in enumerate(parse(source_path.read_text(encoding="utf-8"))):
-        if other in tags:
+    cells = parse(source_path.read_text(encoding="utf-8"))
+    grading = lesson_grading.nbgrader_cells(prefix, cells, stem) if edition == "teacher" else {}
+    for i, (kind, source, tags) in enumerate(cells):
+        if "student" in tags and kind != "markdown":
+            raise ValueError(f"{stem}: a 'student' cell must be a text cell (the teacher "
+                             f"edition carries it for nbgrader's release):\n{source}")
+        if edition == "student" and "teacher" in tags:
             continue
         role = next((t for t in ("solution", "check") if t in tags), None)
         if role and kind != "code":
@@ -163,10 +167,8 @@ def build(source_path, edition="teacher"):
         cell.id = f"lesson{prefix}-{i:03d}"
         if tags:
             cell.metadata["tags"] = tags
-        if role:
-            counts[role] += 1
-            if edition == "teacher":
-                cell.metadata["nbgrader"] = _nbgrader(prefix, role, counts[role])
+        if i in grading:
+            cell.metadata["nbgrader"] = grading[i]
         nb.cells.append(cell)
     return nb
 
@@ -192,122 +194,6 @@ def student_edition(source_path, teacher):
         cell.outputs = twin.outputs
         cell.execution_count = twin.execution_count
     return nb
-
-
-def kernel_metadata(language_info, kernel_name=KERNEL_NAME):
-    """The notebook metadata JupyterLab writes once ``kernel_name`` has started: the
-    kernelspec's name, display name and language, and the kernel's ``language_info`` (its
-    kernel_info reply) whole, Python version included.
-
-    JupyterLab replaces both entries on opening a notebook and marks it modified when
-    either differs from the file's; stored like this, a lesson opens unmodified wherever
-    the kernel reports the same, and saving it rewrites nothing. Nothing else is kept:
-    nbclient's widget state (``widgets``) names models of the build's kernel only.
-
-    Args:
-        language_info: the ``language_info`` of the kernel's kernel_info reply.
-        kernel_name: the kernelspec the lessons name.
-
-    Returns:
-        ``{"kernelspec": {...}, "language_info": {...}}``, e.g. with
-        ``language_info["version"] == "3.11.7"``.
-    """
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    spec = KernelSpecManager().get_kernel_spec(kernel_name)
-    if "version" not in language_info:
-        raise ValueError(f"the {kernel_name} kernel reported no language_info.version: "
-                         f"{language_info}")
-    return {"kernelspec": {"name": kernel_name, "display_name": spec.display_name,
-                           "language": spec.language},
-            "language_info": copy.deepcopy(dict(language_info))}
-
-
-def kernel_language_info(kernel_name=KERNEL_NAME):
-    """Starts ``kernel_name`` once and returns the ``language_info`` it reports, as
-    JupyterLab reads it on opening a notebook (for ``kernel_metadata``)."""
-    from jupyter_client.manager import start_new_kernel
-
-    manager, client = start_new_kernel(kernel_name=kernel_name, startup_timeout=120)
-    try:
-        reply = client.kernel_info(reply=True, timeout=60)
-        return reply["content"]["language_info"]
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-
-
-def opens_unmodified(metadata):
-    """Whether ``metadata`` has the form ``kernel_metadata`` gives (no kernel is asked, so
-    this holds or not whatever Python runs it): both entries, nothing else, a version."""
-    spec, info = metadata.get("kernelspec", {}), metadata.get("language_info", {})
-    return (set(metadata) == set(KERNEL_METADATA) and spec.get("name") == KERNEL_NAME
-            and {"display_name", "language"} <= set(spec) and "version" in info)
-
-
-def execute(nb):
-    """Runs ``nb`` in a fresh python3 kernel started in notebooks/, as nbval will."""
-    from nbclient import NotebookClient
-
-    try:  # a first import builds matplotlib's font cache, noisily: not inside a lesson
-        import matplotlib.font_manager  # noqa: F401
-    except ImportError:
-        pass
-
-    client = NotebookClient(nb, kernel_name=KERNEL_NAME, timeout=300, record_timing=False,
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()   # sets language_info from the kernel's kernel_info reply
-    nb.metadata = kernel_metadata(nb.metadata["language_info"])
-    patterns = _sanitize_patterns()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = _joined_streams(cell.outputs)
-            for out in cell.outputs:
-                if out.output_type == "stream":
-                    out.text = _sanitized(out.text, patterns)
-                _keep_static_form(out)
-    return nb
-
-
-def _sanitize_patterns():
-    """nbval's (regex, replacement) pairs from notebooks/nbval_sanitize.cfg."""
-    text = (NOTEBOOKS / "nbval_sanitize.cfg").read_text(encoding="utf-8")
-    return re.findall(r"^regex: (.*)$\n^replace: (.*)$", text, flags=re.MULTILINE)
-
-
-def _sanitized(text, patterns):
-    """Stored outputs are kept sanitized (temporary file names, random ids), as nbval
-    compares them, so that rebuilding a lesson changes nothing that did not change."""
-    for regex, replacement in patterns:
-        text = re.sub(regex, replacement, text)
-    return text
-
-
-def _keep_static_form(out):
-    """Drops a widget's live view, leaving its static form (text/html, else text/plain).
-
-    The view names a widget model that lived in the build's kernel and is not stored, so
-    no reader could show it (JupyterLab would print "model not found"), and its model id is
-    random (a rebuild would differ). Without it every reader shows the static form:
-    JupyterLab before the lesson runs, a code host, an HTML export. Running the cell brings
-    the live widget back, and nbval does not compare widget views. A widget with no text/html
-    (an ipywidgets container such as widgets.DerivativeExplorer) keeps its text/plain."""
-    data = out.get("data", {})
-    if WIDGET_VIEW in data and len(data) > 1:
-        del data[WIDGET_VIEW]
-
-
-def _joined_streams(outputs):
-    """Joins consecutive pieces of one stream: how the kernel splits them varies by run."""
-    joined = []
-    for out in outputs:
-        last = joined[-1] if joined else None
-        if (out.output_type == "stream" and last is not None
-                and last.output_type == "stream" and last.name == out.name):
-            last.text += out.text
-        else:
-            joined.append(out)
-    return joined
 
 
 def cell_summary(nb):
@@ -388,9 +274,40 @@ def committed_teacher_edition(path):
     """The committed teacher edition of ``path``, refused if its cells are not the source's."""
     teacher = nbformat.read(teacher_path(path), as_version=4)
     if cell_summary(teacher) != cell_summary(build(path)):
-        raise SystemExit(f"{teacher_path(path).name} does not match {path.name}; "
-                         f"run: python scripts/build_notebooks.py {path.stem[:2]}")
+        raise SystemExit(f"{teacher_path(path).name} does not match {path.name}; run: "
+                         f"python scripts/build_notebooks.py --refresh {path.stem[:2]} (if its "
+                         f"code did not change), else python scripts/build_notebooks.py "
+                         f"{path.stem[:2]}")
     return teacher
+
+
+def refreshed_teacher_edition(path):
+    """The teacher edition of ``path`` made again without running it: its text cells, tags
+    and nbgrader metadata from the source, its code cells with the outputs and execution
+    counts of the committed teacher edition, and the committed kernel metadata.
+
+    Code cells are matched in order, so a text cell added or removed moves nothing. A
+    lesson whose code differs from the committed run (a code cell added, removed or edited)
+    cannot be refreshed: its outputs would be stale.
+
+    Returns:
+        The notebook; raises ValueError naming the first code cell that differs.
+    """
+    teacher = nbformat.read(teacher_path(path), as_version=4)
+    nb = build(path)
+    ran = [c for c in teacher.cells if c.cell_type == "code"]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for k, (old, new) in enumerate(zip(ran + [None] * len(code), code + [None] * len(ran))):
+        if old is None and new is None:
+            break
+        if old is None or new is None or old.source != new.source:
+            where = (new or old).source.strip().splitlines()[:1]
+            raise ValueError(f"{path.stem}: code cell {k + 1} differs from the committed run "
+                             f"({where}); build it: python scripts/build_notebooks.py "
+                             f"{path.stem[:2]}")
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    nb.metadata = copy.deepcopy(teacher.metadata)
+    return nb
 
 
 def _shown(path):
@@ -409,6 +326,10 @@ def main(argv=None):
     mode.add_argument("--metadata", action="store_true",
                       help="only rewrite the kernel metadata of both editions from a started "
                            "python3 kernel, keeping every cell and output (no lesson runs)")
+    mode.add_argument("--refresh", action="store_true",
+                      help="rewrite both editions' text cells, tags and nbgrader metadata from "
+                           "the sources, keeping the committed code cells and outputs (no "
+                           "kernel); a lesson whose code changed is refused")
     parser.add_argument("--out", type=Path, default=None,
                         help="write DIR/NN_topic.ipynb and DIR/student/ instead of notebooks/ "
                              "(teacher editions are still read from notebooks/)")
@@ -425,18 +346,29 @@ def main(argv=None):
                 print(f"{name}: {metadata[name]}, so JupyterLab would open it modified; "
                       f"run: python scripts/build_notebooks.py --metadata")
             else:
-                print(f"{name} does not match notebooks/src/; "
-                      f"run: python scripts/build_notebooks.py")
+                print(f"{name} does not match notebooks/src/; run: python "
+                      f"scripts/build_notebooks.py --refresh (text, tags, grading: no kernel), "
+                      f"or python scripts/build_notebooks.py {name.split('/')[-1][:2]} if its "
+                      f"code changed")
         return 1 if stale else 0
     out = (args.out or NOTEBOOKS).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if args.metadata:
         print(f"asking a fresh {KERNEL_NAME} kernel for its language_info", flush=True)
         metadata = kernel_metadata(kernel_language_info())
+    refused = []
     for path in paths:
         target = teacher_path(path, out)
         if args.student:
             teacher = nbformat.read(teacher_path(path), as_version=4)
+        elif args.refresh:
+            try:
+                teacher = refreshed_teacher_edition(path)
+            except ValueError as why:
+                refused.append(str(why))
+                continue
+            print(f"writing {_shown(target)} (text, tags and grading; outputs kept)", flush=True)
+            nbformat.write(teacher, target)
         elif args.metadata:
             teacher = committed_teacher_edition(path)
             teacher.metadata = copy.deepcopy(metadata)
@@ -452,7 +384,9 @@ def main(argv=None):
         for name, why in metadata_problems(sources()).items():
             print(f"note: {name}: {why}; to give every lesson this kernel's metadata, run: "
                   f"python scripts/build_notebooks.py --metadata", flush=True)
-    return 0
+    for why in refused:
+        print(f"not refreshed: {why}", flush=True)
+    return 1 if refused else 0
 
 
 if __name__ == "__main__":

@@ -10,9 +10,11 @@ blank. These tests cover the rest:
 - a wrong prediction prints "Not yet" and a hint, not the answer, and the
   cells after it still run;
 - ``nbgrader generate_assignment`` takes a teacher edition (with the settings
-  in notebooks/nbgrader_config.py): the released copy has the student's
-  blanks, locked checks, and runs to the end; ``nbgrader autograde`` scores
-  a right prediction 1 and a wrong one 0;
+  in notebooks/nbgrader_config.py): the released copy is the student edition,
+  cell for cell (its blanks, its instructions cell, every output it shows and no
+  teacher note), with locked checks, and runs to the end; ``nbgrader autograde``
+  scores a right exercise its point and a wrong one 0, and never grades the
+  prediction (tests/test_lesson_grading.py pins the points of every lesson);
 - README command 1 trusts both editions of every lesson before opening them.
 """
 
@@ -162,23 +164,31 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
 
     nbgrader("generate_assignment", "lesson01")
     released = nbformat.read(course / "release" / "lesson01" / f"{LESSON_1}.ipynb", as_version=4)
-    student = {c.id: c for c in nbformat.read(NOTEBOOKS / "student" / f"{LESSON_1}.ipynb",
-                                              as_version=4).cells}
+    student = nbformat.read(NOTEBOOKS / "student" / f"{LESSON_1}.ipynb", as_version=4)
     text = nbformat.writes(released)
     assert "BEGIN SOLUTION" not in text
+    assert not [c for c in released.cells if c.cell_type == "code" and "Correct!" in _printed(c)]
     assert not [c for c in released.cells if "teacher" in _tags(c)]
+    # the student edition, cell for cell: text, blanks, outputs, the instructions cell
+    assert [c.id for c in released.cells] == [c.id for c in student.cells]
+    for mine, theirs in zip(released.cells, student.cells):
+        assert mine.source.rstrip() == theirs.source, mine.id
+        assert mine.get("outputs") == theirs.get("outputs"), mine.id
+    outputs = sum(len(c.outputs) for c in released.cells if c.cell_type == "code")
+    assert outputs == sum(len(c.outputs) for c in student.cells if c.cell_type == "code") >= 10
+    [instructions] = [c for c in released.cells if "student" in _tags(c)]
+    assert "Type your prediction in place of `...`" in instructions.source
     answers = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("solution")]
     tests = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert len(answers) == len(tests) == 6
-    for cell in answers:  # the same blanks as the student edition
-        assert cell.source.rstrip() == student[cell.id].source
+    assert len(answers) == 6 and len(tests) == 5       # section 3's prediction is no test
     assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 1
                for c in tests)
 
-    # A student answers the first prediction (section 3: None) right and exercise 1 (13.0)
-    # wrong, and leaves the rest blank.
+    # A student answers the prediction (section 3: None) and exercise 1 (13.0) right,
+    # exercise 2 (None) wrong, and leaves the rest blank.
     answers[0].source = answers[0].source.replace("my_prediction = ...", "my_prediction = None")
-    answers[1].source = answers[1].source.replace("my_prediction = ...", "my_prediction = 0.0")
+    answers[1].source = answers[1].source.replace("my_prediction = ...", "my_prediction = 13.0")
+    answers[2].source = answers[2].source.replace("my_prediction = ...", "my_prediction = 0.0")
     ran = _run(nbformat.reads(nbformat.writes(released), as_version=4))
     assert not [o for c in ran.cells if c.cell_type == "code" for o in c.outputs
                 if o.output_type == "error"]
@@ -192,7 +202,7 @@ def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         grades = {g.name: g.score for g in
                   gradebook.find_submission("lesson01", "ada").notebooks[0].grades}
-    assert grades == {f"lesson01-check-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 7)}
+    assert grades == {f"lesson01-exercise-{i}": (1.0 if i == 1 else 0.0) for i in range(1, 6)}
 
 
 def test_readme_command_1_leaves_every_lesson_trusted(tmp_path):
