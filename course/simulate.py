@@ -4,13 +4,15 @@ For a dry run of the whole workflow on one machine (``python -m course dry-run``
 and for the load benchmark (``benchmarks/course_load.py``), without a browser
 per student. Each student goes through nbgrader's exchange as their server
 would (``student.Student``), with answers chosen so that every score is known
-in advance: student ``k`` of a lesson with ``n`` exercises gets the first
-``k mod (n + 1)`` right and the others wrong, so the class's scores run
-0, 1, ..., n, 0, 1, ... and a grading run can be checked number by number::
+in advance: student ``k`` of a lesson with ``n`` answer cells (its predictions
+and its exercises) gets the first ``k mod (n + 1)`` right and the others wrong,
+and should score what the lesson's metadata says those answers are worth
+(``student.scoring``: a prediction nothing, an exercise its points), so a
+grading run can be checked number by number::
 
     expected = submit_class(course, "lesson01", students=200, homes=tmp / "home")
     teacher.collect("lesson01")
-    assert teacher.autograde("lesson01") == expected     # {"student000": (0.0, 6.0), ...}
+    assert teacher.autograde("lesson01") == expected     # {"student000": (0.0, 5.0), ...}
 
 What it must not do: grade (the teacher's steps do), or write into the exchange
 other than through nbgrader's submit.
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from .layout import assignment_name, notebook_name
 from .progress import Progress
-from .student import Student, answer_key, answers_for, fill_in
+from .student import Student, answers_for, fill_in, scoring
 
 
 def student_names(count):
@@ -43,16 +45,16 @@ def submit_class(course, lesson, students, homes, out=None):
     """
     assignment = assignment_name(lesson)
     names = student_names(students) if isinstance(students, int) else list(students)
-    exercises = len(answer_key(assignment))
+    worth = [points for _, points in scoring(assignment).values()]
     progress = Progress("submit", len(names), out=out)
     expected = {}
     for k, name in enumerate(names):
         with progress.item(name) as line:
-            right = set(range(1, k % (exercises + 1) + 1))
+            right = set(range(1, k % (len(worth) + 1) + 1))
             student = Student(name, Path(homes) / name, course.course_id, course.exchange)
             fill_in(student.fetch(assignment) / notebook_name(assignment),
                     answers_for(assignment, right))
             student.submit(assignment)
-            expected[name] = (float(len(right)), float(exercises))
-            line.note = f"{len(right)}/{exercises} right"
+            expected[name] = (sum(worth[n - 1] for n in right), sum(worth))
+            line.note = f"{len(right)}/{len(worth)} right"
     return expected

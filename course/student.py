@@ -9,6 +9,7 @@ test or a benchmark can be a whole class without a browser per student::
     ada = Student("ada", home=tmp / "ada", course_id="tapeschool", exchange=exchange)
     notebook = ada.fetch("lesson01") / "01_gradients_and_tapes.ipynb"
     fill_in(notebook, answers_for("lesson01", right={1, 2, 3}))   # three right, three wrong
+    scoring("lesson01")   # {"lesson01-predict-1-answer": ("lesson01-predict-1", 0.0), ...}
     ada.submit("lesson01")
     # ... the teacher collects, grades and returns feedback ...
     ada.fetch_feedback("lesson01")     # [.../lesson01/feedback/<timestamp>/01_...html]
@@ -101,7 +102,7 @@ def answer_key(lesson):
 
     Returns:
         ``{grade_id: (blank, answer)}``: the answer cell's nbgrader id
-        (``lesson01-answer-2``), the student's blank (the line right above the solution
+        (``lesson01-exercise-1-answer``), the student's blank (the line right above the solution
         region, ``"my_prediction = ...  # your prediction"``) and the lines between the
         solution markers (``"my_prediction = 13.0\\n"``), in the lesson's order.
     """
@@ -116,15 +117,36 @@ def answer_key(lesson):
     return key
 
 
-def answers_for(lesson, right=()):
-    """Answers for the lesson's exercises: the right one for exercise ``k`` (counting
-    from 1) when ``k`` is in ``right``; for the others the blank with a wrong number in
-    place of each ``...`` (so ``{"w": ..., "b": ...}`` stays a dict and its check runs).
+def scoring(lesson):
+    """What each answer of the lesson is worth, from its teacher edition's nbgrader metadata.
 
-    >>> answers_for("01", right={2})["lesson01-answer-2"]
-    'my_prediction = 13.0\\n'
-    >>> answers_for("01", right={2})["lesson01-answer-1"]
-    'my_prediction = -7.25  # your prediction'
+    Returns:
+        ``{answer grade_id: (check grade_id, points)}`` in the lesson's order: the check cell
+        right after each answer cell, and its points (0 for a check that is not an
+        autograder test: a Predict moment, scripts/lesson_grading.py).
+    """
+    teacher = nbformat.read(lessons()[assignment_name(lesson)], as_version=4)
+    found, answer = {}, None
+    for cell in teacher.cells:
+        grading = cell.metadata.get("nbgrader", {})
+        if grading.get("solution"):
+            answer = grading["grade_id"]
+        elif answer is not None and grading.get("grade_id"):
+            found[answer] = (grading["grade_id"],
+                             float(grading.get("points", 0)) if grading.get("grade") else 0.0)
+            answer = None
+    return found
+
+
+def answers_for(lesson, right=()):
+    """Answers for the lesson's answer cells (its predictions and exercises, in order): the
+    right one for answer ``k`` (counting from 1) when ``k`` is in ``right``; for the others
+    the blank with a wrong number in place of each ``...`` (so ``{"w": ..., "b": ...}``
+    stays a dict and its check runs).
+
+    >>> answers = answers_for("01", right={2})    # the prediction wrong, exercise 1 right
+    >>> answers["lesson01-exercise-1-answer"], answers["lesson01-predict-1-answer"]
+    ('my_prediction = 13.0\\n', 'my_prediction = -7.25  # your prediction')
     """
     answers = {}
     for number, (grade_id, (blank, answer)) in enumerate(answer_key(lesson).items(), start=1):

@@ -7,8 +7,9 @@
   Zero to JupyterHub values in binder/ say;
 - progress lines count and estimate what is left;
 - the commands a teacher runs take lesson 1 from release to returned feedback for
-  three students who fetch and submit through nbgrader's exchange: scores exact,
-  each student's fetched feedback page carrying their own score; a command that
+  three students who fetch and submit through nbgrader's exchange: scores exact
+  (the prediction worth nothing, each exercise a point), each student's fetched
+  feedback page carrying their own score; a command that
   cannot go on says why in one message and exits with status 2;
 - on disk, a student who is another OS account (the hub's users are OS accounts
   with LocalProcessSpawner or SystemdSpawner) cannot list the exchange's
@@ -191,7 +192,10 @@ def test_the_course_commands_take_a_lesson_from_release_to_returned_feedback(
     _course("init", str(course_dir), "--exchange", str(exchange), "--lessons", "01",
             "--one-os-user", cwd=ROOT)
     assert "released lesson01" in _course("release", "1", cwd=course_dir)
-    right = {"ada": {1, 2, 3, 4, 5, 6}, "ben": {2, 4}, "cy": set()}
+    # Lesson 1's answers: 1 is section 3's prediction (worth nothing), 2 to 6 exercises 1 to 5
+    # (a point each). ben gets the prediction and exercise 2 right, cy every exercise.
+    right = {"ada": {1, 2, 3, 4, 5, 6}, "ben": {1, 3}, "cy": {2, 3, 4, 5, 6}}
+    score = {"ada": 5.0, "ben": 1.0, "cy": 5.0}
     students = {name: Student(name, tmp_path / "home" / name, "tapeschool", exchange)
                 for name in right}
     for name, student in students.items():
@@ -203,24 +207,24 @@ def test_the_course_commands_take_a_lesson_from_release_to_returned_feedback(
     graded = _course("grade", "lesson01", "--course-dir", str(course_dir), cwd=tmp_path)
     lines = [line.split() for line in graded.splitlines()]
     assert [line[:4] for line in lines if line[0] == "autograde"] == [
-        ["autograde", "[1/3]", "ada", "6/6"], ["autograde", "[2/3]", "ben", "2/6"],
-        ["autograde", "[3/3]", "cy", "0/6"]]
+        ["autograde", "[1/3]", "ada", "5/5"], ["autograde", "[2/3]", "ben", "1/5"],
+        ["autograde", "[3/3]", "cy", "5/5"]]
     assert [line[:3] for line in lines if line[0] == "feedback"][-1] == ["feedback", "[3/3]", "cy"]
     assert "returned feedback on lesson01: 3 page(s)" in _course("return", "01", cwd=course_dir)
     assert _course("scores", "01", cwd=course_dir).split() == [
-        "student", "score", "ada", "6/6", "ben", "2/6", "cy", "0/6", "3", "submission(s)"]
+        "student", "score", "ada", "5/5", "ben", "1/5", "cy", "5/5", "3", "submission(s)"]
 
     for name, student in students.items():
         [page] = student.fetch_feedback("lesson01")
-        assert f"(Score: {len(right[name]):.1f} / 6.0)" in page.read_text(encoding="utf-8")
+        assert f"(Score: {score[name]:.1f} / 5.0)" in page.read_text(encoding="utf-8")
     # a late resubmission is collected and graded again; the others are not
     fill_in(students["cy"].home / "lesson01" / "01_gradients_and_tapes.ipynb",
-            answers_for("lesson01", {1}))
+            answers_for("lesson01", {1, 2}))
     students["cy"].submit("lesson01")
     _course("collect", "01", cwd=course_dir)
     regraded = _course("grade", "01", cwd=course_dir)
     assert [line.split()[:4] for line in regraded.splitlines() if line.startswith("autograde")] == [
-        ["autograde", "[1/1]", "cy", "1/6"]]
+        ["autograde", "[1/1]", "cy", "1/5"]]
 
     # Another OS account finds nothing of the others' work in the exchange: the inbound
     # (submissions) and feedback folders cannot be listed, and every name in them holds a

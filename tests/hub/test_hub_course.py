@@ -14,14 +14,16 @@ off), plus JupyterHub's test-only ``DummyAuthenticator`` and
    *Nbgrader > Assignment List*, presses *Fetch*, opens the notebook, answers
    (ada types her first answer with the keyboard; the rest are written into the
    notebook's model, as typing does), runs all cells from the Run menu, saves, and
-   presses *Submit*. ada answers all six exercises right, ben the first three,
-   cy only the last. The DOM must show the lesson's tape player as a live widget
+   presses *Submit*. Lesson 1 asks six questions: a prediction in section 3 and
+   exercises 1 to 5. ada answers all six right, ben the prediction and
+   exercises 1 and 2, cy only exercise 5. The DOM must show the lesson's tape player as a live widget
    (not the static fallback), **Correct!** under each right answer, **Not yet**
    under each wrong one, and no error; ``hub_<student>_lesson01.png`` is saved in
    the artifacts folder.
 3. The teacher collects, autogrades, generates feedback and releases it
-   (``Teacher``, nbgrader's API). Scores are exact: ada 6/6, ben 3/6, cy 1/6, each
-   check 1 or 0 as answered.
+   (``Teacher``, nbgrader's API). Scores are exact: the prediction is worth
+   nothing (its check is not an nbgrader test), each exercise one point: ada 5/5,
+   ben 2/5, cy 1/5, each exercise's grade as answered.
 4. Each student presses *Fetch Feedback* and opens the page through the hub:
    their own score is on it (``hub_<student>_feedback.png``).
 
@@ -60,7 +62,6 @@ LESSON, NOTEBOOK = "lesson01", "01_gradients_and_tapes.ipynb"
 # Which exercises each student answers right (counting from 1); the others wrong.
 STUDENTS = {"ada": {1, 2, 3, 4, 5, 6}, "ben": {1, 2, 3}, "cy": {6}}
 INSTRUCTOR = "ines"
-EXERCISES = 6
 LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification":
                 {"fetchNews": "false", "checkForUpdates": False},
                 # every cell in the DOM, so that the test can read and click any of them
@@ -223,30 +224,37 @@ def graded(hub, classroom):
 
 
 def test_students_work_the_lesson_in_jupyterlab_with_the_player_and_checks(classroom):
+    from course.student import scoring
+
     students, seen = classroom
     for name, student in students.items():
         assert seen[name].player_frame == "0" and seen[name].static_players == 0, name
         assert not [c for c in seen[name].outputs if c["error"]], name
-        checks = [c for c in seen[name].outputs
-                  if (c["id"] or "").startswith(f"{LESSON}-check-")]
-        assert [c["id"] for c in checks] == [f"{LESSON}-check-{k}" for k in range(1, 7)]
+        check_ids = [check for check, _ in scoring(LESSON).values()]
+        checks = [c for c in seen[name].outputs if c["id"] in check_ids]
+        assert [c["id"] for c in checks] == check_ids and len(checks) == 6
         for number, check in enumerate(checks, start=1):
             expected = "Correct!" if number in STUDENTS[name] else "Not yet: "
             assert check["text"].startswith(expected), (name, number, check["text"])
         assert student.outside == [], f"{name}'s page tried to leave loopback: {student.outside}"
 
 
-def test_autograde_gives_right_answers_full_points_and_wrong_ones_none(hub, graded):
+def test_autograde_scores_the_exercises_and_never_the_prediction(hub, graded):
     from nbgrader.api import Gradebook
 
+    from course.student import scoring
+
     _, teacher = hub
-    assert graded == {"ada": (6.0, 6.0), "ben": (3.0, 6.0), "cy": (1.0, 6.0)}
+    assert graded == {"ada": (5.0, 5.0), "ben": (2.0, 5.0), "cy": (1.0, 5.0)}
+    worth = list(scoring(LESSON).values())          # (check id, points), answer by answer
+    assert worth[0] == (f"{LESSON}-predict-1", 0.0)
     with Gradebook(f"sqlite:///{teacher.course.gradebook}") as gradebook:
         for name, right in STUDENTS.items():
             notebook = gradebook.find_submission(LESSON, name).notebooks[0]
             grades = {g.name: g.score for g in notebook.grades}
-            assert grades == {f"{LESSON}-check-{k}": 1.0 if k in right else 0.0
-                              for k in range(1, EXERCISES + 1)}, name
+            assert grades == {check: points if k in right else 0.0
+                              for k, (check, points) in enumerate(worth, start=1)
+                              if points}, name
 
 
 def test_each_student_fetches_their_own_feedback_through_the_hub(classroom, graded,
