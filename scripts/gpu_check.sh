@@ -16,8 +16,9 @@ mkdir -p "$out"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 if [ -d .whl ]; then
-    $py -m pip install -q --no-index --find-links .whl hypothesis matplotlib ipywidgets anywidget \
-        pytest-xdist pytest-timeout 2>&1 | grep -v "^WARNING" | tail -3
+    # --no-deps: the image's NumPy is not in .whl/, and pip would refuse the lot for it
+    $py -m pip install -q --no-index --no-deps --break-system-packages .whl/*.whl 2>&1 \
+        | grep -v "^WARNING" | tail -3
 fi
 {
     nvidia-smi -L 2>/dev/null
