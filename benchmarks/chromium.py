@@ -30,11 +30,13 @@ from pathlib import Path
 CHROMIUM = os.environ.get("TAPESCHOOL_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 
-# Each action runs in the page; the time is up to the next painted frame.
+# Each action runs in the page; the time is up to the next painted frame (null: the page
+# has nothing to click for it).
 _TIMED = """async (action) => {
   const root = document.querySelector('.tp-root');
   const key = (k, shift) => root.dispatchEvent(new KeyboardEvent('keydown', {key: k, shiftKey: !!shift, bubbles: true}));
-  const click = (sel) => root.querySelector(sel).dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  const click = (sel) => { const el = root.querySelector(sel);
+    return el ? el.dispatchEvent(new MouseEvent('click', {bubbles: true})) : false; };
   const actions = {
     zoom: () => click('.tp-zoom-in'),
     pan: () => key('ArrowRight', true),
@@ -55,7 +57,7 @@ _TIMED = """async (action) => {
     health_jump: () => click('.tp-health-jump'),
   };
   const t0 = performance.now();
-  actions[action]();
+  if (actions[action]() === false) return null;     // not on this page
   await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
   return performance.now() - t0;
 }"""
@@ -128,7 +130,8 @@ def _open(browser, path, width, height):
 
 
 def interaction_rounds(browser, path, rounds=5, width=1280, height=720):
-    """``rounds`` dicts: ``load`` (s), ``elements``/``panel`` (counts) and ms per action."""
+    """``rounds`` dicts: ``load`` (s), ``page``/``panel`` (element counts) and ms per action
+    (None for an action the page has nothing for)."""
     out = []
     for _ in range(rounds):
         context, page, load = _open(browser, path, width, height)

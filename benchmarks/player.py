@@ -40,7 +40,7 @@ from pathlib import Path
 
 from widgets.graph_layout import graph_layout
 from widgets.html_export import export_html
-from widgets.replay import replay
+from widgets.replay import gc_paused, replay
 
 from .model_tapes import HIDDEN, gru_tape, lesson14_mlp, planted_mlp, rnn_tape  # noqa: F401
 
@@ -70,7 +70,8 @@ def measure(model, n_records, repeats, keep=None):
         t0 = time.process_time()
         rep = replay(tape, loss, sources)
         t1 = time.process_time()
-        graph_layout(rep.nodes, rep.edges)
+        with gc_paused():                # as replay runs it
+            graph_layout(rep.nodes, rep.edges)
         t2 = time.process_time()
         page = export_html(rep)
         t3 = time.process_time()
@@ -111,7 +112,7 @@ def browser_tables(pages, rounds, markdown):
         row = [stem.split("_")[0], f"{int(stem.split('_')[1]):,}", spread(r["load"] for r in runs),
                f"{runs[0]['page']:,}", f"{runs[0]['panel']:,}"]
         for action in ACTIONS:
-            values = [r[action] for r in runs if action in r]
+            values = [r[action] for r in runs if r.get(action) is not None]
             row.append(spread(values, 0) if values else "-")
         rows.append(row)
     print(f"in Chromium, 1280x720: milliseconds, median (range) of {rounds} rounds; load in "

@@ -163,19 +163,22 @@ function render({ model, el }) {
     if (home) {
       const fits = Math.min(cw / W, stage.clientHeight / H) >= readable();
       const overview = [...tree.rects().values()].some((r) => r.open === false);
-      if (fits || overview) viewport.fit(); else viewport.fit(readable());
+      // A projector (classroom mode) never shrinks text to fit: an overview too big to
+      // read whole is shown at the readable zoom around the current record (Fit shows all).
+      if (fits || (overview && !classroom())) viewport.fit(); else viewport.fit(readable());
       follow();
     } else if (keep) viewport.keep(...keep, DETAIL_SCALE * 2, readable());
     else viewport.apply();
   }
 
-  // The view follows the current record: at a readable zoom when it is a node.
+  // The view follows the current record: at a readable zoom when it is a node (in
+  // classroom mode a closed box too).
   function follow() {
     const f = data.frames[frame];
     const id = f.op || f.nodes[0];
     if (!id || !viewport) return;
     const r = tree.rep(id);
-    viewport.follow(tree.rects().get(r), tree.isBox(r) ? null : readable());
+    viewport.follow(tree.rects().get(r), tree.isBox(r) && !classroom() ? null : readable());
   }
 
   function found(id) {

@@ -38,7 +38,8 @@ function createScene(svg, data, tree, hooks) {
   // After the boxes moved (a box opened, the stage changed shape): the next draw
   // (the view's) makes the elements again.
   function rebuild() {
-    for (const { el } of live.values()) el.remove();
+    // one call per layer, not one removal per element (a thousand after "expand all")
+    for (const key of ["frames", "edges", "nodes", "covers"]) groups[key].replaceChildren();
     live.clear();
     edges = tree.shownEdges();
   }
