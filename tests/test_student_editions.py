@@ -150,8 +150,10 @@ def test_check_compares_gradient_lists_with_none_entry_by_entry_and_nan_with_nan
 
 
 @pytest.mark.slow
-def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(tmp_path):
-    pytest.importorskip("nbgrader")
+def test_nbgrader_generates_and_autogrades_an_assignment_from_a_teacher_edition(tmp_path,
+                                                                               prerequisite):
+    prerequisite(importlib.util.find_spec("nbgrader") is not None,
+                 "nbgrader is missing (pip install -e '.[teacher]')")
     course = tmp_path / "course"
     (course / "source" / "lesson01").mkdir(parents=True)
     shutil.copy(NOTEBOOKS / f"{LESSON_1}.ipynb", course / "source" / "lesson01")

@@ -7,6 +7,7 @@ lessons 2, 5, 6, 7, 10 and 13: the comment above each test quotes the sentence i
 never enshrined here.
 """
 
+import importlib.util
 import inspect
 import warnings
 
@@ -206,8 +207,10 @@ def test_claim_lesson13_gather_gradient_is_indexed_slices_in_tensorflow(tf):
 # 02_controlling_the_tape.py section 7: "PyTorch, which also stores gradients in its
 # tensors, has `zero_grad()` for it" (a second backward pass adds into .grad: 6 + 6 = 12,
 # as the lesson's hand-built Value does; zero_grad clears it)
-def test_claim_lesson2_pytorch_accumulates_grad_and_has_zero_grad():
-    torch = pytest.importorskip("torch")
+def test_claim_lesson2_pytorch_accumulates_grad_and_has_zero_grad(prerequisite):
+    prerequisite(importlib.util.find_spec("torch") is not None,
+                 "torch is missing (pip install -e '.[compare]')")
+    import torch
     x = torch.nn.Parameter(torch.tensor(3.0))
     z = x * x
     z.backward(retain_graph=True)
