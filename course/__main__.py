@@ -32,7 +32,7 @@ from .layout import DEFAULT_COURSE_ID, DEFAULT_EXCHANGE, init_course, open_cours
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.split("\n")[0].replace("``", ""))
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser("init", help="a course directory from the teacher editions")
