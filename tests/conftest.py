@@ -23,9 +23,14 @@
   its only real browser or hub would look green while proving nothing).
   Screenshots go to the ``artifacts_dir`` fixture's folder, ``$ARTIFACTS_DIR``
   (default ``artifacts/`` at the repository root), which CI keeps.
+- ``chromium`` is the one headless Chromium of a test session (Debian's, driven
+  by Playwright, ``course.browser.chromium``), shared by tests/browser and
+  tests/hub: Playwright's sync API allows one running instance per thread, so a
+  second session-long browser would fail every test that asked for it.
 """
 
 import contextlib
+import importlib.util
 import os
 import warnings
 from pathlib import Path
@@ -124,6 +129,24 @@ def prerequisite():
         prerequisite(shutil.which("npm") is not None, "npm is missing (apt-get install npm)")
     """
     return _require
+
+
+@pytest.fixture(scope="session")
+def chromium(prerequisite):
+    """A headless Debian Chromium under Playwright, one for the whole test session."""
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from course import browser
+
+    prerequisite(os.access(browser.CHROMIUM, os.X_OK),
+                 f"{browser.CHROMIUM} is missing (Debian: apt-get install -y chromium)")
+    prerequisite(importlib.util.find_spec("playwright") is not None,
+                 'the Python package \'playwright\' is not installed (pip install -e ".[test]")')
+    with browser.chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Shared setup for the real-browser tests: Debian's Chromium driven by Playwright.
 
-- Chromium is the system package (``apt-get install chromium``, which
+- Chromium is the session's one browser (the ``chromium`` fixture of
+  tests/conftest.py, shared with tests/hub), the system package (``apt-get install chromium``, which
   ``.ci/run`` does); Playwright's own browser download is never used, so no
   ``playwright install``. ``TAPESCHOOL_CHROMIUM`` points at another binary.
 - A missing browser, ``playwright`` or ``jupyterlab`` skips these tests on a
@@ -14,32 +15,4 @@
   output holds fresh model ids on every run.
 """
 
-import importlib.util
-import os
-
-import pytest
-
 collect_ignore = ["player_demo.ipynb"]
-
-CHROMIUM = os.environ.get("TAPESCHOOL_CHROMIUM", "/usr/bin/chromium")
-# Headless in a container as root: no sandbox, no GPU, and nothing that phones home.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-dev-shm-usage"]
-
-
-@pytest.fixture(scope="session")
-def chromium(prerequisite):
-    """A headless Debian Chromium under Playwright (one per test session)."""
-    prerequisite(os.access(CHROMIUM, os.X_OK),
-                 f"{CHROMIUM} is missing (Debian: apt-get install -y chromium)")
-    prerequisite(importlib.util.find_spec("playwright") is not None,
-                 'the Python package \'playwright\' is not installed (pip install -e ".[test]")')
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()

@@ -9,12 +9,12 @@
   A missing one skips these tests on a laptop and FAILS them under ``CI=true``
   (the ``prerequisite`` fixture of tests/conftest.py, which also gives
   ``artifacts_dir``, the screenshots' folder).
-- Chromium is ``course.browser``'s: Debian's, driven by Playwright; Playwright's
-  own browser download is never used.
+- Chromium is the session's one browser (the ``chromium`` fixture of
+  tests/conftest.py, ``course.browser``'s: Debian's, driven by Playwright);
+  Playwright's own browser download is never used.
 """
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -29,16 +29,3 @@ if str(ROOT) not in sys.path:
 def nbgrader_installed(prerequisite):
     prerequisite(importlib.util.find_spec("nbgrader") is not None,
                  'the Python package \'nbgrader\' is not installed (pip install -e ".[hub]")')
-
-
-@pytest.fixture(scope="session")
-def chromium(prerequisite):
-    """A headless Debian Chromium under Playwright (``course.browser.chromium``)."""
-    from course import browser
-
-    prerequisite(os.access(browser.CHROMIUM, os.X_OK),
-                 f"{browser.CHROMIUM} is missing (Debian: apt-get install -y chromium)")
-    prerequisite(importlib.util.find_spec("playwright") is not None,
-                 'the Python package \'playwright\' is not installed (pip install -e ".[test]")')
-    with browser.chromium() as launched:
-        yield launched
