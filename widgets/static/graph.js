@@ -143,8 +143,45 @@ function frameMarkup(b, r, lim) {
   const x = r.x - r.w / 2, y = r.y - r.h / 2;
   return `<g class="tp-group-frame" data-group="${b.id}">` +
     `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${r.w.toFixed(1)}" height="${r.h.toFixed(1)}" rx="10"/>` +
+    outlineMarkup(Number(x.toFixed(1)), Number(y.toFixed(1)), Number(r.w.toFixed(1)), Number(r.h.toFixed(1)), 10) +
     `<text class="tp-group-label" role="button" x="${(x + 10).toFixed(1)}" y="${(y + 20).toFixed(1)}">▾ ${esc(clip(b.label, lim.box * 2))}` +
     ` · ${esc(b.sub)}</text></g>`;
+}
+
+// An open box's dashed outline, as the rounded rectangle's four sides and four
+// corners, clockwise from the top side's start (where the rectangle's own dashes
+// start), each dashed from where it lies along the outline. Chromium skips the
+// dashes of a straight line that fall outside the view, not those of a rounded
+// rectangle: an open box on a long tape goes round tens of thousands of pixels,
+// all dashed again for every tile of the stage after each "expand all".
+function outlineMarkup(x, y, w, h, r) {
+  r = Math.min(r, w / 2, h / 2);
+  const f = (v) => v.toFixed(2), arc = Math.PI * r / 2, turn = `A${r},${r} 0 0 1 `;
+  const pieces = [
+    [`M${f(x + r)},${f(y)}H${f(x + w - r)}`, w - 2 * r], [`M${f(x + w - r)},${f(y)}${turn}${f(x + w)},${f(y + r)}`, arc],
+    [`M${f(x + w)},${f(y + r)}V${f(y + h - r)}`, h - 2 * r], [`M${f(x + w)},${f(y + h - r)}${turn}${f(x + w - r)},${f(y + h)}`, arc],
+    [`M${f(x + w - r)},${f(y + h)}H${f(x + r)}`, w - 2 * r], [`M${f(x + r)},${f(y + h)}${turn}${f(x)},${f(y + h - r)}`, arc],
+    [`M${f(x)},${f(y + h - r)}V${f(y + r)}`, h - 2 * r], [`M${f(x)},${f(y + r)}${turn}${f(x + r)},${f(y)}`, arc]];
+  let along = 0, out = "";
+  for (const [d, length] of pieces) {
+    out += `<path class="tp-group-outline" d="${d}" stroke-dashoffset="${f(along % 8)}"/>`;   // 8: the dashes' period
+    along += length;
+  }
+  return out;
+}
+
+// graph_layout.route: forward, one curve; backward (a later band), out, down under
+// the band, back left along the gap, and in from the left.
+function route(a, b, pa, pb, fan, gap) {
+  const x0 = a.x + pa, y0 = a.y, x1 = b.x - pb, y1 = b.y + (fan || 0);
+  const f = (v) => v.toFixed(1);
+  if (x1 >= x0 + 8 || gap === null || gap === undefined) {
+    const mid = (x1 - x0) / 2;
+    return `M${f(x0)},${f(y0)} C${f(x0 + mid)},${f(y0)} ${f(x1 - mid)},${f(y1)} ${f(x1)},${f(y1)}`;
+  }
+  const r = 24;
+  return `M${f(x0)},${f(y0)} C${f(x0 + r)},${f(y0)} ${f(x0 + r)},${f(gap)} ${f(x0)},${f(gap)} ` +
+    `L${f(x1)},${f(gap)} C${f(x1 - r)},${f(gap)} ${f(x1 - r)},${f(y1)} ${f(x1)},${f(y1)}`;
 }
 
 function legendMarkup(data) {

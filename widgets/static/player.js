@@ -157,7 +157,7 @@ function render({ model, el }) {
       stage.style.height = `${height}px`;
     }
     scene.rebuild();
-    drawMinimap(stage, tree.rects(), W, H);
+    drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
     if (home) health.redraw();       // shown again after classroom mode, or resized
     const keep = anchor && anchor();
     if (home) {

@@ -31,7 +31,6 @@ function createScene(svg, data, tree, hooks) {
     plain[cls].setAttribute("class", cls);
     groups.plain.appendChild(plain[cls]);
   }
-  let edges = [];
   const live = new Map();      // key -> {el, entry}
   let lastView = null, detailed = true;
 
@@ -41,23 +40,15 @@ function createScene(svg, data, tree, hooks) {
     // one call per layer, not one removal per element (a thousand after "expand all")
     for (const key of ["frames", "edges", "nodes", "covers"]) groups[key].replaceChildren();
     live.clear();
-    edges = tree.shownEdges();
+    tree.shownEdges();
   }
 
   function draw(view) {
     lastView = view;
     const m = 0.25 * Math.max(view.w, view.h);
     const x0 = view.x - m, y0 = view.y - m, x1 = view.x + view.w + m, y1 = view.y + view.h + m;
-    const meets = (r) => r.x + r.w / 2 >= x0 && r.x - r.w / 2 <= x1 && r.y + r.h / 2 >= y0 && r.y - r.h / 2 <= y1;
-    const boxes = [], nodes = [], near = [];
-    for (const [id, r] of tree.rects()) {
-      if (!meets(r)) continue;
-      if (tree.isBox(id)) boxes.push([id, r]); else nodes.push([id, r]);
-    }
-    for (const s of edges) {
-      const b = s.box;
-      if (b[2] >= x0 && b[0] <= x1 && b[3] >= y0 && b[1] <= y1) near.push(s);
-    }
+    const boxes = [], nodes = [], { items, edges: near } = tree.within(x0, y0, x1, y1);
+    for (const [id, r] of items) (tree.isBox(id) ? boxes : nodes).push([id, r]);
     detailed = view.scale >= DETAIL_SCALE && nodes.length <= MAX_DETAILED;
     const wanted = new Set();
     const made = { frames: [], edges: [], nodes: [], covers: [] };

@@ -8,6 +8,9 @@
 // Cost: a box's placement is kept until a box inside it opens or closes, so
 // opening one box re-places only the boxes around it, and the reps (what
 // shows for a node: itself, or the closed box it is in) are one walk up.
+// Each edge is filed under the box that holds both its ends, so the edges of
+// closed boxes cost nothing and drawing looks only inside the boxes in view
+// (within); the path around the stage is in graph.js (route).
 
 const TREE = { PAD: 14, HEAD: 30, BOX_H: 64, LAYER_GAP: 48, NODE_GAP: 22, BAND_GAP: 56, MARGIN: 16,
   OPEN_UP_TO: 24 };
@@ -39,9 +42,12 @@ function createTree(data) {
     return [ha, ia, ib];
   }
   // Each box's item -> the items it reads from earlier layers (for placing only).
+  // Also each edge's box holding both ends (-1: an end outside every box).
   const left = boxes.map(() => new Map());
+  const edgeBox = [];
   for (const e of data.edges) {
     const c = common(endOf(e), e.to);
+    edgeBox.push(c ? c[0] : -1);
     if (!c || c[1] === c[2] || !(layerOf.get(c[1]) < layerOf.get(c[2]))) continue;
     const m = left[c[0]];
     if (!m.has(c[2])) m.set(c[2], []);
@@ -111,7 +117,12 @@ function createTree(data) {
         : { positions: new Map(), width: 120, height: 40, bands: [], bandOf: new Map() };
       if (leaf) shapes.set(key, [f, flat]);
     }
-    f.sizes = sizes;
+    // what layout needs of each item, found once: [item, x, y, w, h, its band's bottom, box or -1]
+    f.items = [];
+    for (const [item, [x, y]] of f.positions) {
+      const [w, h] = sizes.get(item);
+      f.items.push([item, x, y, w, h, f.bands[f.bandOf.get(item)][1], isBox(item) ? boxIndex(item) : -1]);
+    }
     flows.set(k, f);
     return f;
   }
@@ -146,8 +157,9 @@ function createTree(data) {
     warming = idle(step);
   }
 
-  // Absolute rectangles (centre, size, band bottom) of everything that shows.
-  let rects = new Map(), width = 0, height = 0;
+  // Absolute rectangles (centre, size, band bottom) of everything that shows, and
+  // inside: each open box's items (as in place's items).
+  let rects = new Map(), inside = new Map(), width = 0, height = 0;
   // aspect: the stage's width / height; band: the stage's width in units at a readable zoom.
   function layout(newAspect, band) {
     if (Math.abs(newAspect - aspect) > 1e-3 || Math.abs(band - minBand) > 1) {
@@ -156,13 +168,12 @@ function createTree(data) {
     }
     const root = place(0);
     rects = new Map();
+    inside = new Map();
     const put = (k, ox, oy) => {
-      const f = flows.get(k);
-      for (const [item, [x, y]] of f.positions) {
-        const [w, h] = f.sizes.get(item);
-        const rect = { x: ox + x, y: oy + y, w, h, band: f.bands[f.bandOf.get(item)][1] + oy };
-        if (isBox(item)) {
-          const c = boxIndex(item);
+      inside.set(k, flows.get(k).items);
+      for (const [item, x, y, w, h, band, c] of flows.get(k).items) {
+        const rect = { x: ox + x, y: oy + y, w, h, band: band + oy };
+        if (c >= 0) {
           rect.open = open.has(c);
           if (rect.open) put(c, ox + x - w / 2 + TREE.PAD, oy + y - h / 2 + TREE.HEAD);
         }
@@ -178,8 +189,8 @@ function createTree(data) {
   // What shows for a node or box: the outermost closed box around it, else itself.
   // boxRep[k]: that box for box k and what is in it (null when all are open).
   const byDepth = boxes.map((b, k) => k).sort((a, b) => depth[a] - depth[b]);
-  function rep(id) {
-    const k = home.get(id);
+  const rep = (id) => repIn(home.get(id), id);
+  function repIn(k, id) {            // k: the box id is drawn in (undefined: none)
     if (k === undefined) return id;
     if (!boxRep) {
       boxRep = new Array(boxes.length).fill(null);
@@ -206,27 +217,70 @@ function createTree(data) {
     boxes.forEach((b, k) => { if (k > 0 && children[k].length + b.layers.length) setOpen(k, on); });
   }
 
-  // The edges that show: one per pair of shown ends, with the data edges it stands for.
+  // The edges that show: one per pair of shown ends, with the data edges it stands for,
+  // listed by the box that holds both ends (edgesIn). An edge inside a closed box never
+  // shows (both its ends are that box), so it is skipped at once; an edge between two
+  // shown nodes keeps its entry from call to call.
+  const endAt = data.edges.map(endOf), endHome = endAt.map((id) => home.get(id));
+  const own = data.edges.map((e, i) => ({ id: e.id, from: endAt[i], to: e.to, edges: [e] }));  // while both ends show
+  const toHome = data.edges.map((e) => home.get(e.to));
+  let edgesIn = new Map();
   function shownEdges() {
-    const out = new Map();
-    for (const e of data.edges) {
-      const end = endOf(e), a = rep(end), b = rep(e.to);
+    const showing = new Array(boxes.length);     // the box is open, and so is every box around it
+    for (const k of byDepth) showing[k] = open.has(k) && (boxes[k].parent < 0 || showing[boxes[k].parent]);
+    const out = [], pairs = new Map();
+    edgesIn = new Map();
+    const add = (s, i) => {
+      s.order = i; s.box = null; s.path = null;     // placed again: bounds and path found anew
+      if (!edgesIn.has(edgeBox[i])) edgesIn.set(edgeBox[i], []);
+      edgesIn.get(edgeBox[i]).push(s);
+      out.push(s);
+    };
+    for (let i = 0; i < data.edges.length; i++) {
+      if (edgeBox[i] >= 0 && !showing[edgeBox[i]]) continue;
+      const e = data.edges[i], end = endAt[i], a = repIn(endHome[i], end), b = repIn(toHome[i], e.to);
       if (a === b) continue;
       // two shown nodes: the edge itself (x * x keeps both); else one per pair of ends
-      const key = a === end && b === e.to ? e.id : a + ">" + b;
-      const s = out.get(key);
-      if (s) s.edges.push(e);
-      else out.set(key, { id: key, from: a, to: b, edges: [e] });
+      if (a === end && b === e.to) { add(own[i], i); continue; }
+      const key = a + ">" + b, s = pairs.get(key);
+      if (s) { s.edges.push(e); continue; }
+      const pair = { id: key, from: a, to: b, edges: [e] };
+      pairs.set(key, pair);
+      add(pair, i);
     }
-    for (const s of out.values()) {
-      const ra = rects.get(s.from), rb = rects.get(s.to);
-      if (!ra || !rb) { s.box = null; continue; }
-      // the path is written only when the edge is drawn (pathOf); the box bounds it
-      s.box = [Math.min(ra.x - ra.w / 2, rb.x - rb.w / 2) - 30, Math.min(ra.y, rb.y) - 30,
-        Math.max(ra.x + ra.w / 2, rb.x + rb.w / 2) + 30,
-        Math.max(ra.y, rb.y, rb.x - rb.w / 2 < ra.x + ra.w / 2 ? ra.band + 28 : 0) + 30];
-    }
-    return [...out.values()].filter((s) => s.box);
+    return out;
+  }
+  // The box that bounds an edge's path, found when the edge is near the view (false:
+  // an end is not placed); the path is written only when the edge is drawn (pathOf).
+  function bound(s) {
+    if (s.box !== null) return s.box;
+    const ra = rects.get(s.from), rb = rects.get(s.to);
+    if (!ra || !rb) return (s.box = false);
+    return (s.box = [Math.min(ra.x - ra.w / 2, rb.x - rb.w / 2) - 30, Math.min(ra.y, rb.y) - 30,
+      Math.max(ra.x + ra.w / 2, rb.x + rb.w / 2) + 30,
+      Math.max(ra.y, rb.y, rb.x - rb.w / 2 < ra.x + ra.w / 2 ? ra.band + 28 : 0) + 30]);
+  }
+  // What meets [x0, x1] x [y0, y1]: the rectangles (in the order of rects()) and the
+  // shown edges whose bounds meet it (in the order of shownEdges()). A box that does
+  // not meet it is passed over with all it holds: its edges' bounds stay within 30
+  // units of it.
+  function within(x0, y0, x1, y1) {
+    const items = [], edges = [];
+    const meets = (r, m) => r.x + r.w / 2 + m >= x0 && r.x - r.w / 2 - m <= x1 &&
+      r.y + r.h / 2 + m >= y0 && r.y - r.h / 2 - m <= y1;
+    const walk = (k) => {
+      for (const s of edgesIn.get(k) || []) {
+        const b = bound(s);
+        if (b && b[2] >= x0 && b[0] <= x1 && b[3] >= y0 && b[1] <= y1) edges.push(s);
+      }
+      for (const [id, , , , , , c] of inside.get(k)) {
+        const r = rects.get(id);
+        if (c >= 0 && r.open && meets(r, 30)) walk(c);
+        if (meets(r, 0)) items.push([id, r]);
+      }
+    };
+    walk(0);
+    return { items, edges: edges.sort((a, b) => a.order - b.order) };
   }
   function pathOf(s) {
     if (s.path) return s.path;
@@ -243,23 +297,9 @@ function createTree(data) {
   const port = (id, r) => (id.startsWith("op") && !id.includes("@") ? 26 : r.w / 2);
 
   return {
-    boxes, children, home, open, layout, rep, setOpen, reveal, setAll, shownEdges, pathOf, isBox, boxIndex,
+    boxes, children, home, open, layout, rep, setOpen, reveal, setAll, shownEdges, within, pathOf, isBox, boxIndex,
     rects: () => rects, size: () => [width, height], endOf, nodeById,
   };
-}
-
-// graph_layout.route: forward, one curve; backward (a later band), out, down under
-// the band, back left along the gap, and in from the left.
-function route(a, b, pa, pb, fan, gap) {
-  const x0 = a.x + pa, y0 = a.y, x1 = b.x - pb, y1 = b.y + (fan || 0);
-  const f = (v) => v.toFixed(1);
-  if (x1 >= x0 + 8 || gap === null || gap === undefined) {
-    const mid = (x1 - x0) / 2;
-    return `M${f(x0)},${f(y0)} C${f(x0 + mid)},${f(y0)} ${f(x1 - mid)},${f(y1)} ${f(x1)},${f(y1)}`;
-  }
-  const r = 24;
-  return `M${f(x0)},${f(y0)} C${f(x0 + r)},${f(y0)} ${f(x0 + r)},${f(gap)} ${f(x0)},${f(gap)} ` +
-    `L${f(x1)},${f(gap)} C${f(x1 - r)},${f(gap)} ${f(x1 - r)},${f(y1)} ${f(x1)},${f(y1)}`;
 }
 
 // bands.flow_layout: layers left to right, wrapped into bands at `bandWidth`

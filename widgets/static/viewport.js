@@ -218,14 +218,15 @@ function minimapMarkup() {
     `<rect class="tp-minimap-view" vector-effect="non-scaling-stroke"/></svg>`;
 }
 
-function drawMinimap(stage, rects, W, H) {
+function drawMinimap(stage, rects, W, H, boxCount) {
   const mini = stage.querySelector(".tp-minimap");
   if (!mini) return;
   const d = [];
-  const few = rects.size < 4000;
-  for (const [id, r] of rects) {
-    if (!few && !id.startsWith("b")) continue;
-    if (r.open) continue;
+  // many: the closed boxes only ("b1", "b2", ...: looked up, not searched for)
+  const ids = rects.size < 4000 ? rects.keys() : Array.from({ length: boxCount - 1 }, (_, k) => "b" + (k + 1));
+  for (const id of ids) {
+    const r = rects.get(id);
+    if (!r || r.open) continue;
     d.push(`M${(r.x - r.w / 2).toFixed(0)},${(r.y - r.h / 3).toFixed(0)}h${r.w.toFixed(0)}v${(r.h / 1.5).toFixed(0)}h${(-r.w).toFixed(0)}z`);
   }
   mini.setAttribute("viewBox", `0 0 ${W.toFixed(0)} ${H.toFixed(0)}`);
