@@ -22,13 +22,10 @@ reported here, never asserted in a test.
     >>> statistics.median(r["step_back"] for r in rounds)       # milliseconds
 """
 
-import os
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-CHROMIUM = os.environ.get("TAPESCHOOL_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+from course.browser import chromium  # noqa: F401  (the one launcher: Debian's Chromium, its flags)
 
 # Each action runs in the page; the time is up to the next painted frame (null: the page
 # has nothing to click for it).
@@ -103,19 +100,6 @@ _PAINTED = "() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0
 _COUNTS = """() => ({page: document.getElementsByTagName('*').length,
   panel: (document.querySelector('.tp-norms') || {querySelectorAll: () => []}).querySelectorAll('*').length,
   rows: Number((document.querySelector('.tp-norms') || {dataset: {}}).dataset.rows || 0)})"""
-
-
-@contextmanager
-def chromium():
-    """A headless Chromium (Playwright's API) for the duration of the block."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _open(browser, path, width, height):
