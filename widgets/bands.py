@@ -18,7 +18,7 @@ Pure Python, deterministic, and linear in the nodes (a few sweeps per band).
     (2, (20.0, 116.0))
 """
 
-from .layout import _place_in_order
+from .layout import _place_in_order, _stacked
 
 __all__ = ["Flow", "flow_layout"]
 
@@ -90,12 +90,7 @@ def flow_layout(layers, sizes, left, band_width, layer_gap=48.0, node_gap=22.0,
 
 def _band_heights(band, sizes, left, right, inputs, node_gap, iterations):
     """y of every node of one band: step 4 with neighbours inside the band only."""
-    ys = {}
-    for lay in band:
-        y = 0.0
-        for n in lay:
-            ys[n] = y + sizes[n][1] / 2
-            y += sizes[n][1] + node_gap
+    ys = _stacked(band, sizes, node_gap)
     if len(band) < 2:
         return ys
     inside = set(ys)

@@ -25,7 +25,7 @@ Pure Python, deterministic, computed once: nodes never move between frames.
 """
 
 from .placement import place
-from .scope_tree import build_tree
+from .scope_tree import ancestors, build_tree
 
 __all__ = ["graph_layout", "route", "TENSOR_SIZE", "OP_SIZE", "COPY_SIZE", "OP_RADIUS",
            "COPY_MIN_USES", "ASPECT"]
@@ -98,20 +98,12 @@ def _gap(tree, rects, a, b):
     """The y between bands where an edge from ``a`` back to ``b`` runs: under the band of
     ``a``'s item in the box that holds both ends."""
     boxes, home = tree.boxes, tree.home
-    up_a = [a] + [f"b{k}" for k in _chain(boxes, home.get(a, 0))]
-    up_b = set([b] + [f"b{k}" for k in _chain(boxes, home.get(b, 0))])
+    up_a = [a] + [f"b{k}" for k in ancestors(boxes, home.get(a, 0))]
+    up_b = set([b] + [f"b{k}" for k in ancestors(boxes, home.get(b, 0))])
     for item, parent in zip(up_a, up_a[1:]):
         if parent in up_b:
             return rects[item]["band"] + 28.0 if item in rects else None
     return None
-
-
-def _chain(boxes, k):
-    out = []
-    while k >= 0:
-        out.append(k)
-        k = boxes[k]["parent"]
-    return out
 
 
 def _copy_inputs(edges):

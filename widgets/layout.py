@@ -250,6 +250,18 @@ def _sort_by_barycentre(layer_nodes, neighbours, position):
 
 
 # ---- step 4: coordinates --------------------------------------------------
+def _stacked(layers, size_of, node_gap):
+    """The starting y of every node: each layer's nodes stacked from 0, ``node_gap`` apart
+    (the centre of each node, so the iterations below only move them)."""
+    ys = {}
+    for layer_nodes in layers:
+        y = 0.0
+        for n in layer_nodes:
+            ys[n] = y + size_of[n][1] / 2
+            y += size_of[n][1] + node_gap
+    return ys
+
+
 def _coordinates(order, chains, size_of, node_gap, iterations=12):
     """y for every node: near its neighbours' mean, order and gaps kept.
 
@@ -264,12 +276,7 @@ def _coordinates(order, chains, size_of, node_gap, iterations=12):
     def weight(m):  # an input yields its place almost entirely to a node on a path
         return 1e-3 if not left.get(m) and not _is_dummy(m) else 1.0
 
-    ys = {}
-    for layer_nodes in order:
-        y = 0.0
-        for n in layer_nodes:
-            ys[n] = y + size_of[n][1] / 2
-            y += size_of[n][1] + node_gap
+    ys = _stacked(order, size_of, node_gap)
     for it in range(iterations):
         forward = it % 2 == 0
         layers = order if forward else order[::-1]

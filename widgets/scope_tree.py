@@ -194,7 +194,8 @@ def _count(boxes, op_box, order):
             b = box["parent"]
 
 
-def _ancestors(boxes, b):
+def ancestors(boxes, b):
+    """Box ``b`` and the boxes around it, innermost first (-1 is the top level)."""
     chain = []
     while b >= 0:
         chain.append(b)
@@ -205,13 +206,13 @@ def _ancestors(boxes, b):
 def _order(tree, rank, ends):
     """Each box's items in layers, from the edges between them (at their common box)."""
     boxes, home = tree.boxes, tree.home
-    depth = [len(_ancestors(boxes, k)) for k in range(len(boxes))]   # ranges come after their boxes
+    depth = [len(ancestors(boxes, k)) for k in range(len(boxes))]   # ranges come after their boxes
     items = {k: [f"b{c}" for c in b["children"]] for k, b in enumerate(boxes)}
     for node, b in home.items():
         items[b].append(node)
     first_rank = {}
     for node, b in home.items():
-        for up in _ancestors(boxes, b):
+        for up in ancestors(boxes, b):
             key = f"b{up}"
             first_rank[key] = min(first_rank.get(key, rank[node]), rank[node])
     rank = {**rank, **first_rank}
@@ -281,7 +282,7 @@ def from_json(boxes_json, nodes, edges, placed=None):
         for i, lay in enumerate(b["layers"]):
             for item in lay:
                 home[item], layer_of[item] = k, i
-    depth = [len(_ancestors(boxes, k)) for k in range(len(boxes))]
+    depth = [len(ancestors(boxes, k)) for k in range(len(boxes))]
     left = {k: {} for k in range(len(boxes))}
     for a, b in drawn_ends(edges, home):
         if a not in home or b not in home:
