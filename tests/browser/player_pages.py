@@ -1,7 +1,7 @@
 """Opening player pages in the test Chromium: one context per test, page errors kept.
 
     >>> with player_page(chromium, 1280, 720) as (page, errors):
-    ...     page.goto(path.as_uri())
+    ...     open_player(page, path)
     ...     assert errors == []
 """
 
@@ -20,3 +20,9 @@ def player_page(chromium, width=1280, height=720, timeout=30_000):
         yield page, errors
     finally:
         context.close()
+
+
+def open_player(page, path):
+    """Goes to the exported player at ``path`` and waits for its first frame."""
+    page.goto(path.as_uri())
+    page.locator(".tp-root[data-frame]").wait_for()

@@ -25,6 +25,7 @@ import pytest
 
 import autodiff as ad
 from benchmarks.chromium import MEASURE, SVG_TYPE   # what the benchmark reports too
+from player_pages import open_player
 from widgets import export_html
 
 pytestmark = pytest.mark.browser
@@ -94,8 +95,7 @@ def page_of(chromium, tmp_path):
         context = chromium.new_context(offline=True, viewport={"width": width, "height": height})
         contexts.append(context)
         page = context.new_page()
-        page.goto(path.as_uri())
-        page.locator(".tp-root[data-frame]").wait_for()
+        open_player(page, path)
         return page
 
     yield open_page

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.model_tapes import planted_mlp, rnn_tape
 from widgets import export_html
 
-from player_pages import player_page
+from player_pages import open_player, player_page
 
 pytestmark = pytest.mark.browser
 
@@ -47,17 +47,12 @@ def page(chromium):
         yield opened
 
 
-def _open(page, path):
-    page.goto(path.as_uri())
-    page.locator(".tp-root[data-frame]").wait_for()
-
-
 def test_the_planted_bugs_have_marked_rows_and_lead_to_their_boxes(page, tmp_path, artifacts_dir):
     page, errors = page
     tape, loss, model = planted_mlp()
     path = tmp_path / "planted.html"
     export_html(tape, path, target=loss, sources=model.trainable_variables, names={"loss": loss})
-    _open(page, path)
+    open_player(page, path)
     page.locator(".tp-root").focus()
     page.keyboard.press("End")
     rows = {r[0]: r for r in page.evaluate(PANEL)["rows"]}
@@ -87,7 +82,7 @@ def test_two_thousand_groups_keep_the_panel_small(page, tmp_path):
     tape, loss, sources = rnn_tape(10_001, nan_at=1000)
     path = tmp_path / "rnn_10000.html"
     export_html(tape, path, target=loss, sources=sources)
-    _open(page, path)
+    open_player(page, path)
     first = page.evaluate(PANEL)
     assert page.locator(".tp-norms").get_attribute("data-rows") == "2001"
     assert 0 < len(first["rows"]) <= 40 and first["elements"] <= PANEL_LIMIT

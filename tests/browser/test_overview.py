@@ -28,7 +28,7 @@ from benchmarks.chromium import _TIMED
 from benchmarks.model_tapes import gru_tape, rnn_tape
 from widgets import export_html
 
-from player_pages import player_page
+from player_pages import open_player, player_page
 
 pytestmark = pytest.mark.browser
 
@@ -63,8 +63,7 @@ def page(chromium):
 
 
 def _open(page, path):
-    page.goto(path.as_uri())
-    page.locator(".tp-root[data-frame]").wait_for()
+    open_player(page, path)
     return page.evaluate(STATE)
 
 
@@ -154,8 +153,7 @@ def test_a_label_that_does_not_fit_shows_its_distinguishing_end(page, tmp_path):
             y = ad.reduce_sum(ad.matmul(x, w))
     path = tmp_path / "names.html"
     export_html(tape, path, target=y, sources=w)
-    page.goto(path.as_uri())
-    page.locator(".tp-root[data-frame]").wait_for()
+    open_player(page, path)
     box = page.locator(".tp-group-cover .tp-box-name").first.text_content()
     assert box.endswith("encoder_block_number_7") or box.endswith("number_7")
     page.locator(".tp-group-cover").first.click()
@@ -174,8 +172,7 @@ def test_every_interaction_on_a_5000_record_gru_works_and_its_time_is_reported(
     timings = {"records": len(tape.records), "export_s": round(time.perf_counter() - t0, 2),
                "page_bytes": len(html.encode("utf-8"))}
     t0 = time.perf_counter()
-    page.goto(path.as_uri())
-    page.locator(".tp-root[data-frame]").wait_for()
+    open_player(page, path)
     timings["load_ms"] = round((time.perf_counter() - t0) * 1000)
     root = page.locator(".tp-root")
     timings["elements"] = page.evaluate("document.getElementsByTagName('*').length")
