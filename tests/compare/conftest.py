@@ -17,30 +17,26 @@ import os
 import pytest
 
 
-def _on_ci():
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def _require(name):
+def _imported(name, prerequisite):
+    """The module ``name``; missing, the ``prerequisite`` fixture of tests/conftest.py
+    skips the test locally and fails it under CI=true."""
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        if _on_ci():
-            pytest.fail(f"CI=true but {name} is not importable ({exc}); install the extra: "
-                        "python -m pip install -e '.[compare]'", pytrace=False)
-        pytest.skip(f"{name} is not installed ({exc}); pip install -e '.[compare]'")
+        prerequisite(False, f"{name} is not importable ({exc}); install the extra: "
+                            "python -m pip install -e '.[compare]'")
 
 
 @pytest.fixture(scope="session")
-def torch():
+def torch(prerequisite):
     """The torch module (skipped locally when missing, a failure under CI=true)."""
-    module = _require("torch")
+    module = _imported("torch", prerequisite)
     module.set_num_threads(1)
     return module
 
 
 @pytest.fixture(scope="session")
-def jax():
+def jax(prerequisite):
     """The jax module on its CPU backend (skipped locally when missing, a failure under CI=true)."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    return _require("jax")
+    return _imported("jax", prerequisite)
