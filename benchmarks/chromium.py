@@ -25,7 +25,7 @@ reported here, never asserted in a test.
 import time
 from pathlib import Path
 
-from course.browser import chromium  # noqa: F401  (the one launcher: Debian's Chromium, its flags)
+from tapeschool.course.browser import chromium  # noqa: F401  (the one launcher: Debian's Chromium, its flags)
 
 # Each action runs in the page; the time is up to the next painted frame (null: the page
 # has nothing to click for it).

@@ -6,9 +6,9 @@
 Two measurements, reported in one table; nothing is asserted about speed:
 
 - **Grading.** A course with one lesson released; ``--submissions`` simulated
-  students fetch it, answer it (``course.simulate``: student k gets the first
+  students fetch it, answer it (``tapeschool.course.simulate``: student k gets the first
   k mod 7 of lesson 1's six exercises right) and submit through nbgrader's
-  exchange. The teacher's steps then run as ``python -m course`` runs them:
+  exchange. The teacher's steps then run as ``tapeschool-course`` runs them:
   collect, autograde (once per ``--jobs`` value, all submissions each time),
   generate_feedback, release_feedback. Reported: each step's wall time, the
   per-submission autograde time (median and slowest), and peak memory, sampled
@@ -16,10 +16,10 @@ Two measurements, reported in one table; nothing is asserted about speed:
   (this process, nbgrader's workers and their kernels) and of the largest single
   process. Every score is checked against the answers first: a wrong grade is
   never reported as a fast one.
-- **Logins.** ``course.localhub.LocalHub`` (JupyterHub, DummyAuthenticator,
+- **Logins.** ``tapeschool.course.localhub.LocalHub`` (JupyterHub, DummyAuthenticator,
   SimpleLocalProcessSpawner, configurable-http-proxy, all on 127.0.0.1) with
   ``--logins`` students, lesson 1 released. Each student is a Chromium of their
-  own (``course.browser``: Debian's ``/usr/bin/chromium`` under Playwright, in a
+  own (``tapeschool.course.browser``: Debian's ``/usr/bin/chromium`` under Playwright, in a
   thread of its own): log in, wait for JupyterLab, open *Nbgrader > Assignment
   List*, *Fetch*, open the notebook, wait for its kernel, as tests/hub does.
   Time to first lesson is from pressing *Sign in* to that kernel being idle.
@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from course.layout import init_course  # noqa: E402
-from course.simulate import submit_class  # noqa: E402
-from course.teacher import Teacher  # noqa: E402
+from tapeschool.course.layout import init_course  # noqa: E402
+from tapeschool.course.simulate import submit_class  # noqa: E402
+from tapeschool.course.teacher import Teacher  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -141,7 +141,7 @@ def first_lesson(hub, name, assignment, notebook, timeout):
         ``(seconds to JupyterLab, seconds to the lesson, reloads, None)``, or
         ``(None, None, 0, why)`` when the student did not get there in ``timeout`` seconds.
     """
-    from course.browser import HubUser, chromium
+    from tapeschool.course.browser import HubUser, chromium
 
     with chromium() as browser:
         student = HubUser(name, browser, hub, viewport=(1280, 900), timeout_ms=timeout * 1000)
@@ -177,9 +177,9 @@ def logins_in_waves(hub, names, wave, assignment, notebook, timeout):
 
 
 def logins(args, work, rows):
-    from course.layout import notebook_name
-    from course.localhub import LocalHub
-    from course.simulate import student_names
+    from tapeschool.course.layout import notebook_name
+    from tapeschool.course.localhub import LocalHub
+    from tapeschool.course.simulate import student_names
 
     course = init_course(work / "grader" / "tapeschool", exchange=work / "exchange",
                          assignments=[args.lesson], one_os_user=True)

@@ -24,7 +24,7 @@
   Screenshots go to the ``artifacts_dir`` fixture's folder, ``$ARTIFACTS_DIR``
   (default ``artifacts/`` at the repository root), which CI keeps.
 - ``chromium`` is the one headless Chromium of a test session (Debian's, driven
-  by Playwright, ``course.browser.chromium``), shared by tests/browser and
+  by Playwright, ``tapeschool.course.browser.chromium``), shared by tests/browser and
   tests/hub: Playwright's sync API allows one running instance per thread, so a
   second session-long browser would fail every test that asked for it.
 """
@@ -139,7 +139,7 @@ def chromium(prerequisite):
     root = str(Path(__file__).resolve().parent.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    from course import browser
+    from tapeschool.course import browser
 
     prerequisite(os.access(browser.CHROMIUM, os.X_OK),
                  f"{browser.CHROMIUM} is missing (Debian: apt-get install -y chromium)")

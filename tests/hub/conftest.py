@@ -1,6 +1,6 @@
 """Shared setup for the course tests: nbgrader, a real JupyterHub, Debian's Chromium.
 
-- The course package (``course/`` at the repository root) is imported from this
+- The course package (``tapeschool/course/``, installed with tapeschool) is imported from this
   checkout.
 - What the hub test needs is installed by ``.ci/run`` (the step "install the hub
   components"): ``jupyterhub`` and ``nbgrader`` from PyPI at the versions pinned in
@@ -10,7 +10,7 @@
   (the ``prerequisite`` fixture of tests/conftest.py, which also gives
   ``artifacts_dir``, the screenshots' folder).
 - Chromium is the session's one browser (the ``chromium`` fixture of
-  tests/conftest.py, ``course.browser``'s: Debian's, driven by Playwright);
+  tests/conftest.py, ``tapeschool.course.browser``'s: Debian's, driven by Playwright);
   Playwright's own browser download is never used.
 """
 

@@ -95,7 +95,7 @@ def test_ci_runs_the_python_of_runtime_txt(prerequisite):
 
 def test_post_build_installs_tapeschool_trusts_the_lessons_and_hides_instructor_tools(
         nbgrader_installed):
-    from course.hub_config import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS
+    from tapeschool.course.hub_config import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS
 
     script = BINDER / "postBuild"
     assert script.stat().st_mode & 0o111, "postBuild must be executable (repo2docker runs it)"
@@ -130,4 +130,4 @@ def test_the_readme_gives_the_install_line_for_an_existing_hub():
     guide = (ROOT / "notebooks" / "README.md").read_text()
     section = guide.split("## Teaching a course on JupyterHub")[1]
     assert "python -m pip install -r binder/requirements.txt && bash binder/postBuild" in section
-    assert "python -m course init" in section and "python -m course hub-config" in section
+    assert "tapeschool-course init" in section and "tapeschool-course hub-config" in section

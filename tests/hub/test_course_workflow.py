@@ -1,4 +1,4 @@
-"""The course script (``python -m course``) without a hub: names, files, and a whole cycle.
+"""The course script (``tapeschool-course``) without a hub: names, files, and a whole cycle.
 
 - ``assignment_name`` takes what a teacher types; a course directory holds the
   teacher editions unchanged and nbgrader reads its settings as the course's;
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_assignment_name_takes_what_a_teacher_types():
-    from course.layout import assignment_name, notebook_name
+    from tapeschool.course.layout import assignment_name, notebook_name
 
     assert {assignment_name(x) for x in (3, "3", "03", "lesson03", "lesson3",
                                          "03_why_a_gradient_is_none",
@@ -51,7 +51,7 @@ def test_assignment_name_takes_what_a_teacher_types():
 
 def test_init_course_copies_teacher_editions_and_nbgrader_reads_its_settings(
         tmp_path, nbgrader_installed):
-    from course.layout import init_course, open_course
+    from tapeschool.course.layout import init_course, open_course
 
     init_course(tmp_path / "course", course_id="ad101", exchange=tmp_path / "exchange",
                 assignments=["01", "3"])
@@ -67,12 +67,12 @@ def test_init_course_copies_teacher_editions_and_nbgrader_reads_its_settings(
     assert config.ClearSolutions.code_stub == {"python": ""}
     assert "check_owner" not in config.ExchangeCollect                    # a real hub's default
     assert oct(course.exchange.stat().st_mode & 0o7777) == oct(0o1777)
-    with pytest.raises(FileNotFoundError, match="python -m course init"):
+    with pytest.raises(FileNotFoundError, match="tapeschool-course init"):
         open_course(tmp_path)
 
 
 def test_progress_lines_count_and_estimate_what_is_left():
-    from course.progress import Progress
+    from tapeschool.course.progress import Progress
 
     ticks = iter([0.0, 0.0, 4.0, 4.0, 4.0, 6.0, 6.0, 6.0, 9.0, 9.0])
     out = io.StringIO()
@@ -97,8 +97,8 @@ def test_hub_config_gives_students_the_assignment_list_and_the_formgrader_to_ins
         tmp_path, monkeypatch):
     from traitlets.config.loader import PyFileConfigLoader
 
-    from course.hub_config import HubPlan, student_nbgrader_config, write_hub_config
-    from course.layout import Course, DEFAULT_EXCHANGE
+    from tapeschool.course.hub_config import HubPlan, student_nbgrader_config, write_hub_config
+    from tapeschool.course.layout import Course, DEFAULT_EXCHANGE
 
     course = Course(tmp_path / "grader" / "tapeschool", "tapeschool", DEFAULT_EXCHANGE)
     with pytest.raises(ValueError, match="must lie inside"):
@@ -149,7 +149,7 @@ def test_hub_config_gives_students_the_assignment_list_and_the_formgrader_to_ins
 
 
 def _course(*args, cwd, status=0):
-    done = subprocess.run([sys.executable, "-m", "course", *args], cwd=cwd, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tapeschool.course", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == status, done.stdout + done.stderr
     return done.stdout if status == 0 else done.stderr
@@ -185,7 +185,7 @@ def open_tmp():
 @pytest.mark.slow
 def test_the_course_commands_take_a_lesson_from_release_to_returned_feedback(
         open_tmp, nbgrader_installed, prerequisite):
-    from course.student import Student, answers_for, fill_in
+    from tapeschool.course.student import Student, answers_for, fill_in
 
     tmp_path = open_tmp
     course_dir, exchange = tmp_path / "tapeschool", tmp_path / "exchange"
@@ -241,34 +241,34 @@ def test_the_course_commands_take_a_lesson_from_release_to_returned_feedback(
 
 
 def test_a_command_that_cannot_go_on_says_why_and_exits_2(tmp_path, nbgrader_installed):
-    from course.teacher import StepFailed, check_grading_kernel, kernels_import_this_checkout
+    from tapeschool.course.teacher import StepFailed, check_grading_kernel, kernels_import_this_checkout
 
     course_dir = tmp_path / "tapeschool"
     err = _course("scores", "01", cwd=tmp_path, status=2)
-    assert err.startswith("python -m course scores: ") and "python -m course init" in err
+    assert err.startswith("tapeschool-course scores: ") and "tapeschool-course init" in err
     assert "Traceback" not in err
     _course("init", str(course_dir), "--exchange", str(tmp_path / "exchange"), "--lessons", "01",
             cwd=ROOT)
     err = _course("release", "03", cwd=course_dir, status=2)
     assert "lesson03 is not in the course" in err and "--lessons lesson03" in err
     err = _course("collect", "01", cwd=course_dir, status=2)
-    assert "release it first: python -m course release lesson01" in err
+    assert "release it first: tapeschool-course release lesson01" in err
     assert "no lesson '99'" in _course("release", "99", cwd=course_dir, status=2)
 
     # the grading kernel must import the engine, or every submission would score 0
     with kernels_import_this_checkout():
         check_grading_kernel()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("course.teacher.LESSON_IMPORTS", "import autodiff_that_is_not_there")
+        patch.setattr("tapeschool.course.teacher.LESSON_IMPORTS", "import autodiff_that_is_not_there")
         with pytest.raises(StepFailed, match="every submission would score 0"):
             check_grading_kernel()
 
 
 def test_the_course_package_never_imports_the_engine_or_the_widgets():
-    """course/ drives nbgrader and a hub; the lessons' kernels import autodiff and widgets."""
+    """tapeschool/course/ drives nbgrader and a hub; the lessons' kernels import autodiff and widgets."""
     import ast
 
-    for path in sorted((ROOT / "course").glob("*.py")):
+    for path in sorted((ROOT / "tapeschool" / "course").glob("*.py")):
         names = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):

@@ -1,7 +1,7 @@
 """A lesson on a real JupyterHub: released, worked in Chromium, submitted, graded, returned.
 
-The hub is JupyterHub itself on 127.0.0.1 (``course/localhub.py``): the
-configuration ``python -m course hub-config`` writes for a course (nbgrader's
+The hub is JupyterHub itself on 127.0.0.1 (``tapeschool/course/localhub.py``): the
+configuration ``tapeschool-course hub-config`` writes for a course (nbgrader's
 exchange, the formgrader as a hub service open to the group
 ``formgrade-tapeschool`` only, students' servers with the instructors' tools
 off), plus JupyterHub's test-only ``DummyAuthenticator`` and
@@ -120,9 +120,9 @@ SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
 def hub(tmp_path_factory, prerequisite, nbgrader_installed, chromium):
     """The course's hub on loopback, with lesson 1 released; yields ``(hub, teacher)``.
     (``chromium`` first: a missing browser stops the test before a hub starts.)"""
-    from course.layout import init_course
-    from course.localhub import LocalHub, find_proxy
-    from course.teacher import Teacher
+    from tapeschool.course.layout import init_course
+    from tapeschool.course.localhub import LocalHub, find_proxy
+    from tapeschool.course.teacher import Teacher
 
     prerequisite(importlib.util.find_spec("jupyterhub") is not None,
                  "the Python package 'jupyterhub' is not installed (pip install -e \".[hub]\")")
@@ -188,8 +188,8 @@ def _work_the_lesson(student, answers, artifacts_dir):
 def classroom(hub, chromium, artifacts_dir):
     """Every student logged in, their lesson worked and submitted; yields ``{name: HubUser}``
     and ``{name: what they saw}`` (``_work_the_lesson``)."""
-    from course.browser import HubUser
-    from course.student import answers_for
+    from tapeschool.course.browser import HubUser
+    from tapeschool.course.student import answers_for
 
     running, _ = hub
     students = {name: HubUser(name, chromium, running) for name in STUDENTS}
@@ -224,7 +224,7 @@ def graded(hub, classroom):
 
 
 def test_students_work_the_lesson_in_jupyterlab_with_the_player_and_checks(classroom):
-    from course.student import scoring
+    from tapeschool.course.student import scoring
 
     students, seen = classroom
     for name, student in students.items():
@@ -242,7 +242,7 @@ def test_students_work_the_lesson_in_jupyterlab_with_the_player_and_checks(class
 def test_autograde_scores_the_exercises_and_never_the_prediction(hub, graded):
     from nbgrader.api import Gradebook
 
-    from course.student import scoring
+    from tapeschool.course.student import scoring
 
     _, teacher = hub
     assert graded == {"ada": (5.0, 5.0), "ben": (2.0, 5.0), "cy": (1.0, 5.0)}
@@ -307,7 +307,7 @@ def test_a_student_cannot_reach_another_students_server_or_the_formgrader(hub, c
 
 
 def test_the_formgrader_service_opens_for_the_instructor(hub, chromium, graded):
-    from course.browser import HubUser
+    from tapeschool.course.browser import HubUser
 
     running, teacher = hub
     instructor = HubUser(INSTRUCTOR, chromium, running)

@@ -78,7 +78,7 @@ class Teacher:
         if not (source / lessons()[assignment].name).is_file():
             raise StepFailed(f"{assignment} is not in the course in {self.course.root} (no "
                              f"{source.relative_to(self.course.root)}/"
-                             f"{lessons()[assignment].name}); add it with: python -m course "
+                             f"{lessons()[assignment].name}); add it with: tapeschool-course "
                              f"init {self.course.root} --lessons {assignment}")
         self._ok("generate_assignment", self.api.generate_assignment(assignment))
         self._ok("release_assignment", self.api.release_assignment(assignment))
@@ -98,7 +98,7 @@ class Teacher:
         if not inbound.is_dir():
             raise StepFailed(f"nothing to collect: no lesson of {self.course.course_id!r} was "
                              f"released to {self.course.exchange} ({inbound} is missing); "
-                             f"release it first: python -m course release {assignment}")
+                             f"release it first: tapeschool-course release {assignment}")
         self._ok("collect", self.api.collect(assignment, update=True))
         students = sorted(self.api.get_submitted_students(assignment))
         self._say(f"collected {assignment}: {len(students)} submission(s)")

@@ -1,23 +1,24 @@
-"""``python -m course``: the teacher's commands, from a course directory made to a returned lesson.
+"""``tapeschool-course``: the teacher's commands, from a course directory made to a returned lesson.
 
-Run from the repository root (the lessons are read from ``notebooks/``)::
+Installed with tapeschool (``pip install -e ".[teacher]"`` in a clone of the repository,
+or ``.[hub]`` on a hub's grader), it runs from any folder; the lessons are the
+teacher editions in that clone's ``notebooks/``. ``python -m tapeschool.course`` is the
+same command (it replaces the old ``python -m course``)::
 
-    python -m course init ~/tapeschool --exchange /usr/local/share/nbgrader/exchange
-    python -m course release 03 --course-dir ~/tapeschool
+    tapeschool-course init ~/tapeschool --exchange /usr/local/share/nbgrader/exchange
+    tapeschool-course release 03 --course-dir ~/tapeschool
     #   ... students: Nbgrader > Assignment List > Fetch, work, Submit ...
-    python -m course collect 03 --course-dir ~/tapeschool
-    python -m course grade 03 --course-dir ~/tapeschool     # autograde + feedback, a line each
-    python -m course return 03 --course-dir ~/tapeschool    # students: Fetch Feedback
-    python -m course scores 03 --course-dir ~/tapeschool
+    tapeschool-course collect 03 --course-dir ~/tapeschool
+    tapeschool-course grade 03 --course-dir ~/tapeschool     # autograde + feedback, a line each
+    tapeschool-course return 03 --course-dir ~/tapeschool    # students: Fetch Feedback
+    tapeschool-course scores 03 --course-dir ~/tapeschool
 
-    python -m course hub-config /etc/jupyterhub/tapeschool --course-dir ~/tapeschool \\
+    tapeschool-course hub-config /etc/jupyterhub/tapeschool --course-dir ~/tapeschool \\
         --students ada,ben --instructors ines               # jupyterhub_config.py and friends
-    python -m course dry-run 03 --students 5                # the whole cycle, simulated class
-    python -m course local-hub --students ada,ben --instructors ines   # a real hub on loopback
+    tapeschool-course dry-run 03 --students 5                # the whole cycle, simulated class
+    tapeschool-course local-hub --students ada,ben --instructors ines   # a real hub on loopback
 
-``--course-dir`` defaults to the current folder, as nbgrader's own commands do
-(``course`` is not installed: elsewhere than the repository root, put the root on
-``PYTHONPATH``). A step that cannot go on (no such lesson, not a course directory,
+``--course-dir`` defaults to the current folder, as nbgrader's own commands do. A step that cannot go on (no such lesson, not a course directory,
 nbgrader reporting a failure) prints why, and the command exits with status 2.
 """
 
@@ -32,7 +33,8 @@ from .layout import DEFAULT_COURSE_ID, DEFAULT_EXCHANGE, init_course, open_cours
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.split("\n")[0].replace("``", ""))
+    parser = argparse.ArgumentParser(prog="tapeschool-course",
+                                     description=__doc__.split("\n")[0].replace("``", ""))
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser("init", help="a course directory from the teacher editions")
@@ -84,7 +86,7 @@ def main(argv=None):
     try:
         return COMMANDS[args.command.replace("-", "_")](args)
     except (StepFailed, FileNotFoundError, ValueError) as error:
-        print(f"python -m course {args.command}: {error}", file=sys.stderr)
+        print(f"tapeschool-course {args.command}: {error}", file=sys.stderr)
         return 2
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from widgets.exercises import check
+from tapeschool.answers import check
 
 
 @pytest.mark.parametrize("prediction, answer", [

@@ -1,6 +1,6 @@
 """A simulated class: many students fetch a released lesson, answer it and submit.
 
-For a dry run of the whole workflow on one machine (``python -m course dry-run``)
+For a dry run of the whole workflow on one machine (``tapeschool-course dry-run``)
 and for the load benchmark (``benchmarks/course_load.py``), without a browser
 per student. Each student goes through nbgrader's exchange as their server
 would (``student.Student``), with answers chosen so that every score is known

@@ -2,7 +2,7 @@
 
 The teacher editions (``notebooks/NN_topic.ipynb``) carry nbgrader's cell
 metadata; this package makes an nbgrader course of them and runs nbgrader's
-own steps on it, in order (``python -m course --help`` lists the commands)::
+own steps on it, in order (``tapeschool-course --help`` lists the commands)::
 
     layout.py      the course directory: source/lessonNN/ from the teacher editions,
                    nbgrader_config.py, the exchange folder              (init)
@@ -15,7 +15,7 @@ own steps on it, in order (``python -m course --help`` lists the commands)::
     hub_config.py  jupyterhub_config.py and the Jupyter settings of students' servers and
                    of the formgrader service, as nbgrader documents for a hub
     localhub.py    that hub on loopback (test-only authenticator and spawner): tests/hub,
-                   benchmarks/course_load.py and ``python -m course local-hub``
+                   benchmarks/course_load.py and ``tapeschool-course local-hub``
     browser.py     a hub user in Debian's Chromium (log in, reach JupyterLab, fetch and
                    open a lesson), as tests/hub and the load benchmark drive it
 

@@ -29,7 +29,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS_CONFIG = NOTEBOOKS / "nbgrader_config.py"
 
@@ -38,7 +38,7 @@ DEFAULT_COURSE_ID = "tapeschool"
 DEFAULT_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")
 
 COURSE_CONFIG = '''\
-"""nbgrader settings of the course {course_id!r} (written by `python -m course init`).
+"""nbgrader settings of the course {course_id!r} (written by `tapeschool-course init`).
 
 nbgrader reads this file when it runs in this folder (the course directory), and the
 formgrader reads it through the grader's own nbgrader_config.py.
@@ -174,7 +174,7 @@ def open_course(root):
     root = Path(root).resolve()
     if not (root / "nbgrader_config.py").is_file():
         raise FileNotFoundError(f"{root} is not a course directory (no nbgrader_config.py); "
-                                f"make one with: python -m course init {root}")
+                                f"make one with: tapeschool-course init {root}")
     config = Course(root, "", Path()).config()
     course_id = config.CourseDirectory.get("course_id", "")
     if not course_id:

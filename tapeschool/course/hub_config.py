@@ -35,7 +35,7 @@ from pathlib import Path
 
 STUDENT_NBGRADER_CONFIG = '''\
 """nbgrader settings of every user's server for the course {course_id!r}
-(written by `python -m course hub-config`)."""
+(written by `tapeschool-course hub-config`)."""
 import os
 
 c = get_config()  # noqa: F821 (nbgrader defines it when it reads this file)
@@ -49,7 +49,7 @@ if os.environ.get("JUPYTERHUB_USER"):
 
 GRADER_NBGRADER_CONFIG = '''\
 """nbgrader settings of the formgrader service for the course {course_id!r}
-(written by `python -m course hub-config`): the course directory's own."""
+(written by `tapeschool-course hub-config`): the course directory's own."""
 c = get_config()  # noqa: F821 (nbgrader defines it when it reads this file)
 load_subconfig("nbgrader_config.py", path={course_root!r})  # noqa: F821
 '''
@@ -61,7 +61,7 @@ INSTRUCTOR_LAB_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:cre
                           "@jupyter/nbgrader:course-list")
 
 HUB_CONFIG = '''\
-"""JupyterHub for the course {course_id!r} with nbgrader (written by `python -m course hub-config`).
+"""JupyterHub for the course {course_id!r} with nbgrader (written by `tapeschool-course hub-config`).
 
 nbgrader's setup for one course and several graders: the exchange is a folder every
 user's server writes to; the formgrader runs as a hub service named after the course, and

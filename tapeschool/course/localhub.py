@@ -41,7 +41,7 @@ PROXY_LOCAL = ROOT / "tests" / "hub" / "node_modules" / ".bin" / "configurable-h
 ADMIN_SERVICE = "localhub-admin"
 
 LOCAL_CONFIG = '''
-# ---- Test-only: a hub on loopback for one machine (course/localhub.py) ----
+# ---- Test-only: a hub on loopback for one machine (tapeschool/course/localhub.py) ----
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {port}
 c.JupyterHub.hub_ip = "127.0.0.1"

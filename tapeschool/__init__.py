@@ -1,0 +1,16 @@
+"""tapeschool: the lessons' answer rules and the teacher's course tools.
+
+``autodiff`` is the engine and ``widgets`` its views; this package is the
+classroom around them. A reader's map, in reading order::
+
+    answers.py     what counts as a right answer: the lessons' ``check`` (feedback
+                   while a student works) and the same rules as plain data, which
+                   the grader compares outside the student's kernel
+    course/        the teacher's tools on nbgrader: a course directory made from the
+                   lessons, release, collect, grading in a sandbox, feedback, scores,
+                   and a JupyterHub's configuration (``tapeschool-course --help``)
+
+May import: NumPy (``answers.py``); nbgrader, jupyter_client and the standard
+library (``course/``). Never ``autodiff`` or ``widgets`` at import time: the
+lessons' kernels import those, the teacher's process does not need them.
+"""
