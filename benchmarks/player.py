@@ -16,10 +16,10 @@ Python stages, the median of ``--repeats`` runs and their range, CPU time
 of this process (``time.process_time``: on a shared machine other processes'
 load moves wall time far more):
 
-- **replay**: ``widgets.replay.replay`` (backward trace -> nodes, edges,
+- **replay**: ``widgets.player.replay.replay`` (backward trace -> nodes, edges,
   frames, scope tree and layout, health);
-- **layout**: ``widgets.graph_layout.graph_layout`` alone (part of replay);
-- **export**: ``widgets.html_export.export_html`` of the finished Replay, and
+- **layout**: ``widgets.player.layout.graph_layout.graph_layout`` alone (part of replay);
+- **export**: ``widgets.player.page.html_export.export_html`` of the finished Replay, and
   the page's size (bytes and bytes per record).
 
 With ``--browser``, each page of 1,000 records or more (a NaN planted
@@ -38,9 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from widgets.graph_layout import graph_layout
-from widgets.html_export import export_html
-from widgets.replay import gc_paused, replay
+from widgets.player.layout.graph_layout import graph_layout
+from widgets.player.page.html_export import export_html
+from widgets.player.replay import gc_paused, replay
 
 from .model_tapes import HIDDEN, gru_tape, lesson14_mlp, planted_mlp, rnn_tape  # noqa: F401
 

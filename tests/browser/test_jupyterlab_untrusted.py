@@ -22,7 +22,7 @@ import re
 import pytest
 
 import autodiff as ad
-from widgets.tape_player import TapePlayer
+from widgets.player.page.tape_player import TapePlayer
 
 from test_jupyterlab_player import KERNEL_READY, KERNEL_TIMEOUT, jupyterlab  # noqa: F401
 

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import autodiff as ad  # noqa: E402
-from widgets.derivative_plot import (PALETTE, DerivativeExplorer, derivative_label,  # noqa: E402
+from widgets.plots.derivative_plot import (PALETTE, DerivativeExplorer, derivative_label,  # noqa: E402
                                      derivatives, plot_derivatives)
 
 X = np.linspace(-3.0, 3.0, 13)

@@ -1,4 +1,4 @@
-"""Gradient health rows of a replay (widgets/health.py), with planted bugs in real models.
+"""Gradient health rows of a replay (widgets/health/rows.py), with planted bugs in real models.
 
 Every model here is an ``ad.keras.Sequential`` (or a subclassed Model) of
 ``ad.layers.Dense``; each test plants one bug (a NaN weight, an exploding
@@ -14,8 +14,8 @@ import pytest
 import autodiff as ad
 from benchmarks.model_tapes import planted_mlp, rnn_tape
 from widgets.health import group_health
-from widgets.outliers import compact, medians_of_others
-from widgets.replay import replay
+from widgets.health.outliers import compact, medians_of_others
+from widgets.player.replay import replay
 
 
 def _mlp(plant=None, activation="tanh"):

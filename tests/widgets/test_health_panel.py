@@ -1,4 +1,4 @@
-"""The player's gradient health panel (widgets/static/health.js), run under Node.
+"""The player's gradient health panel (widgets/player/static/health.js), run under Node.
 
 No browser: ``graph.js`` (its helpers) and ``health.js`` are evaluated by
 Node on a real replay's JSON, with a stand-in for the few DOM calls
@@ -16,11 +16,11 @@ import pytest
 
 import autodiff as ad
 from benchmarks.model_tapes import planted_mlp, rnn_tape
-from widgets.outliers import compact
-from widgets.html_export import export_html, player_js
-from widgets.replay import replay
+from widgets.health.outliers import compact
+from widgets.player.page.html_export import export_html, player_js
+from widgets.player.replay import replay
 
-STATIC = Path(__file__).resolve().parents[2] / "widgets" / "static"
+STATIC = Path(__file__).resolve().parents[2] / "widgets" / "player" / "static"
 
 DRIVER = """
 const fs = require("fs");
@@ -83,7 +83,7 @@ def test_every_group_has_a_marked_row_with_its_reasons_and_whole_numbers(tmp_pat
     numbers = [1.869e-9, 0.00000123, 2.0, 0.25, 12345.0, -3.456e-5, 999.9, 0.1234]
     out = _run_panel(tmp_path, json.loads(r.to_json()), numbers)
     markup = out["markup"]
-    # the same numbers as widgets.health.compact, never longer than 3 digits and an exponent
+    # the same numbers as widgets.health.outliers.compact, never longer than 3 digits and an exponent
     assert out["formatted"] == [compact(v) for v in numbers] == \
         ["1.87e-9", "1.23e-6", "2", "0.25", "1.23e4", "-3.46e-5", "1e3", "0.123"]
     rows = re.findall(r'data-group="(g\d+)" data-status="(\w+)"', markup)

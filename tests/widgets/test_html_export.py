@@ -15,8 +15,8 @@ import pytest
 
 import autodiff as ad
 import widgets
-from widgets.html_export import export_html, html_snippet, read_page_model
-from widgets.svg import frame_state, replay_svg
+from widgets.player.drawing.svg import frame_state, replay_svg
+from widgets.player.page.html_export import export_html, html_snippet, read_page_model
 
 
 def _x_squared():

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import autodiff as ad  # noqa: E402
-from widgets.jacobian_view import (batch_jacobian_patches, flatten_jacobian,  # noqa: E402
+from widgets.plots.jacobian_view import (batch_jacobian_patches, flatten_jacobian,  # noqa: E402
                                    hessian_image, jacobian_image, off_diagonal_blocks)
 
 WARNING_TEXT = "not block-diagonal: batch_jacobian would be wrong"

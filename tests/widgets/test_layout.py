@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from widgets.bands import flow_layout
-from widgets.layout import layer_order, layered_layout
+from widgets.player.layout.bands import flow_layout
+from widgets.player.layout.layers import layer_order, layered_layout
 
 
 def _overlap(a, b):

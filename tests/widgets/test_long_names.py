@@ -7,8 +7,8 @@ pass over the words (a 100,000-character name used to take 207 s there).
 """
 
 import autodiff as ad
-from widgets.html_export import export_html
-from widgets.sentences import rule_text
+from widgets.player.data.sentences import rule_text
+from widgets.player.page.html_export import export_html
 from widgets.tape_names import NAME_LIMIT, tape_names
 
 

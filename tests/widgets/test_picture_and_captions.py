@@ -6,13 +6,13 @@ import struct
 import pytest
 
 import autodiff as ad
-from widgets.html_export import player_css, player_js
-from widgets.png import DENSITY, replay_png
-from widgets.replay import replay
-from widgets.sentences import rule_text
+from widgets.player.data.sentences import rule_text
+from widgets.player.drawing.png import DENSITY, replay_png
+from widgets.player.page.html_export import player_css, player_js
+from widgets.player.replay import replay
 
 pytest.importorskip("anywidget")
-from widgets.tape_player import TapePlayer  # noqa: E402
+from widgets.player.page.tape_player import TapePlayer  # noqa: E402
 
 
 def _png_size(png):
@@ -63,7 +63,7 @@ def test_a_wide_graph_is_drawn_smaller_not_wider():
 
 
 def test_derivative_explorer_saves_its_picture():
-    from widgets.derivative_plot import DerivativeExplorer
+    from widgets.plots.derivative_plot import DerivativeExplorer
     data, _ = DerivativeExplorer(ad.sin, num=51)._repr_mimebundle_()
     assert base64.b64decode(data["image/png"])[:4] == b"\x89PNG"
     assert data["text/plain"].startswith("Derivative explorer: sin")

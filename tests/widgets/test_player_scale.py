@@ -9,10 +9,10 @@ import itertools
 import random
 
 from benchmarks.player import rnn_tape
-from widgets.graph_layout import COPY_MIN_USES, graph_layout
-from widgets.html_export import export_html
-from widgets.layout import _inversions, count_crossings, layered_layout
-from widgets.replay import replay
+from widgets.player.layout.graph_layout import COPY_MIN_USES, graph_layout
+from widgets.player.layout.layers import _inversions, count_crossings, layered_layout
+from widgets.player.page.html_export import export_html
+from widgets.player.replay import replay
 
 
 def _rnn(n_records):

@@ -14,8 +14,8 @@ import pytest
 import autodiff as ad
 from autodiff import nest
 from autodiff.backend import to_numpy
-from widgets.frames import grads_at, preview
-from widgets.replay import Replay, replay
+from widgets.player.data.frames import grads_at, preview
+from widgets.player.replay import Replay, replay
 
 
 def _np(tensor):

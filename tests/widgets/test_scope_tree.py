@@ -11,13 +11,13 @@ import pytest
 
 import autodiff as ad
 from benchmarks.player import gru_tape, rnn_tape
-from widgets.graph_layout import graph_layout
-from widgets.html_export import PACK_ABOVE, export_html, page_model, read_page_model
-from widgets.png import MAX_WIDTH, replay_png
-from widgets.replay import replay
-from widgets.placement import OPEN_UP_TO, default_open, place
-from widgets.scope_tree import MAX_CHILDREN, from_json
-from widgets.svg import node_sizes, overview, replay_svg
+from widgets.player.drawing.png import MAX_WIDTH, replay_png
+from widgets.player.drawing.svg import node_sizes, overview, replay_svg
+from widgets.player.layout.graph_layout import graph_layout
+from widgets.player.layout.placement import OPEN_UP_TO, default_open, place
+from widgets.player.layout.scope_tree import MAX_CHILDREN, from_json
+from widgets.player.page.html_export import PACK_ABOVE, export_html, page_model, read_page_model
+from widgets.player.replay import replay
 
 
 @pytest.fixture(scope="module")

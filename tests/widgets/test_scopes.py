@@ -1,14 +1,14 @@
-"""Scope groups and the debugging marks of a replay (widgets/scopes.py)."""
+"""Scope groups and the debugging marks of a replay (widgets/player/data/scopes.py)."""
 
 import numpy as np
 import pytest
 
 import autodiff as ad
 from benchmarks.player import rnn_tape
-from widgets.html_export import export_html
-from widgets.replay import replay
-from widgets.scopes import value_stats
-from widgets.svg import replay_svg
+from widgets.player.data.scopes import value_stats
+from widgets.player.drawing.svg import replay_svg
+from widgets.player.page.html_export import export_html
+from widgets.player.replay import replay
 
 
 def _mlp():

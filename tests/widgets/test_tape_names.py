@@ -3,7 +3,7 @@
 import numpy as np
 
 import autodiff as ad
-from widgets.replay import replay
+from widgets.player.replay import replay
 from widgets.tape_names import expand_names, module_paths, tape_names
 
 

@@ -9,7 +9,7 @@ import autodiff as ad
 import widgets
 
 pytest.importorskip("anywidget")
-from widgets.tape_player import TapePlayer  # noqa: E402
+from widgets.player.page.tape_player import TapePlayer  # noqa: E402
 
 
 def _x_squared(persistent=False):

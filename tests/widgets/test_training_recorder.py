@@ -1,4 +1,4 @@
-"""Per-layer statistics over training steps (widgets/training_recorder.py, training_plot.py).
+"""Per-layer statistics over training steps (widgets/health/recorder.py, plot.py).
 
 Small ``ad.keras.Sequential`` models trained a few SGD steps; the numbers are
 checked against NumPy, the flags against planted bugs (a NaN weight, a dead
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from widgets.outliers import compact
-from widgets.training_recorder import TrainingRecorder
+from widgets.health.outliers import compact
+from widgets.health.recorder import TrainingRecorder
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

@@ -20,10 +20,10 @@ it: ``overview`` places its scope boxes, closed, and the edges between them.
 from html import escape
 from pathlib import Path
 
-from .frames import grads_at
-from .graph_layout import OP_RADIUS, route
-from .placement import SMALL_TAPE, default_open, place
-from .scope_tree import drawn_ends, from_json, rep
+from ..data.frames import grads_at
+from ..layout.graph_layout import OP_RADIUS, route
+from ..layout.placement import SMALL_TAPE, default_open, place
+from ..layout.scope_tree import drawn_ends, from_json, rep
 
 __all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "FLAG_TEXT"]
 
@@ -33,7 +33,7 @@ BOX_HEIGHT = 56.0
 FLAG_TEXT = {"variable": "variable", "watched": "watched", "constant": "constant",
              "source": "source", "target": "target", "integer": "integer",
              "unconnected": "unconnected", "stopped": "stopped"}
-_CSS = Path(__file__).with_name("static") / "player.css"
+_CSS = Path(__file__).parents[1] / "static" / "player.css"
 
 
 def frame_state(data, k, only=None):

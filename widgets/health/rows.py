@@ -35,7 +35,7 @@ The rules (each flag carries its rule's name and a sentence saying why):
   variables: no backward step ran in it at all;
 - ``dead_relu``: 90% or more of a Relu output in the group is exactly 0;
 - ``zero_gradient``: 90% or more of its variables' gradient is exactly 0;
-- and the rules that compare a group with the others (``widgets/outliers.py``):
+- and the rules that compare a group with the others (``widgets/health/outliers.py``):
   ``large_weights`` (its weights' RMS 10x the median of the others'),
   ``ratio_high`` / ``ratio_low`` (gradient/weight ratio 100x above, or below:
   vanishing, the median), ``update_high`` / ``update_low`` and

@@ -1,7 +1,7 @@
 """What ``explain_none_gradient`` returns: a reason, a paragraph and the path.
 
 Plain data and its rendering (text and HTML); the rules that decide live in
-``explain.py`` (from the tape) and ``explain_history.py`` (from a History).
+``none_gradient.py`` (from the tape) and ``history.py`` (from a History).
 """
 
 import collections

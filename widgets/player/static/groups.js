@@ -1,7 +1,8 @@
 // Opening and closing boxes, search and debugging jumps of the tape player
 // (part 5 of the module; see graph.js). The boxes are the scope tree's
-// (tree.js); `data.debug` (widgets/scopes.py) gives the first NaN/Inf frames
-// and the per-group gradient norms that fill each closed box's bar.
+// (tree.js); `data.debug` (widgets/player/data/scopes.py) gives the first
+// NaN/Inf frames and the per-group gradient norms that fill each closed box's
+// bar.
 //
 // A closed box hides everything in it and lights up while the backward pass
 // runs through it: playing, the pass moves box by box (the step buttons and

@@ -29,9 +29,9 @@ import base64
 import anywidget
 import traitlets
 
+from ..drawing.png import replay_png
+from ..replay import Replay
 from .html_export import as_replay, describe, export_html, html_snippet, player_css, player_js
-from .png import replay_png
-from .replay import Replay
 
 __all__ = ["TapePlayer"]
 

@@ -1,9 +1,9 @@
 """Layers wrapped into bands: a long drawing that fills a screen in both directions.
 
-``layout.layer_order`` puts a graph's nodes in layers, left to right; drawn
+``layers.layer_order`` puts a graph's nodes in layers, left to right; drawn
 in one row, an unrolled RNN is a line a pixel high on a screen. Here the
 layers are placed with step 4 of the layered layout (each node near its
-neighbours' mean height, ``layout._place_in_order``), but in **bands**: when
+neighbours' mean height, ``layers._place_in_order``), but in **bands**: when
 the next layer would pass the band width, a new band starts below, the way
 words wrap into lines, and never between an input and the node it feeds (a
 kernel stays next to its MatMul). The caller picks the band width from the
@@ -18,7 +18,7 @@ Pure Python, deterministic, and linear in the nodes (a few sweeps per band).
     (2, (20.0, 116.0))
 """
 
-from .layout import _place_in_order, _stacked
+from .layers import _place_in_order, _stacked
 
 __all__ = ["Flow", "flow_layout"]
 

@@ -49,9 +49,9 @@ from autodiff.backward import backward
 from autodiff.registry import NotDifferentiable
 from autodiff.tensor import Tensor, Variable
 
-from .explain_history import History, explain_from_history, record_history
+from .history import History, explain_from_history, record_history
 from .explanation import REASONS, Explanation, PathStep
-from .tape_names import tape_names
+from ..tape_names import tape_names
 
 __all__ = ["explain_none_gradient", "Explanation", "PathStep", "REASONS", "record_history",
            "History"]

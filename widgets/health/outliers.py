@@ -12,7 +12,7 @@ reason says how far off, and from what):
 - ``update_large``: one update changes its weights by more than
   ``UPDATE_LARGE`` (10%), whatever the others do.
 
-``widgets/health.py`` uses them on the groups of one replay, and
+``widgets/health/rows.py`` uses them on the groups of one replay, and
 ``TrainingRecorder.flags`` on the layers at the last recorded step.
 ``medians_of_others`` gives every position its median in one sort (a
 median per row over the rest would be quadratic: an unrolled RNN has

@@ -15,7 +15,7 @@ box keep any level small enough to read:
   gets its boxes grouped into ranges (``step_000 … step_047``).
 
 Each box's content (its child boxes and its own nodes) is ordered once, as
-layers (``layout.layer_order`` on the edges between them). Where the boxes
+layers (``layers.layer_order`` on the edges between them). Where the boxes
 then go, for any choice of open ones, is ``placement.py``'s. ``from_json``
 makes the tree again from a replay's JSON (the static pictures do), and
 ``rep`` says what shows for a node when some boxes are closed.
@@ -25,7 +25,7 @@ makes the tree again from a replay's JSON (the static pictures do), and
     ['', 'gru', 'gru_cell']
 """
 
-from . import layout as _layout
+from . import layers as _layers
 
 __all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "drawn_ends",
            "CHUNK_ABOVE", "MAX_CHILDREN"]
@@ -229,7 +229,7 @@ def _order(tree, rank, ends):
         shape = (tuple(f"{i[:1]}{'@' in i}" for i in its),
                  tuple((index[x], index[y]) for x, y in pairs))
         if shape not in seen:
-            layers = _layout.layer_order(list(range(len(its))), list(shape[1]),
+            layers = _layers.layer_order(list(range(len(its))), list(shape[1]),
                                          sweeps=8 if len(its) < 300 else 2) if its else []
             seen[shape] = layers
         box["layers"] = [[its[i] for i in lay] for lay in seen[shape]]

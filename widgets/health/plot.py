@@ -16,7 +16,7 @@ nothing stays open, nothing is shown or saved unless the caller asks):
   "offset" histogram view), so a distribution that narrows to 0 (vanishing),
   widens (exploding) or collapses onto 0 (dead) is seen at a glance.
 
-Only reads the recorder's lists; see ``widgets/training_recorder.py``.
+Only reads the recorder's lists; see ``widgets/health/recorder.py``.
 """
 
 import numpy as np

@@ -23,9 +23,9 @@ never a tape. matplotlib is imported lazily (``widgets`` itself needs none).
 import io
 import textwrap
 
-from .frames import grads_at
-from .graph_layout import OP_RADIUS
-from .scope_tree import rep
+from ..data.frames import grads_at
+from ..layout.graph_layout import OP_RADIUS
+from ..layout.scope_tree import rep
 from .svg import (BOX_HEIGHT, FLAG_TEXT, _clip_end, _edges, _shown, frame_state, node_sizes,
                   overview, title_text)
 

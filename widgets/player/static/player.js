@@ -1,4 +1,4 @@
-// The tape player's view: draws a replay (widgets/replay.py) as an SVG graph
+// The tape player's view: draws a replay (widgets/player/replay.py) as an SVG graph
 // and animates its frames in the browser, with no kernel round trip per frame.
 //
 // An anywidget ES module: render({ model, el }) reads the synced traitlets

@@ -1,6 +1,6 @@
 // Gradient health panel of the tape player (part 3b of the module: after
 // groups.js, before controls.js; see html_export.JS_PARTS). It reads
-// `data.debug.health` (widgets/health.py: one row per scope group, NaN and
+// `data.debug.health` (widgets/health/rows.py: one row per scope group, NaN and
 // None rows included) and `data.debug.group_norms` (the running norm of what
 // each group has sent back, frame by frame; "NaN"/"Inf" once it is not
 // finite, empty where nothing flowed back) and draws one row per group:

@@ -36,12 +36,12 @@ import numpy as np
 from autodiff import nest
 from autodiff.tensor import Tensor, Variable
 
-from .graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
-from .frames import Frames, preview, value_of
-from .sentences import rule_text
-from .tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
-from .scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
-from .health import group_health
+from ..health.rows import group_health
+from ..tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
+from .data.frames import Frames, preview, value_of
+from .data.scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
+from .data.sentences import rule_text
+from .layout.graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 
 __all__ = ["replay", "Replay", "preview", "gc_paused"]
 
@@ -131,7 +131,7 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
         tape_names: optional display names, one per tape ("tape 1", ...).
         updates: optional optimizer updates (``w_after - w_before``), one per
             source, for the update/weight ratios of ``data["debug"]["health"]``
-            (``widgets/health.py``: one row per scope group, flags and reasons).
+            (``widgets/health/rows.py``: one row per scope group, flags and reasons).
 
     Returns:
         A Replay.

@@ -31,13 +31,13 @@ import json
 from html import escape
 from pathlib import Path
 
-from .replay import Replay, gc_paused, replay as _replay
-from .svg import replay_svg
+from ..drawing.svg import replay_svg
+from ..replay import Replay, gc_paused, replay as _replay
 
 __all__ = ["export_html", "html_snippet", "describe", "player_js", "player_css", "page_model",
            "read_page_model"]
 
-STATIC = Path(__file__).with_name("static")
+STATIC = Path(__file__).parents[1] / "static"
 _EXPORT_LINE = "export default { render };"
 _ids = itertools.count()
 

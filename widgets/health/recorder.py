@@ -34,7 +34,7 @@ The rules behind ``flags()`` (and ``print``), on the recorded history:
 - ``dead``: 90% or more of its gradient is exactly 0 at the last step;
 - ``exploding``: its gradient norm at the last step is 100x its first one,
   or its weights' norm grew 10x;
-- and, at the last step, the rules of ``widgets.outliers.relative_flags``
+- and, at the last step, the rules of ``widgets.health.outliers.relative_flags``
   against the other layers (weights' RMS 10x their median; gradient/weight
   and update/weight ratios 100x off their median, e.g. a vanishing layer).
 """
@@ -45,9 +45,9 @@ import numpy as np
 
 from autodiff import Module, backend, tape as _tape
 
-from .health import ZERO_SHARE
+from .rows import ZERO_SHARE
 from .outliers import compact, relative_flags
-from .tape_names import module_paths
+from ..tape_names import module_paths
 
 __all__ = ["TrainingRecorder"]
 
@@ -284,7 +284,7 @@ class TrainingRecorder:
 
         >>> fig = recorder.plot(); fig.savefig("trends.png")   # saving is yours
         """
-        from .training_plot import plot_recorder
+        from .plot import plot_recorder
 
         return plot_recorder(self, layers=layers, histograms=histograms,
                              max_histograms=max_histograms)

@@ -13,7 +13,7 @@ every backward step (sparse: only the steps that add to a group). Every
 group has a series: from a step that sent NaN/Inf on, its running norm is
 ``"NaN"`` or ``"Inf"``; a group no backward step ran in (a None gradient)
 has an empty one. The health of every group, NaN and None ones included, with
-weight norms, ratios and flagged reasons, is ``widgets/health.py``.
+weight norms, ratios and flagged reasons, is ``widgets/health/rows.py``.
 
 Pure Python over the replay dict; nothing here differentiates.
 
@@ -143,7 +143,7 @@ def explain_sources(tape, target, sources, limit=8):
     sweep finds them: the ones whose gradient will be None), still at most
     ``limit``; each answer is a sweep over the records.
     """
-    from .explain import explain_none_gradient
+    from ...explain import explain_none_gradient
 
     if len(sources) > limit:
         sources = _unreached(tape, target, sources)[:limit]

@@ -1,9 +1,10 @@
 // The scope tree in the browser (part 2 of the module; see graph.js): which
 // boxes are open, and where everything that shows goes. The boxes and each
-// box's layers come from widgets/scope_tree.py (`data.layout.tree`); the
-// placement is placement.place and bands.flow_layout again, run here
-// because opening a box re-flows its neighbourhood: layers go left to right
-// and wrap into bands top to bottom, so a long chain fills the stage.
+// box's layers come from widgets/player/layout/scope_tree.py
+// (`data.layout.tree`); the placement is placement.place and
+// bands.flow_layout again, run here because opening a box re-flows its
+// neighbourhood: layers go left to right and wrap into bands top to bottom,
+// so a long chain fills the stage.
 //
 // Cost: a box's placement is kept until a box inside it opens or closes, so
 // opening one box re-places only the boxes around it, and the reps (what
@@ -390,7 +391,7 @@ function bandHeights(band, sizes, left, right, isInput) {
   return ys;
 }
 
-// layout._place_in_order: nearest positions keeping order and gaps (pool adjacent violators).
+// layers._place_in_order: nearest positions keeping order and gaps (pool adjacent violators).
 function placeInOrder(lay, wanted, sizes, weights) {
   const offsets = [];
   let total = 0;

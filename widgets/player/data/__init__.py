@@ -1,0 +1,13 @@
+"""What the player shows, as data: one dict per frame, its sentence, the scope groups.
+
+Reading order: ``frames.py`` (the frames: forward records, the seed,
+backward steps and the result, each with what to highlight and the numbers
+from the engine's trace), ``sentences.py`` (the sentence classroom mode
+shows under each frame, a rule written in the tape's own names),
+``scopes.py`` (records grouped by name scope, and what a debugger jumps to:
+the first NaN/Inf, the gradients that never arrive).
+
+May import: the engine's public data (``autodiff``) and ``widgets.explain``
+(``scopes.py`` asks why a gradient is None). No layout, drawing or page code:
+nothing here knows where a node goes or what it looks like.
+"""
