@@ -1,13 +1,16 @@
 """The house keeps its plan: the engine at the front, subsystems in packages, imports one way.
 
-``autodiff/__init__.py`` draws the map. These tests read every module's
-imports (those inside functions too) from its source, so a new import that
-breaks the plan fails here, whatever order the modules happen to load in.
+``autodiff/__init__.py`` and ``widgets/__init__.py`` draw the maps. These tests
+read every module's imports (those inside functions too) from its source, so a
+new import that breaks the plan fails here, whatever order the modules happen
+to load in.
 """
 
 import ast
 import importlib
 import pathlib
+import subprocess
+import sys
 import types
 
 import pytest
@@ -153,3 +156,144 @@ def test_public_paths_still_resolve():
     assert Sequential is ad.keras.Sequential and KerasDense is Dense
     layer = autodiff.layers.Dense(2)
     assert isinstance(layer, ad.Module) and layer(ad.ones([1, 3])).shape == (1, 2)
+
+
+# ---- widgets/: one package per view, imports one way -----------------------------------
+
+WIDGETS = ROOT.parent / "widgets"
+# A package -> the sibling packages it may import. Every one may import the modules
+# at the front of widgets/ (tape_names.py); none imports widgets/__init__'s map.
+WIDGET_PACKAGES = {"player": {"health", "explain"}, "health": set(), "explain": set(),
+                   "plots": set()}
+# The player's parts in reading order; each imports only the parts before it.
+PLAYER_PARTS = ("data", "layout", "replay", "drawing", "page")
+
+
+def _widget_files():
+    return sorted(WIDGETS.rglob("*.py"))
+
+
+def _widget_id(path):
+    return str(path.relative_to(WIDGETS))
+
+
+def _view_package(path):
+    """``player``, ``health``... for a file in a package; None at the front of widgets/."""
+    parts = path.relative_to(WIDGETS).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _player_part(path):
+    return path.relative_to(WIDGETS / "player").parts[0].removesuffix(".py")
+
+
+@pytest.mark.parametrize("path", [p for p in _widget_files() if _view_package(p)], ids=_widget_id)
+def test_a_widgets_package_imports_only_the_siblings_it_may(path):
+    package = _view_package(path)
+    barred = set(WIDGET_PACKAGES) - {package} - WIDGET_PACKAGES[package]
+    bad = sorted(name for name in _imports(path) for other in barred
+                 if _reaches(name, f"widgets.{other}"))
+    assert not bad, f"widgets/{_widget_id(path)} ({package}/) imports {bad}"
+
+
+@pytest.mark.parametrize("path", [p for p in (WIDGETS / "player").rglob("*.py")
+                                  if _player_part(p) in PLAYER_PARTS], ids=_widget_id)
+def test_a_player_part_imports_only_the_parts_before_it(path):
+    # data/ imports no layout, drawing or page code; drawing/ no page; ...
+    part = _player_part(path)
+    later = PLAYER_PARTS[PLAYER_PARTS.index(part) + 1:]
+    bad = sorted(name for name in _imports(path) for other in later
+                 if _reaches(name, f"widgets.player.{other}"))
+    assert not bad, f"widgets/{_widget_id(path)} ({part}) imports {bad}, which come after it"
+
+
+def test_the_players_layout_knows_nothing_of_tapes_or_other_views():
+    for path in (WIDGETS / "player" / "layout").glob("*.py"):
+        bad = {name for name in _imports(path) if name.split(".")[0] in ("autodiff", "widgets")
+               and not _reaches(name, "widgets.player.layout")}
+        assert not bad, (path.name, bad)
+
+
+@pytest.mark.parametrize("path", _widget_files(), ids=_widget_id)
+def test_no_widgets_module_imports_the_course_a_test_oracle_or_an_old_path(path):
+    # An old path (``widgets.svg``) names a moved module; used inside widgets/ it
+    # would hide which package a module really reaches into.
+    import widgets
+    old_paths = {*widgets._MOVED, "tape_player", "derivative_plot"}
+    names = _imports(path)
+    bad = sorted(name for name in names
+                 if name.split(".")[0] in ("course", "tensorflow", "keras", "torch", "jax")
+                 or _reaches(name, "tapeschool.course")
+                 or (name.split(".")[0] == "widgets" and len(name.split(".")) > 1
+                     and name.split(".")[1] in old_paths))
+    assert not bad, f"widgets/{_widget_id(path)} imports {bad}"
+
+
+def _packages_under(folder):
+    return sorted(p.parent for p in folder.rglob("__init__.py") if p.parent != folder)
+
+
+@pytest.mark.parametrize("package", _packages_under(WIDGETS), ids=_widget_id)
+def test_each_widgets_package_names_its_files_and_what_it_may_import(package):
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    where = f"widgets/{_widget_id(package)}/__init__.py"
+    assert any(line.startswith("May import") for line in doc.splitlines()), \
+        f"{where} needs a line saying what it may import"
+    for child in package.iterdir():
+        if child.suffix == ".py" and child.name != "__init__.py":
+            assert child.name in doc, f"{where} does not name {child.name}"
+        elif child.is_dir() and child.name != "__pycache__":
+            assert f"{child.name}/" in doc, f"{where} does not name {child.name}/"
+
+
+def test_the_widgets_map_names_every_package_and_few_modules_stay_at_the_front():
+    import widgets
+
+    folders = sorted(p.name for p in WIDGETS.iterdir() if (p / "__init__.py").exists())
+    assert folders == sorted(WIDGET_PACKAGES)
+    front = sorted(p.name for p in WIDGETS.glob("*.py"))
+    assert len(front) <= 12, front
+    for name in [f"{f}/" for f in folders] + [n for n in front if n != "__init__.py"]:
+        assert name in widgets.__doc__, name
+
+
+def test_old_widget_paths_name_the_moved_modules():
+    import widgets
+
+    for old, new in widgets._MOVED.items():
+        module = importlib.import_module(f"widgets.{new}")
+        assert importlib.import_module(f"widgets.{old}") is module
+        if old != "replay":   # ``widgets.replay`` is the function
+            assert getattr(widgets, old) is module, old
+    assert callable(widgets.replay) and widgets.replay.__module__ == "widgets.player.replay"
+    from widgets.explain import REASONS, Explanation, explain_none_gradient, record_history
+    from widgets.explain_history import record_history as recorder_too
+    from widgets.health import group_health
+    from widgets.replay import Replay, gc_paused, replay
+
+    assert recorder_too is record_history and (replay, Replay) == (widgets.replay, widgets.Replay)
+    assert explain_none_gradient is widgets.explain_none_gradient
+    assert group_health is widgets.group_health and gc_paused.__module__ == "widgets.player.replay"
+    assert Explanation.__module__ == "widgets.explain.explanation" and "stop_gradient" in REASONS
+
+
+@pytest.mark.parametrize("old, new, needs", [
+    ("tape_player", "widgets.player.page.tape_player", "anywidget"),
+    ("derivative_plot", "widgets.plots.derivative_plot", "ipywidgets")])
+def test_the_old_paths_of_the_views_that_need_a_front_end_name_their_modules(old, new, needs):
+    pytest.importorskip(needs)
+    assert importlib.import_module(f"widgets.{old}") is importlib.import_module(new)
+
+
+def test_import_widgets_needs_no_front_end_and_no_matplotlib():
+    code = ("import sys\n"
+            "blocked = ('ipywidgets', 'anywidget', 'traitlets', 'matplotlib')\n"
+            "sys.modules.update(dict.fromkeys(blocked))\n"
+            "import widgets\n"
+            "from widgets.svg import replay_svg\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in blocked"
+            " and sys.modules[m] is not None))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT.parent, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
