@@ -92,7 +92,8 @@ def verdict(prediction, answer, hint=None, rtol=1e-5, atol=1e-6, answer_text=Non
         return False, hint or "give a number, a list, a tuple, a string, True/False or None"
     if not correct:
         return False, hint or shape_note or GENERIC
-    return True, f"Correct! The answer is: {answer if answer_text is None else answer_text}"
+    shown = str(answer) if answer_text is None else answer_text   # print's text, not format's
+    return True, f"Correct! The answer is: {shown}"
 
 
 def check_gradients(op, args, order=2, hint=None):

@@ -8,6 +8,19 @@ own steps on it, in order (``tapeschool-course --help`` lists the commands)::
                    nbgrader_config.py, the exchange folder              (init)
     teacher.py     release; collect; autograde and generate_feedback with a progress
                    line per submission; release_feedback; the scores   (release ... return)
+
+  grading, in the order a submission goes through it:
+    autograde.py   a class: nbgrader's autograde per submission, in workers, a line
+                   each and a summary; "not graded: <reason>", never a 0   (grade)
+    grading.py     SandboxedGrading, nbgrader's step in place of Execute: run in the
+                   sandbox, compare the answers with the key here, write the verdicts
+    answer_key.py  the key, made from the teacher edition run in the sandbox
+    recording_run.py  one notebook run in the sandbox, its check cells recording
+    check_cells.py a check cell rewritten to record its predictions as plain data
+    sandbox.py     bubblewrap + setpriv: an unprivileged uid, no network, only the
+                   submission and read-only code, limits; safe reading of its output
+    run_notebook.py   inside the sandbox: nbclient runs the notebook, outputs capped
+    grading_status.py graded or not, and why, beside nbgrader's gradebook
     student.py     a student's fetch, submit and fetch_feedback, and answers for a
                    lesson's blanks (what JupyterLab's Assignments panel does for a student)
     simulate.py    a class of many students submitting, with known scores (dry run, load)
@@ -22,7 +35,7 @@ own steps on it, in order (``tapeschool-course --help`` lists the commands)::
 notebooks/README.md ("Teaching a course on JupyterHub") is the teacher's guide.
 
 What it must not do: reimplement nbgrader (every step is nbgrader's API or its
-exchange classes, configured the way nbgrader documents), edit a lesson, or
-import ``autodiff`` or ``widgets`` (the lessons' kernels do; the teacher's steps
-only check that such a kernel can).
+exchange classes, configured the way nbgrader documents; grading replaces only
+nbgrader's Execute step), edit a lesson, run a student's code outside the
+sandbox, or import ``autodiff`` or ``widgets`` (the sandbox's kernels do).
 """

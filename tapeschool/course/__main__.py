@@ -56,6 +56,9 @@ def main(argv=None):
         if name == "grade":
             step.add_argument("--force", action="store_true", help="grade everything again")
             step.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+            step.add_argument("--time-limit", type=float, default=0,
+                              help="seconds one submission may run, all its cells together "
+                                   "(default: five times the teacher edition's, at least 120)")
 
     hub = commands.add_parser("hub-config", help="jupyterhub_config.py for the course")
     hub.add_argument("directory", type=Path)
@@ -113,9 +116,16 @@ def _collect(args):
 
 
 def _grade(args):
-    teacher = _teacher(args)
+    from .teacher import Teacher
+
+    teacher = Teacher(open_course(args.course_dir), time_limit=args.time_limit)
     teacher.autograde(args.lesson, force=args.force, jobs=args.jobs)
     teacher.generate_feedback(args.lesson)
+    if teacher.not_graded:       # everyone else is graded and has feedback: now say so
+        print(f"tapeschool-course grade: {len(teacher.not_graded)} submission(s) not graded; "
+              f"see `tapeschool-course scores {args.lesson}`", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _return(args):
@@ -123,11 +133,13 @@ def _return(args):
 
 
 def _scores(args):
-    scores = _teacher(args).scores(args.lesson)
+    results = _teacher(args).results(args.lesson)
     print(f"{'student':<16} score")
-    for student, (score, most) in sorted(scores.items()):
-        print(f"{student:<16} {score:g}/{most:g}")
-    print(f"{len(scores)} submission(s)")
+    for student, result in sorted(results.items()):
+        shown = f"{result[0]:g}/{result[1]:g}" if isinstance(result, tuple) else result
+        print(f"{student:<16} {shown}")
+    not_graded = sum(not isinstance(r, tuple) for r in results.values())
+    print(f"{len(results)} submission(s)" + (f", {not_graded} not graded" if not_graded else ""))
 
 
 def _hub_config(args):

@@ -51,6 +51,12 @@ here = os.path.dirname(os.path.abspath(__file__))  # traitlets gives a config fi
 # How the lessons become assignments: a copy of notebooks/nbgrader_config.py.
 load_subconfig("lessons_nbgrader_config.py", path=here)  # noqa: F821
 
+# Autograding runs each submission in a sandbox and compares its answers with a key made
+# from the teacher edition, outside the student's kernel (tapeschool.course.grading), also
+# when nbgrader's own `nbgrader autograde` or the formgrader's button runs it.
+from tapeschool.course.grading import grading_config  # noqa: E402
+c.merge(grading_config(here))
+
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = here  # this folder, wherever it is moved
 c.Exchange.root = {exchange!r}

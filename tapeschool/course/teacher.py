@@ -16,29 +16,21 @@ nbgrader reports a failure (nbgrader's API returns it as data instead)::
     teacher.generate_feedback("03")
     teacher.return_feedback("03")  # release_feedback: each student fetches their own
 
-Autograding runs every submission in a fresh ``python3`` kernel, which must
-import ``autodiff`` and ``widgets``: the kernels nbgrader starts here get this
-checkout on their ``PYTHONPATH`` (the lessons in the course came from it, so
-they run against its engine), and ``autograde`` first checks that such a
-kernel imports them. Without that check, a grader whose kernel could not
-import the engine would score every submission 0 and report success.
+Autograding (autograde.py) is nbgrader's autograde with its ``Execute`` step
+replaced by ``grading.SandboxedGrading``: each submission runs in a sandbox
+(sandbox.py) and its answers are compared with a key made from the teacher
+edition (answer_key.py), in this process. A submission that cannot be graded is
+reported as "not graded: <reason>", never as 0, and the class goes on.
 
-What it must not do: grade, copy or hash anything itself (nbgrader does), or
-read a student's notebook.
+What it must not do: copy or hash anything itself (nbgrader does), or run a
+student's notebook outside the sandbox.
 """
 
-import contextlib
-import os
-import subprocess
 import sys
-import time
 import warnings
 
-from .layout import ROOT, assignment_name, lessons
+from .layout import assignment_name, lessons
 from .progress import Progress
-
-KERNEL_NAME = "python3"                      # the kernel the lessons name
-LESSON_IMPORTS = "import autodiff, widgets"  # what every lesson's first code cell needs
 
 
 class StepFailed(RuntimeError):
@@ -51,15 +43,23 @@ class Teacher:
     Args:
         course: a ``layout.Course`` (``layout.open_course(path)``).
         out: where progress lines go (stdout by default).
+        slot: the sandbox slot this teacher's grading uses (a worker process has its own).
+        time_limit: seconds a submission may run (0: five times the teacher edition's).
     """
 
-    def __init__(self, course, out=None):
+    def __init__(self, course, out=None, slot=0, time_limit=0):
         from nbgrader.apps import NbGraderAPI
+
+        from .grading import grading_config
 
         self.course = course
         self.out = out or sys.stdout
         self.last_progress = None   # the last step's Progress (its .seconds per submission)
-        self.api = NbGraderAPI(config=course.config())
+        self.not_graded = {}        # the last autograde's {student: reason}
+        self.slot, self.time_limit = slot, time_limit
+        config = course.config()
+        config.merge(grading_config(course.root, slot, time_limit))
+        self.api = NbGraderAPI(config=config)
         # nbgrader 0.9's gradebook code predates SQLAlchemy 2's session warnings; they say
         # nothing about the grades (tests/hub checks the grades themselves)
         from sqlalchemy.exc import SAWarning
@@ -105,60 +105,34 @@ class Teacher:
         return students
 
     def autograde(self, lesson, students=None, force=False, jobs=1):
-        """``nbgrader autograde``, one submission at a time, a progress line for each.
+        """Grades every submission in the sandbox, one line each; never stops at one.
 
         Args:
-            students: the ids to grade; by default every collected submission not yet
-                autograded (all of them with ``force``).
-            force: grade again what was already graded.
-            jobs: how many submissions to grade at once, each in a worker process of its
-                own (they share the gradebook; nbgrader writes each submission's rows in
-                short transactions). A kernel runs each lesson, so more jobs than cores
-                gains nothing.
+            students: the ids to grade; by default every collected submission that needs
+                it: never graded, not graded last time, or submitted again since.
+            force: grade every collected submission again.
+            jobs: how many submissions to grade at once, each in a worker process and a
+                sandbox (a uid) of its own. More jobs than cores gains nothing.
 
         Returns:
-            ``{student: (score, max_score)}`` for the submissions graded now.
+            ``{student: (score, max_score)}`` for the submissions graded now; those that
+            could not be graded are in ``self.not_graded`` (``{student: reason}``).
+
+        Raises:
+            StepFailed: nothing was collected, or no sandbox can be made here.
         """
-        assignment = assignment_name(lesson)
-        if students is None:
-            students = sorted(self.api.get_submitted_students(assignment))
-            if not force:
-                done = self.api.get_autograded_students(assignment)
-                students = [s for s in students if s not in done]
-        progress = self.last_progress = Progress("autograde", len(students), out=self.out)
-        if not students:
-            return {}
-        with kernels_import_this_checkout():
-            check_grading_kernel()
-            if jobs > 1 and len(students) > 1:
-                return self._autograde_in_workers(assignment, students, jobs, progress)
-            scores = {}
-            for student in students:
-                with progress.item(student) as line:
-                    scores[student] = self._autograde_one(assignment, student)
-                    line.note = _points(scores[student])
-            return scores
+        from .autograde import grade_class
 
-    def _autograde_one(self, assignment, student):
-        self._ok(f"autograde {student}",
-                 self.api.autograde(assignment, student, force=True, create=True))
-        return self._score(assignment, student)
+        summary = grade_class(self, assignment_name(lesson), students, force, jobs)
+        self.not_graded = summary.not_graded
+        return summary.graded
 
-    def _autograde_in_workers(self, assignment, students, jobs, progress):
-        import concurrent.futures
-        import multiprocessing
+    def results(self, lesson):
+        """Every collected submission's result: ``{student: (score, max_score)}`` when
+        graded, ``{student: "not graded: <reason>"}`` when not (never a 0 for those)."""
+        from .autograde import results
 
-        scores = {}
-        context = multiprocessing.get_context("spawn")   # a fresh gradebook connection each
-        with concurrent.futures.ProcessPoolExecutor(
-                max_workers=jobs, mp_context=context, initializer=_start_worker,
-                initargs=(self.course,)) as pool:
-            futures = {pool.submit(_autograde_in_worker, assignment, s): s for s in students}
-            for future in concurrent.futures.as_completed(futures):
-                student = futures[future]
-                scores[student], seconds = future.result()
-                progress.finished(student, _points(scores[student]), seconds)
-        return scores
+        return results(self, assignment_name(lesson))
 
     def generate_feedback(self, lesson, students=None):
         """``nbgrader generate_feedback``: an HTML page per autograded submission, a
@@ -167,15 +141,22 @@ class Teacher:
         Returns:
             The students whose feedback was written.
         """
+        from .autograde import write_not_graded_feedback
+
         assignment = assignment_name(lesson)
+        results = self.results(assignment)
         if students is None:
-            students = sorted(self.api.get_autograded_students(assignment))
+            students = sorted(set(self.api.get_autograded_students(assignment)) | set(results))
         progress = self.last_progress = Progress("feedback", len(students), out=self.out)
         for student in students:
             with progress.item(student) as line:
-                self._ok(f"generate_feedback {student}",
-                         self.api.generate_feedback(assignment, student, force=True))
-                line.note = "written"
+                result = self.api.generate_feedback(assignment, student, force=True)
+                if not result.get("success"):      # nbgrader could not open the submission
+                    reason = str(results.get(student, "not graded: nbgrader made no page"))
+                    write_not_graded_feedback(self.course, assignment, student,
+                                              reason.removeprefix("not graded: "))
+                line.note = "written" if isinstance(results.get(student), tuple) else (
+                    "written (not graded)")
         return list(students)
 
     def return_feedback(self, lesson):
@@ -195,18 +176,9 @@ class Teacher:
         return released
 
     def scores(self, lesson):
-        """The gradebook's scores: ``{student: (score, max_score)}`` for every autograded
-        submission of the lesson."""
-        assignment = assignment_name(lesson)
-        with self.api.gradebook as gradebook:
-            return {s.student.id: (s.score, s.max_score)
-                    for s in gradebook.assignment_submissions(assignment)}
-
-    def _score(self, assignment, student):
-        # the gradebook's rows, which autograde has just written
-        with self.api.gradebook as gradebook:
-            submission = gradebook.find_submission(assignment, student)
-            return submission.score, submission.max_score
+        """The scores of the graded submissions: ``{student: (score, max_score)}`` (those
+        not graded are in ``results``, with their reason, never here as 0)."""
+        return {s: r for s, r in self.results(lesson).items() if isinstance(r, tuple)}
 
     def _ok(self, step, result):
         """nbgrader's API returns failures as data: raise them, saying why first (nbgrader's
@@ -226,58 +198,3 @@ class Teacher:
 
     def _say(self, line):
         print(line, file=self.out, flush=True)
-
-
-@contextlib.contextmanager
-def kernels_import_this_checkout():
-    """Puts this checkout first on ``PYTHONPATH`` while inside, so that the kernels nbgrader
-    starts (and worker processes, which inherit the environment) import its ``autodiff``
-    and ``widgets``, the engine the course's lessons were written against."""
-    before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([before] if before else []))
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
-
-
-def check_grading_kernel(kernel_name=KERNEL_NAME):
-    """Raises ``StepFailed`` unless the Python of the kernel that grades imports the
-    lessons' packages (with the environment it would get now). A lesson whose first cell
-    fails to import them scores 0 on every check, which nbgrader reports as a success."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    spec = KernelSpecManager().get_kernel_spec(kernel_name)
-    python = spec.argv[0]
-    if python in ("python", f"python{sys.version_info[0]}",
-                  f"python{sys.version_info[0]}.{sys.version_info[1]}"):
-        python = sys.executable   # what jupyter_client runs for these names
-    done = subprocess.run([python, "-c", LESSON_IMPORTS], capture_output=True, text=True,
-                          timeout=300)
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise StepFailed(f"the {kernel_name!r} kernel ({python}) cannot run the lessons "
-                         f"({LESSON_IMPORTS!r}: {why}); every submission would score 0. "
-                         f"Install tapeschool's dependencies in that kernel's environment "
-                         f"(python -m pip install -r binder/requirements.txt)")
-
-
-def _points(score):
-    return f"{score[0]:g}/{score[1]:g} points"
-
-
-_worker = None
-
-
-def _start_worker(course):
-    global _worker
-    _worker = Teacher(course)
-
-
-def _autograde_in_worker(assignment, student):
-    started = time.monotonic()
-    score = _worker._autograde_one(assignment, student)
-    return score, time.monotonic() - started
