@@ -30,7 +30,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ROOT / "notebooks"
+# Installed from a wheel, the teacher editions travel inside the package (setup.py puts
+# them there); in a clone (and an editable install) they are the clone's notebooks/.
+PACKAGED_LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+
+
+def _lessons_folder():
+    chosen = os.environ.get("TAPESCHOOL_LESSONS")
+    if chosen:
+        return Path(chosen)
+    if (ROOT / "notebooks" / "nbgrader_config.py").is_file():
+        return ROOT / "notebooks"
+    return PACKAGED_LESSONS
+
+
+NOTEBOOKS = _lessons_folder()
 LESSONS_CONFIG = NOTEBOOKS / "nbgrader_config.py"
 
 DEFAULT_COURSE_ID = "tapeschool"

@@ -9,7 +9,8 @@ Grading runs student code, and student code is hostile. Each submission runs as:
 What the sandbox sees: the Python installation and the system's libraries
 read-only, the three packages the lessons import (``autodiff``, ``widgets``,
 ``tapeschool``) read-only, and ``/grading``: a folder holding this submission's
-notebook and an empty ``out/``. Nothing else of the machine: not the course
+notebook and an empty ``out/``. Where the teacher editions lie inside what it sees
+(the lessons a wheel carries in ``tapeschool/lessons/``), an empty folder covers them. Nothing else of the machine: not the course
 directory (``source/`` with the solutions, the gradebook, the key, other
 submissions), not the exchange, not the teacher's home, not the repository's
 teacher editions. Its environment is built from nothing (no tokens, no
@@ -136,14 +137,17 @@ class Sandbox:
     def command(self, python_args):
         """The whole command line: bwrap, then setpriv, then the sandbox's Python."""
         uid = str(self.uid)
-        binds, made = [], set()
+        python = _python_executable()
+        binds, made = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"], {"/tmp"}
         for path in [p for p in SYSTEM if os.path.exists(p)] + _python_roots() + _package_roots():
             for parent in reversed(Path(path).parents[:-1]):   # /root, /root/.pyenv, ...
                 if str(parent) not in made:                    # passable, not listable
                     binds += ["--perms", "0711", "--dir", str(parent)]
                     made.add(str(parent))
             binds += ["--ro-bind", path, path]
-        env = {"HOME": SANDBOX_HOME, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        for path in _hidden_inside(_python_roots() + _package_roots()):
+            binds += ["--tmpfs", path]          # an empty folder over the solutions
+        env = {"HOME": SANDBOX_HOME, "PATH": f"{Path(python).parent}:/usr/bin:/bin",
                "LANG": "C.UTF-8", "TMPDIR": "/tmp", "MPLBACKEND": "Agg",
                "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
                "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -154,12 +158,11 @@ class Sandbox:
         # inside, setpriv becomes the slot's uid with no capabilities before Python starts
         return ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv",
-                *setenv, *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                "--bind", str(self.folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
+                *setenv, *binds, "--bind", str(self.folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
                 "--hostname", "sandbox", "--",
                 "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-                sys.executable, "-I", *python_args]
+                python, "-I", *python_args]
 
     def run(self, python_args):
         """Runs the sandbox to its end or its deadline; every process of it is gone after.
@@ -227,6 +230,22 @@ def _copy_font_cache(folder):
         folder.mkdir()
         for path in found:
             shutil.copyfile(path, folder / path.name)
+
+
+def _python_executable():
+    """This Python, its folder's links resolved (the sandbox binds real paths) but not its
+    own (a virtual environment's ``bin/python`` must stay itself to find its packages)."""
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)),
+                        os.path.basename(sys.executable))
+
+
+def _hidden_inside(roots):
+    """Folders inside what the sandbox sees that hold the teacher editions: the lessons a
+    wheel carries (tapeschool/lessons/) and a clone's notebooks/ (and its src/)."""
+    here = Path(__file__).resolve().parent.parent           # the tapeschool package
+    candidates = [here / "lessons", here.parent / "notebooks"]
+    return [str(path) for path in candidates if path.is_dir() and any(
+        str(path).startswith(root.rstrip(os.sep) + os.sep) for root in roots)]
 
 
 def _python_roots():
