@@ -112,6 +112,12 @@ def grading(args, work, rows):
     expected = timed(rows, f"{n} students fetch, answer and submit (nbgrader's exchange)",
                      lambda: submit_class(course, assignment, n, work / "home"))
     timed(rows, f"collect {n} submissions", lambda: teacher.collect(assignment))
+    from tapeschool.course.answer_key import load_or_make_key
+    from tapeschool.course.layout import notebook_name
+
+    timed(rows, "the answer key: the teacher edition run once in the sandbox",
+          lambda: load_or_make_key(course.root, assignment,
+                                   notebook_name(assignment).removesuffix(".ipynb")))
     for jobs in args.jobs:
         with MemoryPeak(this_tree) as memory:
             started = time.monotonic()
@@ -121,7 +127,8 @@ def grading(args, work, rows):
         if wrong:
             raise SystemExit(f"autograde gave scores the answers do not earn: {wrong}")
         each = sorted(teacher.last_progress.seconds.values())
-        rows.append((f"autograde {n} submissions, {jobs} at a time", f"{wall:.0f} s",
+        rows.append((f"autograde {n} submissions, {jobs} at a time, each in a sandbox",
+                     f"{wall:.0f} s",
                      f"{wall / n:.2f} s per submission; each took {statistics.median(each):.1f} s "
                      f"(median), {each[-1]:.1f} s (slowest); peak memory "
                      f"{memory.total / MIB:.0f} MiB in all, {memory.single / MIB:.0f} MiB "

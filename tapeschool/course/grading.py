@@ -142,25 +142,34 @@ def _show(cell, executed, checks, reason, key):
         if not result["correct"]:
             cell.outputs.append(_error("NotYet", "this check is not correct yet"))
         return
-    cell.outputs = [o for o in (_safe(o) for o in (executed.outputs if executed else [])) if o]
-    cell.execution_count = executed.get("execution_count") if executed else None
+    outputs = executed.get("outputs", []) if isinstance(executed, dict) else []
+    cell.outputs = [o for o in (_safe(o) for o in outputs) if o]
+    count = executed.get("execution_count") if isinstance(executed, dict) else None
+    cell.execution_count = count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _safe(output):
     """An output as text and pictures only (no HTML, no script, no widget)."""
     import nbformat
 
+    if not isinstance(output, dict):      # the sandbox wrote it: anything may be there
+        return None
     kind = output.get("output_type")
     if kind == "stream":
         name = output.get("name") if output.get("name") in ("stdout", "stderr") else "stdout"
-        return nbformat.v4.new_output("stream", name=name, text=str(output.get("text", "")))
+        text = output.get("text", "")
+        text = "".join(map(str, text)) if isinstance(text, list) else str(text)
+        return nbformat.v4.new_output("stream", name=name, text=text)
     if kind == "error":
         return nbformat.v4.new_output("error", ename=str(output.get("ename", ""))[:200],
                                       evalue=str(output.get("evalue", ""))[:2000],
-                                      traceback=[str(t)[:5000] for t in output.get("traceback", [])][:50])
+                                      traceback=[str(t)[:5000] for t in (
+                                          output.get("traceback") or [])][:50])
     if kind in ("display_data", "execute_result"):
-        data = {k: v for k, v in dict(output.get("data", {})).items() if k in SAFE_OUTPUTS}
-        if set(data) != set(output.get("data", {})) and "text/plain" not in data:
+        given = output.get("data") if isinstance(output.get("data"), dict) else {}
+        data = {k: (v if isinstance(v, str) else "".join(map(str, v)) if isinstance(v, list)
+                    else str(v)) for k, v in given.items() if k in SAFE_OUTPUTS}
+        if set(data) != set(given) and "text/plain" not in data:
             data["text/plain"] = "(an interactive output, left out of the feedback)"
         if not data:
             return None
