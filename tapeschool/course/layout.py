@@ -13,6 +13,12 @@ fills in the rest as the steps run::
     /usr/local/share/nbgrader/exchange/    the exchange (Exchange.root), shared by
       tapeschool/outbound/ inbound/ feedback/    every user of the hub (nbgrader's)
 
+or, on a hub whose servers all run as one OS user, no exchange folder at all: the
+exchange is ngshare, a service of the hub (``ngshare.py``), and the course's
+``nbgrader_config.py`` names its address (``init_course(..., ngshare_url=...)``).
+Either way the course's exchange classes are those of ``exchange.py`` (or
+``ngshare.py``), which refuse names that are not plain (``check_plain_name``).
+
 An assignment is named after its lesson's number: ``lesson01`` for
 ``01_gradients_and_tapes.ipynb``. ``assignment_name`` accepts ``1``, ``01``,
 ``lesson01`` or the notebook's file name, so a teacher can type any of them.
@@ -73,8 +79,23 @@ c.merge(grading_config(here))
 
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = here  # this folder, wherever it is moved
-c.Exchange.root = {exchange!r}
-{extra}'''
+{exchange}{extra}'''
+
+# The folder exchange, through tapeschool's checks (tapeschool/course/exchange.py).
+FOLDER_EXCHANGE = '''c.Exchange.root = {root!r}
+# Names that are not plain are refused at submit and at collect; a submission is readable by
+# its student and the grader only; a collected entry holding a link is refused.
+c.ExchangeFactory.submit = "tapeschool.course.exchange.CheckedSubmit"
+c.ExchangeFactory.collect = "tapeschool.course.exchange.CheckedCollect"
+c.ExchangeFactory.release_assignment = "tapeschool.course.exchange.CheckedRelease"
+'''
+
+# ngshare, a service of the hub (tapeschool/course/ngshare.py): no folder is shared.
+SERVICE_EXCHANGE = '''# The exchange is the hub's ngshare service: students reach only their own submissions
+# and feedback through it (tapeschool/course/ngshare.py).
+from tapeschool.course.ngshare import use_ngshare
+use_ngshare(c, {url!r})
+'''
 
 # Where every user's server runs as one OS user (SimpleLocalProcessSpawner, a dry run),
 # nbgrader's check that a submission's owner is the student it names can only warn.
@@ -83,6 +104,31 @@ ONE_OS_USER = '''
 # about its student: nbgrader's owner check would warn on every submission.
 c.ExchangeCollect.check_owner = False
 '''
+
+
+# A plain name: a word character first, then word characters, dots, dashes or @ (an e-mail
+# as a hub name), 100 at most. No '/', '+', '*', spaces or control characters, no leading
+# dot: nbgrader makes folder names of student ids and lesson names, and parses '+' in them.
+PLAIN_NAME = re.compile(r"\w[\w.@-]{0,99}")
+
+
+def check_plain_name(value, what="name"):
+    """Returns ``value`` if it is a plain name; raises ValueError saying why otherwise.
+
+    Args:
+        value: a student id, a lesson or assignment name, a course id.
+        what: what it is, for the message (``"student id"``).
+
+    >>> check_plain_name("ada"), check_plain_name("ada.lovelace@uni.edu")
+    ('ada', 'ada.lovelace@uni.edu')
+    >>> check_plain_name("../x", "student id")
+    Traceback (most recent call last):
+    ValueError: the student id '../x' is not a plain name: ...
+    """
+    if isinstance(value, str) and PLAIN_NAME.fullmatch(value):
+        return value
+    raise ValueError(f"the {what} {value!r} is not a plain name: use letters, digits, '_', "
+                     f"'.', '-' and '@', starting with a letter, digit or '_' (at most 100)")
 
 
 def lessons():
@@ -103,11 +149,13 @@ def assignment_name(lesson):
             allowed).
 
     Returns:
-        ``"lesson03"``. Raises ValueError for a lesson that does not exist.
+        ``"lesson03"``. Raises ValueError for a name that is not plain (``../x``) and for
+        a lesson that does not exist.
 
     >>> assignment_name("3"), assignment_name("03_why_a_gradient_is_none.ipynb")
     ('lesson03', 'lesson03')
     """
+    check_plain_name(str(lesson).strip(), "lesson")
     match = re.fullmatch(r"(?:lesson)?0*(\d{1,2})(?:_\w+)?(?:\.ipynb)?", str(lesson).strip())
     name = f"lesson{int(match.group(1)):02d}" if match else None
     if name not in lessons():
@@ -129,12 +177,13 @@ class Course:
         course_id: nbgrader's ``CourseDirectory.course_id``, also the name of the hub
             service that runs the formgrader and of the hub groups ``formgrade-<id>``
             (instructors) and ``nbgrader-<id>`` (students).
-        exchange: nbgrader's ``Exchange.root``.
+        exchange: nbgrader's ``Exchange.root`` (a ``Path``), or the ``ServiceExchange``
+            of a course whose exchange is the hub's ngshare service.
     """
 
     root: Path
     course_id: str
-    exchange: Path
+    exchange: object
 
     @property
     def gradebook(self):
@@ -155,17 +204,20 @@ class Course:
 
 
 def init_course(root, course_id=DEFAULT_COURSE_ID, exchange=DEFAULT_EXCHANGE, assignments=None,
-                one_os_user=False):
+                one_os_user=False, ngshare_url=None):
     """Lays out a course directory from the teacher editions, and the exchange.
 
     Args:
         root: the course directory (created; an existing one keeps its submissions and
             gradebook, its sources and settings are written again).
-        course_id: the course's name in nbgrader and on the hub.
+        course_id: the course's name in nbgrader and on the hub (a plain name).
         exchange: nbgrader's exchange folder (created, writable by everyone, sticky).
         assignments: lessons to add (any form ``assignment_name`` takes); all by default.
         one_os_user: every user's server runs as the same OS user (a loopback hub, a
             dry run): turns off nbgrader's owner check, which can only warn there.
+        ngshare_url: the address of the hub's ngshare service
+            (``http://127.0.0.1:<port>/services/ngshare``): the course's exchange is that
+            service, and no exchange folder is made.
 
     Returns:
         The ``Course``.
@@ -175,17 +227,23 @@ def init_course(root, course_id=DEFAULT_COURSE_ID, exchange=DEFAULT_EXCHANGE, as
     >>> sorted(p.name for p in (course.root / "source").iterdir())       # doctest: +SKIP
     ['lesson01']
     """
-    root, exchange = Path(root).resolve(), Path(exchange).resolve()
+    check_plain_name(course_id, "course id")
+    root = Path(root).resolve()
     names = [assignment_name(a) for a in (assignments or lessons())]
     for name in names:
         folder = root / "source" / name
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy2(lessons()[name], folder / lessons()[name].name)
     shutil.copy2(LESSONS_CONFIG, root / "lessons_nbgrader_config.py")
-    text = COURSE_CONFIG.format(course_id=course_id, exchange=str(exchange),
-                                extra=ONE_OS_USER if one_os_user else "")
+    if ngshare_url:
+        exchange, settings = ServiceExchange(ngshare_url), SERVICE_EXCHANGE.format(url=ngshare_url)
+    else:
+        exchange = Path(exchange).resolve()
+        settings = FOLDER_EXCHANGE.format(root=str(exchange))
+        make_exchange(exchange)
+    text = COURSE_CONFIG.format(course_id=course_id, exchange=settings,
+                                extra=ONE_OS_USER if one_os_user and not ngshare_url else "")
     (root / "nbgrader_config.py").write_text(text, encoding="utf-8")
-    make_exchange(exchange)
     return Course(root, course_id, exchange)
 
 
@@ -199,8 +257,35 @@ def open_course(root):
     course_id = config.CourseDirectory.get("course_id", "")
     if not course_id:
         raise ValueError(f"{root / 'nbgrader_config.py'} names no CourseDirectory.course_id")
-    exchange = config.Exchange.get("root", str(DEFAULT_EXCHANGE))
-    return Course(root, course_id, Path(exchange))
+    service = config.Exchange.get("_ngshare_url")
+    if service:
+        return Course(root, course_id, ServiceExchange(service))
+    return Course(root, course_id, Path(config.Exchange.get("root", str(DEFAULT_EXCHANGE))))
+
+
+@dataclass(frozen=True)
+class ServiceExchange:
+    """The hub's ngshare service as a course's exchange, standing where a folder would.
+
+    Code written for the folder exchange keeps working with it: ``exchange / "tapeschool"
+    / "inbound"`` is an address under the service (shown in messages) and ``is_dir()`` is
+    true, since the service holds every course it was started with; a step on a lesson it
+    does not hold fails with ngshare's own message.
+
+    >>> str(ServiceExchange("http://127.0.0.1:8000/services/ngshare") / "tapeschool")
+    'http://127.0.0.1:8000/services/ngshare/tapeschool'
+    """
+
+    url: str
+
+    def __truediv__(self, part):
+        return ServiceExchange(f"{self.url.rstrip('/')}/{part}")
+
+    def is_dir(self):
+        return True
+
+    def __str__(self):
+        return self.url
 
 
 def make_exchange(path):

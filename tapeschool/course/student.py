@@ -16,7 +16,9 @@ test or a benchmark can be a whole class without a browser per student::
 
 The student is named by ``CourseDirectory.student_id``, the way the hub
 configuration of this package names a student on a hub where every server runs
-as the same OS user (nbgrader otherwise takes the OS user's name).
+as the same OS user (nbgrader otherwise takes the OS user's name). A student id
+that is not a plain name (``layout.check_plain_name``) is refused at once, and
+submitting goes through ``exchange.CheckedSubmit``, as on the course's hub.
 
 What it must not do: read the exchange itself, or another student's files.
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from .layout import assignment_name, lessons
+from .layout import assignment_name, check_plain_name, lessons
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 WRONG = "-7.25"   # a prediction no exercise of the lessons has as its answer
@@ -35,7 +37,8 @@ class Student:
     """One student of a course, using nbgrader's exchange as their server would.
 
     Args:
-        student_id: the student's name (their hub user name).
+        student_id: the student's name (their hub user name); ValueError if it is not a
+            plain name.
         home: their home folder: fetched assignments land in it, and nbgrader's cache of
             their submissions (what *Fetch Feedback* looks up) lives under it.
         course_id: nbgrader's course id.
@@ -43,7 +46,7 @@ class Student:
     """
 
     def __init__(self, student_id, home, course_id, exchange):
-        self.student_id, self.home = student_id, Path(home)
+        self.student_id, self.home = check_plain_name(student_id, "student id"), Path(home)
         self.course_id, self.exchange = course_id, Path(exchange)
         self.home.mkdir(parents=True, exist_ok=True)
 
@@ -82,6 +85,7 @@ class Student:
         config.CourseDirectory.root = str(self.home)
         config.Exchange.root = str(self.exchange)
         config.Exchange.assignment_dir = str(self.home)
+        config.ExchangeFactory.submit = "tapeschool.course.exchange.CheckedSubmit"
         # where a server with HOME=home keeps it ($JUPYTER_DATA_DIR/nbgrader_cache)
         config.Exchange.cache = str(self.home / ".local" / "share" / "jupyter" / "nbgrader_cache")
         return config
@@ -166,9 +170,15 @@ def fill_in(notebook_path, answers):
     the lessons' build puts it right above the solution region that nbgrader removed).
     """
     notebook = nbformat.read(notebook_path, as_version=4)
+    fill_answers(notebook, answers)
+    nbformat.write(notebook, notebook_path)
+
+
+def fill_answers(notebook, answers):
+    """``fill_in`` on a notebook in memory (an ``nbformat`` node, changed in place)."""
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in answers and cell.metadata["nbgrader"].get("solution"):
             lines = cell.source.rstrip().splitlines()
             cell.source = "\n".join(lines[:-1] + [answers[grade_id].rstrip()])
-    nbformat.write(notebook, notebook_path)
+    return notebook
