@@ -9,6 +9,13 @@ own steps on it, in order (``tapeschool-course --help`` lists the commands)::
     teacher.py     release; collect; autograde and generate_feedback with a progress
                    line per submission; release_feedback; the scores   (release ... return)
 
+  the exchange, which carries lessons, submissions and feedback between people:
+    exchange.py    nbgrader's exchange folder with checks: plain names at submit and
+                   collect, a submission readable by its student and the grader only, no
+                   link followed (a hub whose users are OS accounts)
+    ngshare.py     the exchange as the hub's ngshare service (a hub whose servers all run
+                   as one OS user): nbgrader's side, and the service with its roster
+
   grading, in the order a submission goes through it:
     autograde.py   a class: nbgrader's autograde per submission, in workers, a line
                    each and a summary; "not graded: <reason>", never a 0   (grade)
@@ -29,6 +36,8 @@ own steps on it, in order (``tapeschool-course --help`` lists the commands)::
                    of the formgrader service, as nbgrader documents for a hub
     localhub.py    that hub on loopback (test-only authenticator and spawner): tests/hub,
                    benchmarks/course_load.py and ``tapeschool-course local-hub``
+    hubspawners.py its test-only spawners: an OS account per user, or every server as one
+                   account in a container of its own (bubblewrap)
     browser.py     a hub user in Debian's Chromium (log in, reach JupyterLab, fetch and
                    open a lesson), as tests/hub and the load benchmark drive it
 

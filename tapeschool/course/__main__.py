@@ -15,6 +15,7 @@ same command (it replaces the old ``python -m course``)::
 
     tapeschool-course hub-config /etc/jupyterhub/tapeschool --course-dir ~/tapeschool \\
         --students ada,ben --instructors ines               # jupyterhub_config.py and friends
+    tapeschool-course init ~/tapeschool --exchange ngshare  # servers all one OS user (Z2JH)
     tapeschool-course dry-run 03 --students 5                # the whole cycle, simulated class
     tapeschool-course local-hub --students ada,ben --instructors ines   # a real hub on loopback
 
@@ -31,6 +32,8 @@ from pathlib import Path
 
 from .layout import DEFAULT_COURSE_ID, DEFAULT_EXCHANGE, init_course, open_course
 
+DEFAULT_NGSHARE_URL = "http://127.0.0.1:9998/services/ngshare"
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="tapeschool-course",
@@ -40,7 +43,11 @@ def main(argv=None):
     init = commands.add_parser("init", help="a course directory from the teacher editions")
     init.add_argument("directory", type=Path)
     init.add_argument("--course-id", default=DEFAULT_COURSE_ID)
-    init.add_argument("--exchange", type=Path, default=DEFAULT_EXCHANGE)
+    init.add_argument("--exchange", default=str(DEFAULT_EXCHANGE),
+                      help="nbgrader's exchange folder, or 'ngshare': the hub's ngshare "
+                      "service, for hubs whose servers all run as one OS user")
+    init.add_argument("--ngshare-url", default=DEFAULT_NGSHARE_URL,
+                      help="where the servers reach the ngshare service (with --exchange ngshare)")
     init.add_argument("--lessons", nargs="*", help="lessons to add (default: all)")
     init.add_argument("--one-os-user", action="store_true",
                       help="every user's server runs as one OS user (a test hub)")
@@ -68,6 +75,8 @@ def main(argv=None):
     hub.add_argument("--grader-home", type=Path, help="the formgrader's folder "
                      "(default: the course directory's parent)")
     hub.add_argument("--grader-user", help="the OS account running the formgrader")
+    hub.add_argument("--ngshare-storage", type=Path, default=Path("/srv/ngshare"),
+                     help="where the ngshare service keeps the exchange (an ngshare course)")
 
     dry = commands.add_parser("dry-run", help="release -> submit -> grade -> feedback, "
                               "with a simulated class on a private exchange")
@@ -82,20 +91,26 @@ def main(argv=None):
     local.add_argument("--instructors", default="ines")
     local.add_argument("--lessons", nargs="*", default=["01"])
     local.add_argument("--workdir", type=Path, required=True)
+    local.add_argument("--deployment", choices=("pods", "os-users", "shared"), default="pods",
+                       help="pods: every server one OS account in a container of its own, the "
+                       "exchange the ngshare service (Zero to JupyterHub); os-users: an OS "
+                       "account per user, the exchange folder; shared: every server as you, "
+                       "no privacy (no root needed)")
 
     args = parser.parse_args(argv)
     from .teacher import StepFailed
 
     try:
         return COMMANDS[args.command.replace("-", "_")](args)
-    except (StepFailed, FileNotFoundError, ValueError) as error:
+    except (StepFailed, FileNotFoundError, PermissionError, ValueError) as error:
         print(f"tapeschool-course {args.command}: {error}", file=sys.stderr)
         return 2
 
 
 def _init(args):
-    course = init_course(args.directory, args.course_id, args.exchange, args.lessons,
-                         one_os_user=args.one_os_user)
+    service = args.ngshare_url if args.exchange == "ngshare" else None
+    course = init_course(args.directory, args.course_id, Path(args.exchange), args.lessons,
+                         one_os_user=args.one_os_user, ngshare_url=service)
     lessons = sorted(p.name for p in (course.root / "source").iterdir())
     print(f"course {course.course_id!r} in {course.root}: {', '.join(lessons)}; "
           f"exchange {course.exchange}")
@@ -147,9 +162,10 @@ def _hub_config(args):
 
     plan = HubPlan(open_course(args.course_dir), args.students.split(","),
                    args.instructors.split(","), grader_home=args.grader_home,
-                   grader_user=args.grader_user)
+                   grader_user=args.grader_user, ngshare_storage=args.ngshare_storage)
     path = write_hub_config(args.directory, plan)
-    print(f"wrote {path} (start the hub with: jupyterhub -f {path})")
+    print(f"wrote {path} (start the hub with: jupyterhub -f {path}); the exchange: "
+          f"{plan.course.exchange}")
 
 
 def _dry_run(args):
@@ -184,20 +200,31 @@ def _dry_run(args):
 
 
 def _local_hub(args):
-    from .localhub import LocalHub
+    import os
+
+    from .localhub import LocalHub, ngshare_url
     from .teacher import Teacher
 
+    pods = args.deployment == "pods"
     course = init_course(args.workdir / "grader" / DEFAULT_COURSE_ID,
                          exchange=args.workdir / "exchange", assignments=args.lessons,
-                         one_os_user=True)
+                         one_os_user=args.deployment == "shared",
+                         ngshare_url=ngshare_url() if pods else None)
     teacher = Teacher(course)
-    for lesson in args.lessons:
-        teacher.release(lesson)
     signal.signal(signal.SIGTERM, _interrupt)   # `timeout`, a service manager: as Ctrl-C
-    with LocalHub(args.workdir, course, args.students.split(","),
-                  args.instructors.split(",")) as hub:
+    instructors = args.instructors.split(",")
+    with LocalHub(args.workdir, course, args.students.split(","), instructors,
+                  deployment=args.deployment) as hub:
+        if pods:   # ngshare knows the teacher by a hub token of an instructor
+            os.environ["JUPYTERHUB_API_TOKEN"] = hub.token(instructors[0], seconds=86400)
+        for lesson in args.lessons:
+            teacher.release(lesson)
         print(f"JupyterHub on {hub.url}/hub/login, password {hub.password!r}; formgrader "
               f"{hub.url}/services/{course.course_id}/formgrader; Ctrl-C stops it")
+        if pods:
+            print(f"the exchange is ngshare: run the teacher's commands with "
+                  f"JUPYTERHUB_API_TOKEN={os.environ['JUPYTERHUB_API_TOKEN']} (as "
+                  f"{instructors[0]}) and --course-dir {course.root}")
         try:
             while hub.process.poll() is None:
                 time.sleep(1)

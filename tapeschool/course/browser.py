@@ -9,6 +9,7 @@ which both drive it the same way::
         pressed = ada.log_in()                # the hub's login page, "Sign in"
         ada.wait_for_lab()                    # JupyterLab up, nbgrader's menu in it
         ada.fetch_and_open("lesson01", "01_gradients_and_tapes.ipynb")   # kernel idle
+        ada.run_in_kernel("import os; print(os.getcwd())")   # a kernel of her own server
         ada.close()
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``$TAPESCHOOL_CHROMIUM``) driven
@@ -40,6 +41,25 @@ NOTEBOOK_READY = """() => {
   return !!panel && !!panel.content && !!panel.content.widgets &&
          panel.content.widgets.length > 0 && !!kernel &&
          kernel.connectionStatus === "connected" && kernel.status === "idle";
+}"""
+
+
+# A kernel of the user's own server, started by JupyterLab's service manager in the page.
+RUN_IN_KERNEL = """async ([code, timeout]) => {
+  const kernel = await window.jupyterapp.serviceManager.kernels.startNew({name: "python3"});
+  try {
+    let out = "";
+    const future = kernel.requestExecute({code, stop_on_error: true});
+    future.onIOPub = (msg) => {
+      if (msg.header.msg_type === "stream") out += msg.content.text;
+      if (msg.header.msg_type === "error") out += msg.content.ename + ": " + msg.content.evalue;
+    };
+    const late = new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), timeout));
+    await Promise.race([future.done, late]);
+    return out;
+  } finally {
+    await kernel.shutdown();
+  }
 }"""
 
 
@@ -173,6 +193,15 @@ class HubUser:
         fetched.locator("a.assignment-notebooks-link").click()
         fetched.locator(".nested_list_item a", has_text=notebook.removesuffix(".ipynb")).click()
         self.page.wait_for_function(NOTEBOOK_READY, timeout=timeout_ms)
+
+    def run_in_kernel(self, code, timeout_ms=90_000):
+        """Runs ``code`` in a new ``python3`` kernel of this user's JupyterLab, started and
+        driven by the page as a notebook's would be, then shuts the kernel down.
+
+        Returns:
+            What the code printed (and an error's ``name: value``, if it raised).
+        """
+        return self.page.evaluate(RUN_IN_KERNEL, [code, timeout_ms])
 
     def close(self):
         self.context.close()

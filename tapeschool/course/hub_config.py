@@ -10,20 +10,27 @@ documented setup for one course with several graders (its
                                           as a hub service named after the course, which
                                           only formgrade-<course> may open
     folder/student-config/                JUPYTER_CONFIG_PATH of every user's server:
-      nbgrader_config.py                  the course id and the exchange
+      nbgrader_config.py                  the course id and the exchange (with the checks
+                                          of exchange.py, or ngshare's, ngshare.py)
       jupyter_server_config.json          the formgrader and course list server
       labconfig/page_config.json          extensions, and the instructors' lab tools, off
     folder/grader-config/                 JUPYTER_CONFIG_PATH of the formgrader service:
       nbgrader_config.py                  loads the course directory's own settings
       jupyter_server_config.json, labconfig/page_config.json   the instructors' tools on
 
+A course whose exchange is the hub's ngshare service (``tapeschool-course init
+--exchange ngshare``) also gets that service in ``jupyterhub_config.py``, with the course's
+roster enrolled (``ngshare.py``): the exchange for a hub whose servers all run as one
+OS user, where a shared folder would be readable by every student.
+
 A folder on ``JUPYTER_CONFIG_PATH`` outranks the environment's own settings
 (``sys.prefix/etc/jupyter``), so one Python environment serves both roles.
 
-Students are named by their hub account (``CourseDirectory.student_id =
-$JUPYTERHUB_USER``): nbgrader would otherwise take the OS user's name, which on
-a hub whose servers all run as one OS user is the same for everyone. On a hub
-whose users are OS accounts the two names agree, so the setting does no harm.
+With the folder exchange, students are named by their hub account
+(``CourseDirectory.student_id = $JUPYTERHUB_USER``): nbgrader would otherwise take
+the OS user's name, which on a hub whose servers all run as one OS user is the same
+for everyone. On a hub whose users are OS accounts the two names agree, so the
+setting does no harm. With ngshare the hub itself says who submits.
 
 What it must not do: choose an authenticator or spawner for a real site (the
 file says where they go), or start anything (``localhub.py`` does, on loopback).
@@ -32,19 +39,48 @@ file says where they go), or start anything (``localhub.py`` does, on loopback).
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
+
+from .layout import ServiceExchange, check_plain_name
+
+SERVICE_NAME = "ngshare"   # ngshare.SERVICE_NAME (not imported: ngshare may not be installed)
 
 STUDENT_NBGRADER_CONFIG = '''\
 """nbgrader settings of every user's server for the course {course_id!r}
 (written by `tapeschool-course hub-config`)."""
-import os
-
 c = get_config()  # noqa: F821 (nbgrader defines it when it reads this file)
 c.CourseDirectory.course_id = {course_id!r}
-c.Exchange.root = {exchange!r}
+{exchange}'''
+
+STUDENT_FOLDER_EXCHANGE = '''import os
+
+c.Exchange.root = {root!r}
+# A submission is refused unless its names are plain, and is readable by its student and
+# the grader only (tapeschool/course/exchange.py).
+c.ExchangeFactory.submit = "tapeschool.course.exchange.CheckedSubmit"
 # A student is named by their hub account: where every server runs as one OS user, the
 # OS user's name (nbgrader's default) would be the same for every student.
 if os.environ.get("JUPYTERHUB_USER"):
     c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+'''
+
+STUDENT_SERVICE_EXCHANGE = '''# The exchange is the hub's ngshare service, which knows each student by their hub token
+# and gives them their own work only (tapeschool/course/ngshare.py).
+from tapeschool.course.ngshare import use_ngshare
+use_ngshare(c, {url!r})
+'''
+
+NGSHARE_SERVICE = '''
+# The exchange: ngshare, a service of this hub (tapeschool/course/ngshare.py). It keeps
+# submissions and feedback in {storage!r}, which only this hub's OS user reads, and gives
+# each hub user what their token allows: students their own work, instructors the class's.
+c.JupyterHub.services.append({{
+    "name": "ngshare",
+    "url": "http://{host}:{port}",
+    "command": [sys.executable, "-m", "tapeschool.course.ngshare", "--course", COURSE,
+                "--instructors", ",".join(INSTRUCTORS + [COURSE]),
+                "--students", ",".join(STUDENTS), "--storage", {storage!r}],
+}})
 '''
 
 GRADER_NBGRADER_CONFIG = '''\
@@ -78,10 +114,7 @@ COURSE = {course_id!r}
 STUDENTS = {students!r}
 INSTRUCTORS = {instructors!r}
 
-# Your site's authenticator and spawner go here. With users who are OS accounts
-# (LocalProcessSpawner, SystemdSpawner), nbgrader's exchange permissions keep each
-# student's submission and feedback from the others; where every server runs as one OS
-# user, nothing on disk does (notebooks/README.md says what still holds).
+# Your site's authenticator and spawner go here. {privacy}
 c.Authenticator.allowed_users = set(STUDENTS + INSTRUCTORS)
 c.JupyterHub.load_groups = {{
     f"formgrade-{{COURSE}}": {{"users": INSTRUCTORS}},
@@ -108,7 +141,15 @@ c.JupyterHub.services = [
 ]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": os.path.join(HERE, "student-config")}}
-'''
+{exchange_service}'''
+
+FOLDER_PRIVACY = """The exchange is a folder: only where users are OS
+# accounts (LocalProcessSpawner, SystemdSpawner) do its permissions keep each student's
+# submission and feedback from the others. Where every server runs as one OS user (Zero to
+# JupyterHub), make the course with `tapeschool-course init --exchange ngshare` instead."""
+SERVICE_PRIVACY = """The exchange is the ngshare service below: each
+# student reaches their own submissions and feedback only, whatever OS user their server
+# runs as, as long as no server can read the service's storage (notebooks/README.md)."""
 
 
 @dataclass
@@ -124,6 +165,8 @@ class HubPlan:
             ``grader-<course>``); None runs it as the hub's own user.
         service_port: the loopback port of the formgrader service.
         service_args: extra command-line arguments of the service's server.
+        ngshare_storage: where the ngshare service keeps the exchange (a course whose
+            exchange is ngshare only).
     """
 
     course: object
@@ -133,8 +176,14 @@ class HubPlan:
     grader_user: str = None
     service_port: int = 9999
     service_args: list = field(default_factory=list)
+    ngshare_storage: Path = Path("/srv/ngshare")
 
     def __post_init__(self):
+        for name in list(self.students) + list(self.instructors):
+            check_plain_name(name, "hub user name")
+            if name in (self.course.course_id, SERVICE_NAME):
+                raise ValueError(f"no hub user may be named {name!r}: that is the name of a "
+                                 f"service of the course's hub")
         self.grader_home = Path(self.grader_home or self.course.root.parent)
         if not Path(self.course.root).resolve().is_relative_to(self.grader_home.resolve()):
             raise ValueError(f"the course directory {self.course.root} must lie inside the "
@@ -167,11 +216,17 @@ def write_hub_config(folder, plan):
             name: not on for name in INSTRUCTOR_LAB_PLUGINS}})
     args = "".join(f", {arg!r}" for arg in plan.service_args)
     user = f"\n        \"user\": {plan.grader_user!r}," if plan.grader_user else ""
+    service = ""
+    if isinstance(course.exchange, ServiceExchange):
+        address = ngshare_address(course.exchange)
+        service = NGSHARE_SERVICE.format(host=address.hostname, port=address.port,
+                                         storage=str(plan.ngshare_storage))
     path = folder / "jupyterhub_config.py"
     path.write_text(HUB_CONFIG.format(
         course_id=course.course_id, students=list(plan.students),
         instructors=list(plan.instructors), service_port=plan.service_port,
-        service_args=args, grader_home=str(plan.grader_home), grader_user=user),
+        service_args=args, grader_home=str(plan.grader_home), grader_user=user,
+        privacy=SERVICE_PRIVACY if service else FOLDER_PRIVACY, exchange_service=service),
         encoding="utf-8")
     return path
 
@@ -179,7 +234,21 @@ def write_hub_config(folder, plan):
 def student_nbgrader_config(course):
     """The ``nbgrader_config.py`` of every user's server (also what an image's
     ``/etc/jupyter/nbgrader_config.py`` should say)."""
-    return STUDENT_NBGRADER_CONFIG.format(course_id=course.course_id, exchange=str(course.exchange))
+    if isinstance(course.exchange, ServiceExchange):
+        exchange = STUDENT_SERVICE_EXCHANGE.format(url=course.exchange.url)
+    else:
+        exchange = STUDENT_FOLDER_EXCHANGE.format(root=str(course.exchange))
+    return STUDENT_NBGRADER_CONFIG.format(course_id=course.course_id, exchange=exchange)
+
+
+def ngshare_address(exchange):
+    """The ``urlparse`` of a ``ServiceExchange``'s address, which must be the service's own
+    (``http://<host>:<port>/services/ngshare``): the hub starts ngshare there."""
+    address = urlparse(exchange.url.rstrip("/"))
+    if address.path != f"/services/{SERVICE_NAME}" or not address.port:
+        raise ValueError(f"the ngshare address {exchange.url!r} must be "
+                         f"http://<host>:<port>/services/{SERVICE_NAME}")
+    return address
 
 
 def _write_json(path, data):

@@ -1,23 +1,34 @@
 """A real JupyterHub on loopback for a course: for the tests, the benchmark and a dry run.
 
-It runs the hub that ``hub_config.write_hub_config`` describes, with three
-test-only choices added at the end of its ``jupyterhub_config.py``:
-JupyterHub's ``DummyAuthenticator`` (one shared password),
-``SimpleLocalProcessSpawner`` (every user's server runs as the OS user running
-this, with a home folder of its own under ``<workdir>/home/<user>``), and
-configurable-http-proxy from npm, all on 127.0.0.1 with free ports::
+It runs the hub that ``hub_config.write_hub_config`` describes, with test-only
+choices added at the end of its ``jupyterhub_config.py``: JupyterHub's
+``DummyAuthenticator`` (one shared password), a spawner for the deployment asked
+for, and configurable-http-proxy from npm, all on 127.0.0.1 with free ports::
 
-    with LocalHub(workdir, course, students=["ada", "ben"], instructors=["ines"]) as hub:
+    with LocalHub(workdir, course, students=["ada", "ben"], instructors=["ines"],
+                  deployment="pods") as hub:
         hub.url                      # http://127.0.0.1:<port>: log in at hub.url + "/hub/login"
         hub.api("GET", "/users")     # the hub's REST API, with an admin token of its own
+        hub.token("ines")            # an API token of a hub user (ngshare knows them by it)
 
-``SimpleLocalProcessSpawner`` isolates nothing on disk: a student's kernel can read
-every home folder and the exchange. What a hub like this can show is what the hub
-itself enforces (a user's browser session cannot open another user's server or the
-formgrader service) and what nbgrader's steps do with names; see tests/hub.
+The deployments (``DEPLOYMENTS``), each a hub a course meets:
+
+    "pods"      every server as one unprivileged OS account (``pod_account``), each in a
+                container of its own, as on Zero to JupyterHub (hubspawners.PodSpawner);
+                the course's exchange must be the ngshare service (``ngshare_url()``)
+    "os-users"  one OS account per hub user, created here and removed by ``stop``
+                (hubspawners.OSUserSpawner); nbgrader's exchange folder, whose modes keep
+                students apart. ``workdir`` must be enterable by every account
+    "shared"    every server as the OS user running this, no container
+                (``SimpleLocalProcessSpawner``): a student's kernel reads every home and
+                the exchange. For a quick look and the load benchmark only
+
+"pods" and "os-users" need root (servers are started through bubblewrap, then dropped
+to their account) and Debian's ``bubblewrap``.
 
 What it must not do: listen anywhere but loopback, or outlive its ``with`` block
-(``stop`` ends the hub, the proxy, the servers it started and their kernels, by pid).
+(``stop`` ends the hub, the proxy, the servers it started and their kernels, by pid, and
+removes the accounts it made).
 """
 
 import json
@@ -34,7 +45,9 @@ import urllib.request
 from pathlib import Path
 
 from .hub_config import HubPlan, write_hub_config
-from .layout import ROOT
+from .layout import ROOT, ServiceExchange
+
+DEPLOYMENTS = ("pods", "os-users", "shared")
 
 PROXY_ENV = "TAPESCHOOL_CHP"   # a configurable-http-proxy binary to use instead
 PROXY_LOCAL = ROOT / "tests" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -54,17 +67,29 @@ c.JupyterHub.cookie_secret_file = {cookie_secret!r}
 c.JupyterHub.pid_file = {hub_pid!r}
 c.JupyterHub.authenticator_class = "dummy"
 c.DummyAuthenticator.password = {password!r}
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
-c.Spawner.args = {server_args!r}
+{spawner}c.Spawner.args = {server_args!r}
 c.Spawner.environment["PYTHONPATH"] = {pythonpath!r}
 c.Spawner.http_timeout = {spawn_timeout}
 c.Spawner.start_timeout = {spawn_timeout}
 c.JupyterHub.services.append({{"name": {admin!r}, "api_token": {admin_token!r}}})
 c.JupyterHub.load_roles.append({{"name": "localhub-admin", "services": [{admin!r}],
-                                "scopes": ["admin:users", "admin:servers", "list:users",
+                                "scopes": ["admin:users", "admin:servers", "list:users", "tokens",
                                            "read:users", "read:groups", "list:services"]}})
 '''
+
+SPAWNERS = {
+    "shared": '''c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
+''',
+    "os-users": '''c.JupyterHub.spawner_class = "tapeschool.course.hubspawners.OSUserSpawner"
+''',
+    "pods": '''c.JupyterHub.spawner_class = "tapeschool.course.hubspawners.PodSpawner"
+c.PodSpawner.account_name = {account!r}
+c.PodSpawner.home_dir_template = {homes!r} + "/{{username}}"
+c.PodSpawner.hidden = [{workdir!r}]
+c.PodSpawner.shown = [{workdir!r} + "/student-config"]
+''',
+}
 
 # Quiet, offline JupyterLab servers (no news, no update check) that tests can drive.
 NEVER_CHECK = "jupyterlab.handlers.announcements.NeverCheckForUpdate"
@@ -88,6 +113,12 @@ def find_proxy():
     return None
 
 
+def ngshare_url():
+    """An address for a loopback hub's ngshare service on a free port, to make a course with
+    (``init_course(..., ngshare_url=ngshare_url())``) before its hub starts."""
+    return f"http://127.0.0.1:{free_port()}/services/ngshare"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -106,10 +137,20 @@ class LocalHub:
         lab_settings: JupyterLab user settings for every user, ``{plugin id: settings}``
             (a plugin id such as ``"@jupyterlab/notebook-extension:tracker"``)
             (``QUIET_LAB_SETTINGS`` by default).
+        deployment: ``"pods"``, ``"os-users"`` or ``"shared"`` (module docstring).
+        pod_account: the OS account of every server in ``"pods"`` (created if missing).
     """
 
     def __init__(self, workdir, course, students, instructors, password=None, grader_home=None,
-                 spawn_timeout=120, lab_settings=None):
+                 spawn_timeout=120, lab_settings=None, deployment="shared",
+                 pod_account="tapeschool-pod"):
+        if deployment not in DEPLOYMENTS:
+            raise ValueError(f"no deployment {deployment!r}: one of {', '.join(DEPLOYMENTS)}")
+        if deployment == "pods" and not isinstance(course.exchange, ServiceExchange):
+            raise ValueError("a hub of pods shares no folder: its course's exchange must be "
+                             "the ngshare service (init_course(..., ngshare_url=...))")
+        self.deployment, self.pod_account = deployment, pod_account
+        self._made_accounts = []
         self.workdir = Path(workdir).resolve()
         self.course = course
         self.students, self.instructors = list(students), list(instructors)
@@ -144,9 +185,13 @@ class LocalHub:
                 path = settings / f"{plugin.replace(':', '/')}.jupyterlab-settings"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps(values), encoding="utf-8")
+        self._prepare_accounts()
         plan = HubPlan(self.course, self.students, self.instructors, grader_home=self.grader_home,
-                       service_port=free_port(), service_args=SERVER_ARGS)
+                       service_port=free_port(), service_args=SERVER_ARGS,
+                       ngshare_storage=self.workdir / "ngshare")
         path = write_hub_config(self.workdir, plan)
+        spawner = SPAWNERS[self.deployment].format(
+            homes=str(self.workdir / "home"), account=self.pod_account, workdir=str(self.workdir))
         state = self.workdir / "state"
         state.mkdir(exist_ok=True)
         with open(path, "a", encoding="utf-8") as config:
@@ -157,8 +202,45 @@ class LocalHub:
                 password=self.password, homes=str(self.workdir / "home"),
                 server_args=SERVER_ARGS, pythonpath=self.pythonpath,
                 spawn_timeout=self.spawn_timeout, admin=ADMIN_SERVICE,
-                admin_token=self.admin_token))
+                admin_token=self.admin_token, spawner=spawner))
         return path
+
+    def _prepare_accounts(self):
+        """The OS accounts a deployment runs servers as, and their homes (theirs, 0700);
+        the formgrader's folder (the course, the gradebook) closed to them."""
+        if self.deployment == "shared":
+            return
+        from .hubspawners import ensure_account, give_home
+
+        if os.geteuid() != 0:
+            raise PermissionError(f"a {self.deployment!r} hub starts servers as other OS "
+                                  "accounts: run it as root")
+        if self.deployment == "os-users":
+            closed = [f for f in [self.workdir, *self.workdir.parents]
+                      if not os.stat(f).st_mode & 0o001]
+            if closed:
+                raise PermissionError(f"{closed[0]} is closed to other accounts: the students' "
+                                      f"accounts could not reach their homes or the exchange")
+            for user in self.students + self.instructors:
+                if ensure_account(user, self.home(user)):
+                    self._made_accounts.append(user)
+                give_home(self.home(user), user)
+        else:
+            if ensure_account(self.pod_account, self.workdir / "home"):
+                self._made_accounts.append(self.pod_account)
+            for user in self.students + self.instructors:
+                give_home(self.home(user), self.pod_account)
+        self.grader_home.mkdir(parents=True, exist_ok=True)
+        self.grader_home.chmod(0o700)
+
+    def token(self, user, seconds=3600):
+        """A new API token of the hub user ``user`` (what their server holds), valid for
+        ``seconds``: ngshare knows a user by it (``JUPYTERHUB_API_TOKEN``)."""
+        status, body = self.api("POST", f"/users/{user}/tokens",
+                                {"note": "tapeschool localhub", "expires_in": seconds})
+        if status != 201:
+            raise RuntimeError(f"the hub gave no token for {user!r} (HTTP {status})")
+        return body["token"]
 
     def start(self, timeout=120):
         """Starts the hub and waits until it answers through its proxy."""
@@ -172,16 +254,29 @@ class LocalHub:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if self.api("GET", "/", token=None, timeout=2)[0] == 200:
+                if self.api("GET", "/", token=None, timeout=2)[0] == 200 and self._service_up():
                     return self
             except OSError:
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
                 log_tail = self.log_path.read_text(errors="replace")[-4000:]
+                code = self.process.poll()
                 self.stop()
                 raise RuntimeError(f"JupyterHub did not start on {self.url} "
-                                   f"(exit code {self.process.returncode}):\n{log_tail}")
+                                   f"(exit code {code}):\n{log_tail}")
             time.sleep(0.5)
+
+    def _service_up(self):
+        """The course's ngshare service answers through the proxy (or there is none): the
+        hub says it runs before the service listens."""
+        if not isinstance(self.course.exchange, ServiceExchange):
+            return True
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(f"{self.url}/services/ngshare/healthz", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
 
     def api(self, method, path, body=None, token="admin", timeout=30):
         """Calls the hub's REST API (``/hub/api`` + ``path``).
@@ -211,6 +306,7 @@ class LocalHub:
         """Stops the hub (which stops the servers, the service and the proxy), then ends
         any process it started that is still there, by pid."""
         if self.process is None:
+            self._remove_accounts()
             return
         self._remember_children()
         if self.process.poll() is None:
@@ -227,6 +323,15 @@ class LocalHub:
             except Exception:  # noqa: BLE001 (gone already, or not ours to end)
                 pass
         self.process = None
+        self._remove_accounts()
+
+    def _remove_accounts(self):
+        if self._made_accounts:
+            from .hubspawners import remove_account
+
+            for account in self._made_accounts:
+                remove_account(account)
+            self._made_accounts = []
 
     def processes(self):
         """The processes of this hub (psutil's): the hub and what it started (the proxy, the

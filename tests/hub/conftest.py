@@ -9,6 +9,10 @@
   A missing one skips these tests on a laptop and FAILS them under ``CI=true``
   (the ``prerequisite`` fixture of tests/conftest.py, which also gives
   ``artifacts_dir``, the screenshots' folder).
+- A hub whose servers run as other OS accounts (``LocalHub(deployment="pods")`` or
+  ``"os-users"``) also needs root and Debian's bubblewrap and setpriv; one whose
+  exchange is ngshare, ``ngshare`` and ``ngshare-exchange`` from PyPI (the ``[hub]``
+  extra): the ``hub_prerequisites`` fixture checks them, a failure under ``CI=true``.
 - Chromium is the session's one browser (the ``chromium`` fixture of
   tests/conftest.py, ``tapeschool.course.browser``'s: Debian's, driven by Playwright);
   Playwright's own browser download is never used.
@@ -29,3 +33,27 @@ if str(ROOT) not in sys.path:
 def nbgrader_installed(prerequisite):
     prerequisite(importlib.util.find_spec("nbgrader") is not None,
                  'the Python package \'nbgrader\' is not installed (pip install -e ".[hub]")')
+
+
+@pytest.fixture(scope="session")
+def hub_prerequisites(prerequisite, nbgrader_installed):
+    """``hub_prerequisites(deployment, ngshare=False)``: what a ``LocalHub`` of that deployment
+    needs, each missing one a skip on a laptop and a failure under ``CI=true``."""
+    import os
+
+    from tapeschool.course.hubspawners import BWRAP, SETPRIV
+    from tapeschool.course.localhub import find_proxy
+
+    def check(deployment, ngshare=False):
+        for package in ["jupyterhub"] + (["ngshare", "ngshare_exchange"] if ngshare else []):
+            prerequisite(importlib.util.find_spec(package) is not None,
+                         f"the Python package {package!r} is not installed "
+                         f'(pip install -e ".[hub]")')
+        prerequisite(find_proxy() is not None,
+                     "configurable-http-proxy is not installed (npm ci --prefix tests/hub)")
+        if deployment != "shared":
+            prerequisite(os.geteuid() == 0, f"a {deployment!r} hub starts servers as other OS "
+                                            f"accounts: run as root (CI does)")
+            prerequisite(os.access(BWRAP, os.X_OK) and os.access(SETPRIV, os.X_OK),
+                         "bubblewrap or setpriv is missing (apt-get install bubblewrap util-linux)")
+    return check

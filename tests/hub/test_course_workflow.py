@@ -97,7 +97,7 @@ def test_hub_config_gives_students_the_assignment_list_and_the_formgrader_to_ins
     from traitlets.config.loader import PyFileConfigLoader
 
     from tapeschool.course.hub_config import HubPlan, student_nbgrader_config, write_hub_config
-    from tapeschool.course.layout import Course, DEFAULT_EXCHANGE
+    from tapeschool.course.layout import Course, DEFAULT_EXCHANGE, ServiceExchange
 
     course = Course(tmp_path / "grader" / "tapeschool", "tapeschool", DEFAULT_EXCHANGE)
     with pytest.raises(ValueError, match="must lie inside"):
@@ -138,13 +138,48 @@ def test_hub_config_gives_students_the_assignment_list_and_the_formgrader_to_ins
     assert (student.CourseDirectory.student_id, student.CourseDirectory.course_id,
             student.Exchange.root) == ("ada", "tapeschool", str(DEFAULT_EXCHANGE))
 
-    # binder/z2jh-config.yaml mounts the same file as /etc/jupyter/nbgrader_config.py
+    assert student.ExchangeFactory.submit == "tapeschool.course.exchange.CheckedSubmit"
+
+    # binder/z2jh-config.yaml mounts the file of an ngshare course as
+    # /etc/jupyter/nbgrader_config.py, and no exchange folder: every pod is one OS user
     values = yaml.safe_load((ROOT / "binder" / "z2jh-config.yaml").read_text())
     mounted = values["singleuser"]["extraFiles"]["nbgrader-config"]
     assert mounted["mountPath"] == "/etc/jupyter/nbgrader_config.py"
-    assert mounted["stringData"] == student_nbgrader_config(course)
-    mount = values["singleuser"]["storage"]["extraVolumeMounts"][0]
-    assert mount["mountPath"] == str(DEFAULT_EXCHANGE)
+    service = Course(course.root, "tapeschool", ServiceExchange("http://proxy-public/services/ngshare"))
+    assert mounted["stringData"] == student_nbgrader_config(service)
+    assert "storage" not in values["singleuser"]
+
+
+def test_hub_config_of_an_ngshare_course_runs_the_service_with_the_roster(tmp_path, monkeypatch):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from tapeschool.course.hub_config import HubPlan, write_hub_config
+    from tapeschool.course.layout import Course, ServiceExchange
+
+    url = "http://127.0.0.1:9998/services/ngshare"
+    course = Course(tmp_path / "grader" / "tapeschool", "tapeschool", ServiceExchange(url))
+    for wrong in (["tapeschool"], ["ngshare"], ["../x"], [".ada"]):
+        with pytest.raises(ValueError, match="no hub user may be named|not a plain name"):
+            HubPlan(course, wrong, ["ines"])
+    path = write_hub_config(tmp_path / "hub", HubPlan(course, ["ada", "ben"], ["ines"],
+                                                      ngshare_storage=tmp_path / "ngshare"))
+    hub = PyFileConfigLoader(path.name, str(path.parent)).load_config()
+    [formgrader, ngshare] = hub.JupyterHub.services
+    assert (ngshare["name"], ngshare["url"]) == ("ngshare", "http://127.0.0.1:9998")
+    command = ngshare["command"]
+    assert command[1:3] == ["-m", "tapeschool.course.ngshare"]
+    options = dict(zip(command[3::2], command[4::2]))
+    assert options == {"--course": "tapeschool", "--instructors": "ines,tapeschool",
+                       "--students": "ada,ben", "--storage": str(tmp_path / "ngshare")}
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    student = PyFileConfigLoader("nbgrader_config.py",
+                                 str(tmp_path / "hub" / "student-config")).load_config()
+    assert student.Exchange._ngshare_url == url
+    assert student.ExchangeFactory.submit == "tapeschool.course.ngshare.NgshareSubmit"
+    assert "student_id" not in student.CourseDirectory       # the hub says who submits
+    with pytest.raises(ValueError, match="must be http://<host>:<port>/services/ngshare"):
+        write_hub_config(tmp_path / "other", HubPlan(
+            Course(course.root, "tapeschool", ServiceExchange("http://ngshare:8080/")), [], []))
 
 
 def _course(*args, cwd, status=0):

@@ -1,14 +1,16 @@
-"""A lesson on a real JupyterHub: released, worked in Chromium, submitted, graded, returned.
+"""A lesson on a real JupyterHub whose servers all run as one OS user: worked, graded, private.
 
-The hub is JupyterHub itself on 127.0.0.1 (``tapeschool/course/localhub.py``): the
-configuration ``tapeschool-course hub-config`` writes for a course (nbgrader's
-exchange, the formgrader as a hub service open to the group
-``formgrade-tapeschool`` only, students' servers with the instructors' tools
-off), plus JupyterHub's test-only ``DummyAuthenticator`` and
-``SimpleLocalProcessSpawner`` and configurable-http-proxy from npm.
+The hub is JupyterHub itself on 127.0.0.1 (``tapeschool/course/localhub.py``) as Zero to
+JupyterHub runs one: every user's server runs as the same unprivileged OS account, each in
+a container of its own (``hubspawners.PodSpawner``: its own home, a read-only view of the
+machine, the hub's folder hidden), and the exchange is the hub's ngshare service
+(``tapeschool/course/ngshare.py``), as ``tapeschool-course hub-config`` writes it for a
+course made with ``init --exchange ngshare``; the formgrader is a hub service open to the
+group ``formgrade-tapeschool`` only; JupyterHub's test-only ``DummyAuthenticator`` and
+configurable-http-proxy from npm.
 
-1. The teacher releases lesson 1 (``Teacher.release``: nbgrader's
-   generate_assignment and release_assignment on the teacher edition).
+1. The teacher releases lesson 1 (``Teacher.release``: nbgrader's generate_assignment,
+   and ngshare-exchange's release as the instructor ines, by her hub token).
 2. Three students log in through the hub's login page in Chromium, each in a
    browser context of their own; their servers start at once. Each opens
    *Nbgrader > Assignment List*, presses *Fetch*, opens the notebook, answers
@@ -27,31 +29,29 @@ off), plus JupyterHub's test-only ``DummyAuthenticator`` and
 4. Each student presses *Fetch Feedback* and opens the page through the hub:
    their own score is on it (``hub_<student>_feedback.png``).
 
-What is proven about one student reaching another's work, and what is not:
+What is proven about one student reaching another's work:
 
-- Proven, by the hub: ada's browser session cannot open ben's running server
-  (``/user/ben/lab`` ends in the hub's 403), cannot call his server's API (his
-  files, his feedback: 403), cannot read his account through the hub's API (404,
-  "no access"), and cannot open the formgrader (403), which the instructor can.
-  ada's own server will not serve a path outside her home (``..``: 404).
-- Proven, by nbgrader's steps: every submission is filed under its hub user
-  name (students are named by ``$JUPYTERHUB_USER``); *Fetch Feedback* brings a
-  student the page of their own submission only (it is found by a secret their
-  own submission holds). The exchange folders have nbgrader's modes (inbound
-  write-only for others, feedback not listable), which is what keeps students
-  apart where each is an OS account.
-- Not proven: isolation on disk. ``SimpleLocalProcessSpawner`` runs every server
-  as one OS user (here root), so a student's kernel or terminal can read every
-  home folder, the exchange's inbound folder and the released feedback, and
-  could submit under another name by setting ``CourseDirectory.student_id``.
-  Those modes are enforced only between different OS users (LocalProcessSpawner
-  or SystemdSpawner with real accounts), which this test does not run; on
-  Kubernetes every pod is the same ``jovyan`` user (notebooks/README.md).
+- By the hub: ada's browser session cannot open ben's running server (``/user/ben/lab``
+  ends in the hub's 403), cannot call his server's API (his files, his feedback: 403),
+  cannot read his account through the hub's API (404, "no access"), and cannot open the
+  formgrader (403), which the instructor can. ada's own server will not serve a path
+  outside her home (``..``: 404).
+- On disk, from ada's kernel (started in her JupyterLab by the page): there is no exchange
+  folder, and none of ben's home, the course directory, the hub's files or ngshare's
+  storage is there to list; her process tree holds only her own server.
+- Through the exchange service, from ada's kernel with her server's own token and from her
+  browser with her hub session: every ngshare address of ben's submissions and feedback,
+  and the class's list of submissions, answers with a refusal and no file; her own list of
+  submissions she gets. The teacher still collects every submission, and each student's
+  *Fetch Feedback* brings their own page only.
 """
 
 import importlib.util
+import json
+import os
 import re
 import urllib.parse
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -117,25 +117,25 @@ SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory, prerequisite, nbgrader_installed, chromium):
+def hub(tmp_path_factory, hub_prerequisites, chromium):
     """The course's hub on loopback, with lesson 1 released; yields ``(hub, teacher)``.
-    (``chromium`` first: a missing browser stops the test before a hub starts.)"""
+    (``chromium`` first: a missing browser stops the test before a hub starts.) The
+    teacher's steps reach ngshare as the instructor, by her token."""
     from tapeschool.course.layout import init_course
-    from tapeschool.course.localhub import LocalHub, find_proxy
+    from tapeschool.course.localhub import LocalHub, ngshare_url
     from tapeschool.course.teacher import Teacher
 
-    prerequisite(importlib.util.find_spec("jupyterhub") is not None,
-                 "the Python package 'jupyterhub' is not installed (pip install -e \".[hub]\")")
-    prerequisite(find_proxy() is not None,
-                 "configurable-http-proxy is not installed (npm ci --prefix tests/hub)")
+    hub_prerequisites("pods", ngshare=True)
     work = tmp_path_factory.mktemp("hub")
-    course = init_course(work / "grader" / "tapeschool", exchange=work / "exchange",
-                         assignments=[LESSON], one_os_user=True)
+    course = init_course(work / "grader" / "tapeschool", assignments=[LESSON],
+                         ngshare_url=ngshare_url())
     teacher = Teacher(course)
-    teacher.release(LESSON)
     with LocalHub(work, course, list(STUDENTS), [INSTRUCTOR], spawn_timeout=180,
-                  lab_settings=LAB_SETTINGS) as running:
-        yield running, teacher
+                  lab_settings=LAB_SETTINGS, deployment="pods") as running:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("JUPYTERHUB_API_TOKEN", running.token(INSTRUCTOR))
+            teacher.release(LESSON)
+            yield running, teacher
 
 
 def _work_the_lesson(student, answers, artifacts_dir):
@@ -179,8 +179,8 @@ def _work_the_lesson(student, answers, artifacts_dir):
     panel = student.assignments_panel()
     panel.locator("#fetched_assignments_list > .list_item", has_text=LESSON).locator(
         "button", has_text="Submit").click()
-    panel.locator("#submitted_assignments_list .nested_list_item",
-                  has_text="UTC").first.wait_for(timeout=30_000)
+    panel.locator("#submitted_assignments_list .nested_list_item",   # its time, as listed
+                  has_text=re.compile(r"\d{4}-\d\d-\d\d \d\d:")).first.wait_for(timeout=30_000)
     return seen
 
 
@@ -297,13 +297,77 @@ def test_a_student_cannot_reach_another_students_server_or_the_formgrader(hub, c
     assert ada.get(f"/services/{teacher.course.course_id}/formgrader")[0] == 403
     assert ben.get(f"/user/ben/api/contents/{LESSON}")[0] == 200    # ben himself: yes
 
-    # nbgrader filed each submission under its hub user name, and gave the exchange its
-    # modes (enforced only between different OS users, which this hub does not have).
+    # each submission was filed under its hub user name, which ngshare took from the hub
     submitted = sorted(p.name for p in (teacher.course.root / "submitted").iterdir())
     assert submitted == sorted(STUDENTS)
-    exchange = teacher.course.exchange / teacher.course.course_id
-    assert (exchange / "inbound").stat().st_mode & 0o777 == 0o733
-    assert (exchange / "feedback").stat().st_mode & 0o777 == 0o711
+
+
+# Run in ada's kernel: the folders a shared exchange, ben or the hub would leave on disk, her
+# process tree, and ngshare's addresses of ben's work with her own server's token.
+PROBE = """
+import json, os, urllib.error, urllib.parse, urllib.request
+places, service = json.loads(%r)
+found = {}
+for name, path in places.items():
+    try:
+        found[name] = sorted(os.listdir(path))
+    except OSError as error:
+        found[name] = type(error).__name__
+def command(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline").read().split("\\0")[0].rsplit("/", 1)[-1]
+    except OSError as error:
+        return type(error).__name__
+found["processes"] = sorted(command(p) for p in os.listdir("/proc") if p.isdigit())
+found["service"] = {}
+for path in ("/submissions/tapeschool/lesson01/ben", "/submission/tapeschool/lesson01/ben",
+             "/feedback/tapeschool/lesson01/ben?timestamp=" + urllib.parse.quote(json.loads(%r)),
+             "/submissions/tapeschool/lesson01", "/submissions/tapeschool/lesson01/ada"):
+    request = urllib.request.Request(service + path, headers={
+        "Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            found["service"][path] = [response.status, response.read().decode()[:300]]
+    except urllib.error.HTTPError as error:
+        found["service"][path] = [error.code, error.read().decode()[:300]]
+    except OSError as error:
+        found["service"][path] = [None, repr(error)]
+print(json.dumps(found))
+"""
+
+
+def test_a_students_kernel_and_browser_get_nothing_of_another_students_work(
+        hub, classroom, graded):
+    running, teacher = hub
+    ada = classroom[0]["ada"]
+    service = teacher.course.exchange.url
+    [ben_time] = os.listdir(running.home("ben") / LESSON / "feedback")
+    places = {"the default exchange": "/usr/local/share/nbgrader/exchange",
+              "the hub's folder": str(running.workdir),
+              "ben's home": str(running.home("ben")),
+              "the course": str(teacher.course.root),
+              "ngshare's storage": str(running.workdir / "ngshare")}
+    missing = [name for name, path in places.items() if not Path(path).is_dir()]
+    assert missing == ["the default exchange"], missing       # the others are there, outside
+    printed = ada.run_in_kernel(PROBE % (json.dumps([places, service]), json.dumps(ben_time)))
+    assert printed.startswith("{"), printed
+    found = json.loads(printed)
+    assert found["the default exchange"] == "FileNotFoundError"
+    assert found["the hub's folder"] == ["home", "student-config"]     # hers and the settings
+    for place in ("ben's home", "the course", "ngshare's storage"):
+        assert found[place] == "FileNotFoundError", (place, found[place])
+    assert "chromium" not in found["processes"] and "node" not in found["processes"]
+    assert len(found["processes"]) <= 4, found["processes"]          # her server and kernels
+    answers = found["service"]
+    own = answers.pop("/submissions/tapeschool/lesson01/ada")
+    assert own[0] == 200 and json.loads(own[1])["submissions"][0]["student_id"] == "ada"
+    for path, (status, body) in answers.items():
+        assert status == 403 and json.loads(body)["success"] is False, (path, status, body)
+        assert "files" not in body and "content" not in body
+    for path in answers:   # the same addresses from her browser, with her hub session
+        response = ada.page.request.get(f"{running.url}/services/ngshare{path}")
+        assert response.status != 200 or "files" not in response.text(), (path, response.status)
+        assert "\"content\"" not in response.text()
 
 
 def test_the_formgrader_service_opens_for_the_instructor(hub, chromium, graded):
