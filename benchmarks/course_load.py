@@ -133,10 +133,48 @@ def grading(args, work, rows):
                      f"(median), {each[-1]:.1f} s (slowest); peak memory "
                      f"{memory.total / MIB:.0f} MiB in all, {memory.single / MIB:.0f} MiB "
                      f"in one process"))
+    if args.baseline:
+        with MemoryPeak(this_tree) as memory:
+            started = time.monotonic()
+            each = unsandboxed_autograde(course, assignment, sorted(expected), max(args.jobs))
+            wall = time.monotonic() - started
+        rows.append((f"baseline: nbgrader's own autograde of the same {n}, {max(args.jobs)} at "
+                     f"a time, in the grader's kernel (no sandbox; what grading was before)",
+                     f"{wall:.0f} s",
+                     f"each took {statistics.median(each):.1f} s (median), {max(each):.1f} s "
+                     f"(slowest); peak memory {memory.total / MIB:.0f} MiB in all"))
     with MemoryPeak(this_tree) as memory:
         timed(rows, f"generate_feedback for {n}", lambda: teacher.generate_feedback(assignment))
     rows[-1] = rows[-1][:2] + (f"peak memory {memory.total / MIB:.0f} MiB",)
     timed(rows, f"release_feedback for {n}", lambda: teacher.return_feedback(assignment))
+
+
+def _stock_autograde(course_root, assignment, student):
+    """nbgrader's autograde as it comes (its Execute step, the kernel in this machine's
+    environment): the baseline the sandbox is measured against. Never for real classes."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.converters import Autograde
+
+    from tapeschool.course.layout import open_course
+
+    config = open_course(course_root).config()
+    config.Autograde.autograde_preprocessors = Autograde.class_traits()[
+        "autograde_preprocessors"].default()
+    started = time.monotonic()
+    result = NbGraderAPI(config=config).autograde(assignment, student, force=True, create=True)
+    if not result.get("success"):
+        raise SystemExit(f"baseline autograde of {student} failed: {result.get('error')}")
+    return time.monotonic() - started
+
+
+def unsandboxed_autograde(course, assignment, students, jobs):
+    """Seconds each submission took under nbgrader's own autograde, ``jobs`` at a time."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return list(pool.map(_stock_autograde, [course.root] * len(students),
+                             [assignment] * len(students), students))
 
 
 def first_lesson(hub, name, assignment, notebook, timeout):
@@ -251,6 +289,9 @@ def main(argv=None):
                         help="seconds a student may take to reach the lesson")
     parser.add_argument("--skip-grading", action="store_true")
     parser.add_argument("--skip-hub", action="store_true")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also grade the same submissions with nbgrader's own autograde "
+                             "(no sandbox), for the ratio")
     args = parser.parse_args(argv)
     args.jobs = [int(j) for j in args.jobs.split(",")]
     args.wave = args.wave or args.logins
