@@ -39,19 +39,37 @@ BWRAP, SETPRIV = "/usr/bin/bwrap", "/usr/bin/setpriv"
 
 
 def python_mounts():
-    """bubblewrap arguments that make this Python's environment reachable by any account:
-    the outermost folder above it that others cannot enter becomes an empty one, with the
-    environment bound read-only inside (none where every folder can be entered)."""
-    prefixes = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
-    closed = [folder for prefix in prefixes for folder in reversed(prefix.parents)
-              if folder != Path("/") and not os.stat(folder).st_mode & 0o001]
-    if not closed:
+    """bubblewrap arguments that make this Python's environment, and the packages the lessons
+    import (an editable install's checkout may lie in a folder only root can enter, such as
+    a fresh clone under ``mktemp -d``), reachable by any account: each outermost folder above
+    them that others cannot enter becomes an empty one, with them bound read-only inside
+    (none where every folder can be entered)."""
+    prefixes = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+                       *(Path(root) for root in _package_roots())})
+    closed = {folder for prefix in prefixes for folder in reversed(prefix.parents)
+              if folder != Path("/") and not os.stat(folder).st_mode & 0o001}
+    tops = sorted(folder for folder in closed if not any(
+        other in folder.parents for other in closed))
+    if not tops:
         return []
-    top = min(closed, key=lambda folder: len(folder.parts))
-    args = ["--tmpfs", str(top)]
+    args = [arg for top in tops for arg in ("--tmpfs", str(top))]
     for prefix in prefixes:
-        args += folders_to(prefix) + ["--ro-bind", str(prefix), str(prefix)]
+        if any(top in prefix.parents for top in tops):
+            args += folders_to(prefix) + ["--ro-bind", str(prefix), str(prefix)]
     return args
+
+
+def _package_roots():
+    from .sandbox import PACKAGES
+
+    import importlib.util
+
+    roots = []
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            roots.append(os.path.realpath(list(spec.submodule_search_locations)[0]))
+    return roots
 
 
 def folders_to(path):
