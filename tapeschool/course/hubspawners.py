@@ -35,6 +35,8 @@ from pathlib import Path
 from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import List, Unicode
 
+from .sandbox import package_folders
+
 BWRAP, SETPRIV = "/usr/bin/bwrap", "/usr/bin/setpriv"
 
 
@@ -45,7 +47,7 @@ def python_mounts():
     them that others cannot enter becomes an empty one, with them bound read-only inside
     (none where every folder can be entered)."""
     prefixes = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-                       *(Path(root) for root in _package_roots())})
+                       *(Path(root) for root in package_folders())})
     closed = {folder for prefix in prefixes for folder in reversed(prefix.parents)
               if folder != Path("/") and not os.stat(folder).st_mode & 0o001}
     tops = sorted(folder for folder in closed if not any(
@@ -57,19 +59,6 @@ def python_mounts():
         if any(top in prefix.parents for top in tops):
             args += folders_to(prefix) + ["--ro-bind", str(prefix), str(prefix)]
     return args
-
-
-def _package_roots():
-    from .sandbox import PACKAGES
-
-    import importlib.util
-
-    roots = []
-    for name in PACKAGES:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations:
-            roots.append(os.path.realpath(list(spec.submodule_search_locations)[0]))
-    return roots
 
 
 def folders_to(path):

@@ -32,6 +32,7 @@ What it must not do: run anything of the student's as root, or give the
 sandbox a path the teacher did not list here.
 """
 
+import contextlib
 import os
 import resource
 import shutil
@@ -125,7 +126,7 @@ class Sandbox:
 
     def close(self):
         for group in self._cgroups:
-            with _quiet():
+            with contextlib.suppress(OSError):
                 group.rmdir()
         shutil.rmtree(self.parent, ignore_errors=True)   # never follows a student's link
 
@@ -191,7 +192,7 @@ class Sandbox:
     def _limit_child(self):
         # Runs in the child before setpriv: the limits every process of the sandbox inherits.
         for group in self._cgroups:
-            with _quiet():
+            with contextlib.suppress(OSError):
                 (group / "cgroup.procs").write_text(str(os.getpid()))
         limits = self.limits
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
@@ -253,21 +254,24 @@ def _python_roots():
     return sorted(roots)
 
 
-def _package_roots():
-    """Where ``autodiff``, ``widgets`` and ``tapeschool`` are, when not inside the Python
-    installation (an editable install points at a checkout: only these folders of it)."""
+def package_folders():
+    """Where ``autodiff``, ``widgets`` and ``tapeschool`` are, wherever they are installed."""
     import importlib.util
 
-    roots = []
-    inside = _python_roots()
+    folders = []
     for name in PACKAGES:
         spec = importlib.util.find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        folder = os.path.realpath(list(spec.submodule_search_locations)[0])
-        if not any(folder.startswith(root + os.sep) for root in inside):
-            roots.append(folder)
-    return roots
+        if spec is not None and spec.submodule_search_locations:
+            folders.append(os.path.realpath(list(spec.submodule_search_locations)[0]))
+    return folders
+
+
+def _package_roots():
+    """The package folders outside the Python installation (an editable install points at a
+    checkout: only these folders of it are bound)."""
+    inside = _python_roots()
+    return [folder for folder in package_folders()
+            if not any(folder.startswith(root + os.sep) for root in inside)]
 
 
 def _memory_cgroups(memory_bytes, processes):
@@ -291,12 +295,12 @@ def _memory_cgroups(memory_bytes, processes):
                 (group / file).write_text(str(value))
             groups.append(group)
         except OSError:
-            with _quiet():
+            with contextlib.suppress(OSError):
                 group.rmdir()
     if not any((group / "memory.max").exists() or (group / "memory.limit_in_bytes").exists()
                for group in groups):
         for group in groups:
-            with _quiet():
+            with contextlib.suppress(OSError):
                 group.rmdir()
         return []
     return groups
@@ -310,13 +314,5 @@ def _read(path):
 
 
 def _kill_group(process):
-    with _quiet():
+    with contextlib.suppress(OSError):
         os.killpg(process.pid, signal.SIGKILL)
-
-
-class _quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, *rest):
-        return kind is not None and issubclass(kind, OSError)
