@@ -121,8 +121,8 @@ def add_n(inputs, name=None):
     if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError(f"AddN: inputs must be a non-empty list of tensors, got {inputs!r}")
     xs = [convert_to_tensor(x) for x in inputs]
-    if len(xs) == 1:
-        return identity(xs[0])
+    if len(xs) == 1:   # as TensorFlow: the input itself, a new tensor only when named
+        return xs[0] if name is None else identity(xs[0])
     return ADD_N(*xs)
 
 

@@ -93,12 +93,13 @@ BROADCAST_TO = Primitive("BroadcastTo", lambda xp, x, shape: xp.broadcast_to(x, 
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
-    """Repeats ``input`` along new or size-1 axes to reach ``shape`` (NumPy broadcasting)."""
+    """Repeats ``input`` along new or size-1 axes to reach ``shape`` (NumPy broadcasting).
+
+    Always a new tensor, even when ``shape`` is already ``input``'s (as in
+    TensorFlow): a gradient with respect to the result counts only its own uses.
+    """
     x = convert_to_tensor(input)
-    shape = static_shape(shape, "BroadcastTo")
-    if shape == x._value.shape:
-        return x
-    return BROADCAST_TO(x, shape=shape)
+    return BROADCAST_TO(x, shape=static_shape(shape, "BroadcastTo"))
 
 
 IDENTITY = Primitive("Identity", lambda xp, x: x, (lambda g, ans, x: g,), saves="shapes",
