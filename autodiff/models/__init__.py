@@ -5,8 +5,9 @@ Reading order: ``module.py`` (a container that finds its variables),
 first), ``model.py`` (``Model`` subclassing and ``Sequential``),
 ``losses/`` (Keras' losses, what a training step minimizes),
 ``metrics.py`` (running means and accuracies a training loop reports),
-``optimizers.py`` (gradients to variable updates, outside every tape),
-``schedules.py`` (learning rates that follow the optimizer's step counter),
+``optimizers/`` (gradients to variable updates, outside every tape, one
+indivisible step per call; with ``schedules.py``, learning rates that follow
+the optimizer's step counter),
 and ``keras.py`` (the ``ad.keras`` namespace that gathers them).
 
 May import: the engine only. Traced functions, the compiler and saved

@@ -23,14 +23,12 @@ own, so a tape's records read ``sequential/dense_1/MatMul``: the tape
 player groups them by layer.
 """
 
-import contextlib
 import inspect
 
-from .. import tape as _tape
 from ..dtypes import as_dtype
 from ..ops.creation import zeros
 from .layers.base import Layer, _unique_name
-from .module import camel_to_snake
+from .module import camel_to_snake, not_recorded
 
 __all__ = ["Model", "Sequential", "Input", "InputLayer"]
 
@@ -182,7 +180,7 @@ class Sequential(Model):
             return
         shape, dtype = self._ad_input
         example = zeros(tuple(1 if d is None else d for d in shape), dtype=as_dtype(dtype))
-        with _not_recorded():
+        with not_recorded():
             self(example, training=False)   # each layer makes its variables from the shape
         self.built = True
 
@@ -196,16 +194,3 @@ class Sequential(Model):
         for layer in self._layers:
             outputs = layer(outputs) if training is None else layer(outputs, training=training)
         return outputs
-
-
-@contextlib.contextmanager
-def _not_recorded():
-    """Building runs the layers once on zeros: no tape or trace should see those ops."""
-    state = _tape.thread_state
-    active, observers = list(state.active), list(state.observers)
-    state.active[:], state.observers[:] = [], []
-    try:
-        yield
-    finally:
-        state.active[:], state.observers[:] = active, observers
-

@@ -29,12 +29,14 @@ Layers (``ad.layers``) change only the order of their *own* variables (the
 order they were created in, as Keras does: kernel before bias).
 """
 
+import contextlib
 import functools
 import inspect
 import re
 import threading
 
 from .. import nest
+from .. import tape as _tape
 from ..name_scope import name_scope as _name_scope
 from ..tensor import Variable
 
@@ -180,3 +182,16 @@ def _walk(module, predicate):
         # Depth-first across modules, as tf.Module: this module's submodules
         # are walked before the siblings queued by its parent.
         stack[:0] = submodules
+
+
+@contextlib.contextmanager
+def not_recorded():
+    """Ops run inside are seen by no tape or tracer of this thread (building a model on
+    zeros, an optimizer step running inside its traced node)."""
+    state = _tape.thread_state
+    active, observers = list(state.active), list(state.observers)
+    state.active[:], state.observers[:] = [], []
+    try:
+        yield
+    finally:
+        state.active[:], state.observers[:] = active, observers

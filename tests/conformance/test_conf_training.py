@@ -4,7 +4,8 @@ The same initial weights and the same gradients go to a Keras optimizer and
 to ours for several steps; the weights must agree to float32 rounding. Ours
 also runs inside ``ad.function`` and compiled, and must land on Keras' weights
 there too: that is the point of keeping the step counter and the learning
-rate in Variables (``autodiff/models/optimizers.py``).
+rate in Variables (``autodiff/models/optimizers/``), with clipping and weight
+decay as Keras 3 applies them (clip first, then decay, then the step).
 """
 
 import numpy as np
@@ -23,6 +24,10 @@ SCHEDULES = {
     "cosine_warmup": ("CosineDecay", dict(initial_learning_rate=0.01, decay_steps=4, alpha=0.1,
                                           warmup_target=0.1, warmup_steps=3)),
     "piecewise": ("PiecewiseConstantDecay", dict(boundaries=[2, 5], values=[0.1, 0.05, 0.01])),
+    "inverse_time": ("InverseTimeDecay", dict(initial_learning_rate=0.1, decay_steps=2,
+                                              decay_rate=0.7)),
+    "inverse_time_staircase": ("InverseTimeDecay", dict(initial_learning_rate=0.1, decay_steps=3,
+                                                        decay_rate=0.5, staircase=True)),
 }
 
 OPTIMIZERS = {
@@ -32,6 +37,13 @@ OPTIMIZERS = {
     "adamw": ("AdamW", dict(weight_decay=0.2)),
     "rmsprop": ("RMSprop", dict()),
     "rmsprop_centered_momentum": ("RMSprop", dict(rho=0.8, momentum=0.5, centered=True)),
+    "adagrad": ("Adagrad", dict(initial_accumulator_value=0.2)),
+    "lion": ("Lion", dict(beta_1=0.8)),
+    "adam_amsgrad": ("Adam", dict(amsgrad=True, beta_2=0.9)),
+    "adam_clipnorm": ("Adam", dict(clipnorm=0.5)),
+    "adam_global_clipnorm": ("Adam", dict(global_clipnorm=0.7)),
+    "adam_weight_decay": ("Adam", dict(weight_decay=0.1)),
+    "sgd_clipvalue_momentum": ("SGD", dict(clipvalue=0.3, momentum=0.5)),
 }
 
 
@@ -110,3 +122,14 @@ def test_a_callable_rate_takes_no_arguments_in_keras_and_here(tf):
         np.testing.assert_allclose(w.numpy(), [0.5])
         with pytest.raises(TypeError, match="step"):   # a schedule-like function is not called so
             optimizers.SGD(lambda step: 0.25).apply_gradients([(m.constant([2.0]), w)])
+
+
+def test_keras_arguments_not_implemented_here_are_refused_by_name(tf):
+    with pytest.raises(NotImplementedError, match="use_ema"):
+        ad.optimizers.Adam(use_ema=True)
+    with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
+        ad.optimizers.SGD(gradient_accumulation_steps=2)
+    tf.keras.optimizers.Adam(use_ema=True)          # Keras has them: only here they are refused
+    for module in (tf.keras, ad):
+        with pytest.raises(ValueError):
+            module.optimizers.Adam(clipnorm=1.0, global_clipnorm=1.0)

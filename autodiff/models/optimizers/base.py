@@ -1,4 +1,5 @@
-"""``ad.optimizers``: SGD, Adam, AdamW and RMSprop with Keras 3's update rules.
+"""The optimizers' shared part (Keras 3's ``BaseOptimizer``): learning rate, ``iterations``,
+slots, gradient clipping, weight decay and ``apply_gradients``.
 
 An optimizer turns gradients into Variable updates, outside every tape:
 
@@ -10,35 +11,37 @@ An optimizer turns gradients into Variable updates, outside every tape:
 Updates use ``Variable.assign`` / ``assign_add`` / ``assign_sub`` with this
 library's ops, in the order Keras 3 computes them, so float32 results match
 Keras to rounding. Per-variable state ("slots": momentum, Adam's ``m`` and
-``v``) is created, zero, the first time a variable is updated.
+``v``) is created the first time a variable is updated.
 
-As in Keras 3: a None gradient skips its variable with a warning ("Gradients
-do not exist for variables [...]"); all None raises ValueError;
-``iterations`` (an int64 Variable) counts ``apply_gradients`` calls.
+As in Keras 3: a None gradient skips its variable with a warning; all None
+raises ValueError; ``iterations`` (an int64 Variable) counts
+``apply_gradients`` calls; ``clipnorm`` / ``global_clipnorm`` / ``clipvalue``
+clip the gradients first, then ``weight_decay`` shrinks the variables
+(``w -= w * weight_decay * lr``), then each variable takes its step.
 
 Everything that changes from step to step lives in Variables and is read
-with ops: the step counter (Adam's bias correction reads ``iterations``),
-the learning rate (a float becomes the Variable ``learning_rate``; a
-schedule is called with ``iterations``), the slots. So a training step
-traced by ``ad.function``, compiled or not, updates the same state in the
-same way on every call as the eager step does; nothing is read on the host
-and frozen into the trace.
+with ops (the step counter, the learning rate or its schedule, the slots),
+and one ``apply_gradients`` call is one indivisible step, even with threads
+sharing the optimizer and inside ``ad.function`` (see ``atomic.py``).
 """
 
+import threading
 import warnings
 
-from .. import dtypes
-from ..ops import creation, elementwise
-from ..tensor import Tensor, convert_to_tensor
-from ..variable import Variable
-from . import schedules
+from ... import dtypes
+from ...ops import creation, elementwise, predicates
+from ...ops.math_extra import add_n
+from ...ops.reduce import reduce_sum
+from ...tensor import Tensor, convert_to_tensor
+from ...variable import Variable
+from .atomic import run_atomically
 from .schedules import LearningRateSchedule
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "schedules"]
+__all__ = ["Optimizer"]
 
-
-def __dir__():   # dir(ad.optimizers) shows the optimizers, not this module's imports
-    return __all__
+# Keras 3 arguments this library does not implement: refused by name, never ignored.
+_UNSUPPORTED = {"use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                "loss_scale_factor": None, "gradient_accumulation_steps": None}
 
 
 class Optimizer:
@@ -49,16 +52,37 @@ class Optimizer:
             a ``schedules.LearningRateSchedule`` (called with ``iterations``),
             or a callable taking no arguments, as in Keras 3.
         name: the optimizer's name (``'sgd'``, ``'adam'``).
+        weight_decay: decoupled decay per step, times the learning rate (None: off).
+        clipnorm: clip each gradient to this L2 norm.
+        global_clipnorm: scale all gradients so their joint L2 norm is at most this.
+        clipvalue: clip each gradient's elements to ``[-clipvalue, clipvalue]``.
 
     Subclasses implement ``update_step(gradient, variable, learning_rate)``.
+    Keras' ``use_ema``, ``loss_scale_factor`` and ``gradient_accumulation_steps``
+    raise NotImplementedError naming them.
     """
 
-    def __init__(self, learning_rate, name):
+    def __init__(self, learning_rate, name, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, **kwargs):
+        unknown = sorted(k for k in kwargs if k not in _UNSUPPORTED)
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: argument(s) not recognized: {unknown}")
+        used = sorted(k for k, v in kwargs.items() if v != _UNSUPPORTED[k])
+        if used:
+            raise NotImplementedError(f"{type(self).__name__}: {', '.join(used)} "
+                                      f"{'is' if len(used) == 1 else 'are'} not implemented")
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
+                             f"be set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                             f"global_clipnorm={global_clipnorm}")
         self.name = name
+        self.weight_decay = None if weight_decay is None else float(weight_decay)
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         self.iterations = Variable(0, dtype=dtypes.int64, trainable=False,
                                    name=f"{name}/iteration")
         self._learning_rate = self._build_learning_rate(learning_rate)
         self._slots = {}   # (slot name, variable id) -> Variable
+        self._lock = threading.RLock()   # one apply_gradients at a time (atomic.py)
 
     def _build_learning_rate(self, learning_rate):
         if isinstance(learning_rate, LearningRateSchedule) or callable(learning_rate):
@@ -99,17 +123,19 @@ class Optimizer:
         rate = [self._learning_rate] if isinstance(self._learning_rate, Variable) else []
         return [self.iterations] + rate + list(self._slots.values())
 
-    def slot(self, variable, name):
-        """The optimizer's ``name`` state for ``variable`` (zeros like it, made on first use)."""
+    def slot(self, variable, name, initial=0.0):
+        """The optimizer's ``name`` state for ``variable`` (``initial`` everywhere, made on
+        first use)."""
         key = (name, variable._id)
         if key not in self._slots:
-            base = variable.name.split(":")[0].replace("/", "_")
-            self._slots[key] = Variable(creation.zeros(tuple(variable.shape), dtype=variable.dtype),
-                                        trainable=False, name=f"{base}_{name}")
+            base = variable.path if hasattr(variable, "path") else variable.name.split(":")[0]
+            value = creation.fill(tuple(variable.shape), convert_to_tensor(initial, variable.dtype))
+            self._slots[key] = Variable(value, trainable=False,
+                                        name=f"{base.replace('/', '_')}_{name}")
         return self._slots[key]
 
     def apply_gradients(self, grads_and_vars):
-        """Applies one update to each variable that has a gradient.
+        """Applies one update to each variable that has a gradient: one indivisible step.
 
         Args:
             grads_and_vars: pairs ``(gradient, variable)``, e.g. ``zip(grads, vars)``.
@@ -132,8 +158,7 @@ class Optimizer:
             warnings.warn(f"apply_gradients: the gradients of the variables {missing} are "
                           f"None (the loss does not depend on them); they are left unchanged",
                           UserWarning, stacklevel=2)
-        lr = self.learning_rate
-        self._apply_weight_decay([v for _, v in kept], lr)
+        checked = []
         for g, v in kept:
             if not isinstance(v, Variable):
                 raise TypeError(f"{type(self).__name__}.apply_gradients: expected Variables, "
@@ -143,11 +168,34 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}.apply_gradients: the gradient for "
                                  f"{v.name} has shape {tuple(g.shape)}, the variable "
                                  f"{tuple(v.shape)}")
-            if g.dtype != v.dtype:
-                g = elementwise.cast(g, v.dtype)
+            checked.append((elementwise.cast(g, v.dtype) if g.dtype != v.dtype else g, v))
+        return run_atomically(self, checked)
+
+    def _apply_now(self, pairs):
+        """The step itself, eager, under ``self._lock``: clip, decay, update, count."""
+        grads = self._clip_gradients([g for g, _ in pairs])
+        variables = [v for _, v in pairs]
+        lr = self.learning_rate
+        self._apply_weight_decay(variables, lr)
+        for g, v in zip(grads, variables):
             self.update_step(g, v, lr)
         self.iterations.assign_add(1)
-        return self.iterations
+
+    def _clip_gradients(self, grads):
+        """Keras 3's order of precedence: ``clipnorm``, else ``global_clipnorm``, else
+        ``clipvalue``."""
+        if self.clipnorm and self.clipnorm > 0:
+            return [_clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            norm = elementwise.sqrt(add_n([reduce_sum(elementwise.square(g)) for g in grads]))
+            clip = _scalar(float(self.global_clipnorm), norm)
+            scale = clip * elementwise.minimum(1.0 / norm, 1.0 / clip)
+            scale = scale + (norm - norm)   # NaN when the norm is not finite, as Keras
+            return [g * _scalar(scale, g) for g in grads]
+        if self.clipvalue and self.clipvalue > 0:
+            return [elementwise.minimum(elementwise.maximum(g, _scalar(-self.clipvalue, g)),
+                                        _scalar(self.clipvalue, g)) for g in grads]
+        return grads
 
     def minimize(self, loss, var_list, tape=None):
         """``apply_gradients(zip(tape.gradient(loss, var_list), var_list))``.
@@ -158,7 +206,7 @@ class Optimizer:
             var_list: the variables to update.
             tape: the GradientTape that recorded ``loss`` (needed for a Tensor).
         """
-        from ..tape import GradientTape
+        from ...tape import GradientTape
         if callable(loss):
             with GradientTape() as tape:
                 value = loss()
@@ -172,169 +220,36 @@ class Optimizer:
         raise NotImplementedError
 
     def _apply_weight_decay(self, variables, learning_rate):
-        """Decoupled weight decay (AdamW): ``w -= w * weight_decay * lr``, before the step."""
-        decay = getattr(self, "weight_decay", None)
-        if not decay:
+        """Decoupled weight decay: ``w -= w * weight_decay * lr``, before the step."""
+        if not self.weight_decay:
             return
         for variable in variables:
-            variable.assign(variable - variable * _scalar(decay, variable)
-                            * _scalar(learning_rate, variable))
+            variable.assign_sub(variable * _scalar(self.weight_decay, variable)
+                                * _scalar(learning_rate, variable))
+
+    def get_config(self):
+        """The arguments this optimizer was made with (Keras' ``get_config``)."""
+        lr = self._learning_rate
+        rate = float(lr.numpy()) if isinstance(lr, Variable) else lr
+        return {"name": self.name, "learning_rate": rate, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
+                "clipvalue": self.clipvalue, **self._own_config()}
+
+    def _own_config(self):
+        return {}
 
     def __repr__(self):
         return f"<{type(self).__name__} learning_rate={self._learning_rate!r}>"
 
 
-class SGD(Optimizer):
-    """Gradient descent, with optional (Nesterov) momentum, as ``keras.optimizers.SGD``.
-
-    Without momentum: ``w -= lr * g``. With it, a velocity ``m`` per variable:
-    ``m = momentum * m - lr * g``, then ``w += m`` (or, Nesterov,
-    ``w += momentum * m - lr * g``).
-
-    Args:
-        learning_rate: float or schedule (default 0.01).
-        momentum: in [0, 1].
-        nesterov: use Nesterov momentum.
-
-    >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.SGD(0.1).apply_gradients([(ad.constant(2.0), w)])
-    >>> w.numpy()
-    0.8
-    """
-
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name=None):
-        super().__init__(learning_rate, name or "sgd")
-        if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
-            raise ValueError("`momentum` must be a float between [0, 1].")
-        self.momentum = float(momentum)
-        self.nesterov = bool(nesterov)
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
-        if self.momentum == 0:
-            variable.assign_sub(gradient * lr)
-            return
-        m = self.slot(variable, "momentum")
-        momentum = _scalar(self.momentum, variable)
-        m.assign(m * momentum - gradient * lr)
-        if self.nesterov:
-            variable.assign_add(m * momentum - gradient * lr)
-        else:
-            variable.assign_add(m)
-
-
-class Adam(Optimizer):
-    """Adam, as ``keras.optimizers.Adam`` (Keras 3's form of the update).
-
-    Per variable, running averages of the gradient and its square:
-    ``m += (g - m) * (1 - beta_1)``, ``v += (g^2 - v) * (1 - beta_2)``; then
-    ``w -= alpha * m / (sqrt(v) + epsilon)`` with the bias correction folded
-    into ``alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`` at step ``t``.
-
-    Args:
-        learning_rate: float or schedule (default 0.001).
-        beta_1, beta_2: decay rates of the two averages.
-        epsilon: added to ``sqrt(v)`` (Keras' default 1e-7).
-
-    >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.Adam(0.1).apply_gradients([(ad.constant(2.0), w)])
-    >>> round(float(w.numpy()), 4)          # the first step is about lr * sign(g)
-    0.9
-    """
-
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None):
-        super().__init__(learning_rate, name or "adam")
-        self.beta_1 = float(beta_1)
-        self.beta_2 = float(beta_2)
-        self.epsilon = float(epsilon)
-
-    def update_step(self, gradient, variable, learning_rate):
-        step = _scalar(self.iterations + 1, variable)   # read with ops: traced, never frozen
-        one = _scalar(1.0, variable)
-        beta_1_power = _scalar(self.beta_1, variable) ** step
-        beta_2_power = _scalar(self.beta_2, variable) ** step
-        alpha = _scalar(learning_rate, variable) * elementwise.sqrt(one - beta_2_power) / (
-            one - beta_1_power)
-        m = self.slot(variable, "momentum")
-        v = self.slot(variable, "velocity")
-        m.assign_add((gradient - m) * (1 - self.beta_1))
-        v.assign_add((elementwise.square(gradient) - v) * (1 - self.beta_2))
-        variable.assign_sub((m * alpha) / (elementwise.sqrt(v) + self.epsilon))
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay, as ``keras.optimizers.AdamW``.
-
-    Before each Adam step every updated variable shrinks:
-    ``w -= w * weight_decay * lr`` (Loshchilov and Hutter's decoupling: the
-    decay does not pass through Adam's averages).
-
-    Args:
-        learning_rate: float or schedule (default 0.001).
-        weight_decay: the decay per step, times the learning rate (default 0.004).
-        beta_1, beta_2, epsilon: as ``Adam``.
-
-    >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.AdamW(0.1, weight_decay=0.5).apply_gradients([(ad.constant(2.0), w)])
-    >>> round(float(w.numpy()), 4)          # 1 - 1 * 0.5 * 0.1, then Adam's first step
-    0.85
-    """
-
-    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
-                 epsilon=1e-7, name=None):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, name=name or "adamw")
-        if not isinstance(weight_decay, (int, float)) or isinstance(weight_decay, bool):
-            raise ValueError(f"AdamW: `weight_decay` must be a float; received "
-                             f"weight_decay={weight_decay!r}")
-        self.weight_decay = float(weight_decay)
-
-
-class RMSprop(Optimizer):
-    """RMSprop, as ``keras.optimizers.RMSprop``.
-
-    A running average of the squared gradient, ``v = rho * v + (1 - rho) * g^2``;
-    the step is ``lr * g / sqrt(v + epsilon)`` (centered: ``v - mean(g)^2``
-    inside the root), with optional momentum on the steps.
-
-    Args:
-        learning_rate: float or schedule (default 0.001).
-        rho: decay of the average.
-        momentum: momentum on the steps (0: none).
-        epsilon: added inside the square root (Keras' default 1e-7).
-        centered: subtract the running mean gradient's square.
-
-    >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.RMSprop(0.01).apply_gradients([(ad.constant(2.0), w)])
-    >>> round(float(w.numpy()), 4)          # 1 - 0.01 * 2 / sqrt(0.1 * 4)
-    0.9684
-    """
-
-    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
-                 centered=False, name=None):
-        super().__init__(learning_rate, name or "rmsprop")
-        self.rho = float(rho)
-        self.momentum = float(momentum)
-        self.epsilon = float(epsilon)
-        self.centered = bool(centered)
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
-        rho = self.rho
-        velocity = self.slot(variable, "velocity")
-        velocity.assign(velocity * rho + elementwise.square(gradient) * (1 - rho))
-        if self.centered:
-            average = self.slot(variable, "average_gradient")
-            average.assign(average * rho + gradient * (1 - rho))
-            denominator = velocity - elementwise.square(average) + self.epsilon
-        else:
-            denominator = velocity + self.epsilon
-        increment = gradient * lr / elementwise.sqrt(denominator)
-        if self.momentum > 0:
-            momentum = self.slot(variable, "momentum")
-            momentum.assign(momentum * self.momentum + increment)
-            variable.assign_sub(momentum)
-        else:
-            variable.assign_sub(increment)
+def _clip_by_norm(values, clip_norm):
+    """``tf.clip_by_norm`` as Keras 3 calls it: ``values * c / max(||values||, c)``."""
+    l2sum = reduce_sum(elementwise.square(values), keepdims=True)
+    positive = predicates.greater(l2sum, _scalar(0.0, values))
+    safe = predicates.where(positive, l2sum, creation.ones_like(l2sum))
+    l2norm = predicates.where(positive, elementwise.sqrt(safe), l2sum)
+    clip = _scalar(clip_norm, values)
+    return values * clip / elementwise.maximum(l2norm, clip)
 
 
 def _scalar(value, variable):
@@ -342,4 +257,3 @@ def _scalar(value, variable):
     if isinstance(value, Tensor):
         return elementwise.cast(value, variable.dtype) if value.dtype != variable.dtype else value
     return convert_to_tensor(value, dtype=variable.dtype)
-

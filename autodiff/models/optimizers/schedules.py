@@ -17,10 +17,11 @@ trace (and ``ad.function`` warns when that happens).
 
 import math as _math
 
-from ..ops import elementwise, predicates
-from ..tensor import convert_to_tensor
+from ...ops import elementwise, predicates
+from ...tensor import convert_to_tensor
 
-__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay"]
+__all__ = ["LearningRateSchedule", "ExponentialDecay", "InverseTimeDecay", "CosineDecay",
+           "PiecewiseConstantDecay"]
 
 
 def __dir__():
@@ -72,18 +73,44 @@ class ExponentialDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
-    def __call__(self, step):
+    def _progress(self, step):
+        """The initial rate and ``step / decay_steps`` (floored on a staircase), as tensors."""
         initial = convert_to_tensor(self.initial_learning_rate)
-        dtype = initial.dtype
-        p = _as(step, dtype) / _as(self.decay_steps, dtype)
-        if self.staircase:
-            p = elementwise.floor(p)
-        return initial * elementwise.pow(_as(self.decay_rate, dtype), p)
+        p = _as(step, initial.dtype) / _as(self.decay_steps, initial.dtype)
+        return initial, elementwise.floor(p) if self.staircase else p
+
+    def __call__(self, step):
+        initial, p = self._progress(step)
+        return initial * elementwise.pow(_as(self.decay_rate, initial.dtype), p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
                 "staircase": self.staircase, "name": self.name}
+
+
+class InverseTimeDecay(ExponentialDecay):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``, as Keras 3.
+
+    (``ExponentialDecay``'s arguments, with a different curve.)
+
+    Args:
+        initial_learning_rate: the rate at step 0.
+        decay_steps: how often the decay is applied.
+        decay_rate: the decay's strength.
+        staircase: floor ``step / decay_steps``, so the rate drops in steps.
+
+    >>> float(InverseTimeDecay(0.1, decay_steps=10, decay_rate=1.0)(ad.constant(10)))
+    0.05
+    """
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="InverseTimeDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def __call__(self, step):
+        initial, p = self._progress(step)
+        return initial / (_as(1.0, initial.dtype) + _as(self.decay_rate, initial.dtype) * p)
 
 
 class CosineDecay(LearningRateSchedule):
