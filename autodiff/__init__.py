@@ -69,6 +69,7 @@ from .user_ops import RegisterGradient, no_gradient, primitive
 
 from .tracing import TensorSpec
 from .tracing.function import function
+from .control_flow import cond, foldl, foldr, map_fn, scan, switch_case, while_loop
 from .models import Module, keras, layers, optimizers
 from .models.keras import losses, metrics   # ad.losses, ad.metrics: as tf.losses, tf.metrics
 from . import saved_model

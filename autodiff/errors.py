@@ -5,7 +5,8 @@ it. That is an extension: TensorFlow's ``tf.errors.InvalidArgumentError``
 derives from ``tf.errors.OpError`` only, and ``except ValueError`` misses it.
 """
 
-__all__ = ["InvalidArgumentError", "OpError", "ResourceExhaustedError"]
+__all__ = ["InvalidArgumentError", "OpError", "OutOfRangeError", "ResourceExhaustedError",
+           "OperatorNotAllowedInGraphError"]
 
 
 class OpError(Exception):
@@ -17,6 +18,21 @@ class InvalidArgumentError(OpError, ValueError):
 
     The message always names the op type, e.g.
     ``AddV2: cannot mix dtypes float32 and float64 (x: float32, y: float64)``.
+    """
+
+
+class OutOfRangeError(OpError):
+    """An iteration read past the end of its input (``ad.scan`` or ``ad.foldl`` over no
+    elements and without an initializer), as TensorFlow's ``tf.errors.OutOfRangeError``."""
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A traced tensor was used as a Python bool (or iterated over) inside ``ad.function``,
+    where its value changes from call to call (TensorFlow's error of the same name).
+
+    With ``autograph=True`` (the default) a Python ``if``, ``while`` or ``for`` on such a
+    tensor becomes ``ad.cond`` / ``ad.while_loop``; elsewhere, and with ``autograph=False``,
+    the trace refuses to keep one call's answer for every later call.
     """
 
 

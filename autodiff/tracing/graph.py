@@ -92,6 +92,11 @@ class Node:
     def op_type(self):
         return self.primitive.name
 
+    @property
+    def subgraphs(self):
+        """The branches or loop bodies of a control-flow node (``autodiff/control_flow``)."""
+        return getattr(self.primitive, "subgraphs", ())
+
     def runs_builtin(self, op_types):
         """True when this node runs the library's own op of one of ``op_types`` (a name or a
         collection of names), not a custom gradient or another op of the same name."""
@@ -168,6 +173,8 @@ class Graph:
                 continue
             out = node.primitive(*[value(r) for r in node.inputs], **node.params)
             results.append(out if isinstance(out, tuple) else (out,))
+            if node.primitive.stateful and node.subgraphs:
+                reads.clear()   # a branch or loop body may have assigned a Variable
         return nest.map_structure(lambda leaf: value(leaf) if isinstance(leaf, Ref) else leaf,
                                   self.outputs)
 
@@ -197,6 +204,8 @@ class Graph:
             params = "".join(f", {k}={v!r}" for k, v in node.params.items())
             note = "  # custom gradient" if node.custom else ""
             lines.append(f"  n{i} = {node.op_type}({', '.join(map(name, node.inputs))}{params}){note}")
+            for sub in node.subgraphs:   # a control-flow node's branches, indented under it
+                lines.append(f"    {sub.label}: " + str(sub.graph).replace("\n", "\n    "))
         outs = [name(r) if isinstance(r, Ref) else repr(r) for r in nest.flatten(self.outputs)]
         lines.append(f"  return {', '.join(outs)}")
         return "\n".join(lines)

@@ -1,0 +1,22 @@
+"""Control flow as TensorFlow has it: ``cond``, ``switch_case``, ``while_loop``, ``scan``,
+``map_fn``, ``foldl``, ``foldr``.
+
+Reading order: ``staged.py`` (how a control-flow op becomes one graph node
+holding its functions as subgraphs, and how gradients go through it),
+``cond.py`` (``cond``, ``switch_case``), ``while_loop.py``, ``sequences.py``
+(``scan``, ``map_fn``, ``foldl``, ``foldr``).
+
+Eagerly every op here is a Python ``if`` or loop; inside ``ad.function`` it is
+one node that decides on every call. AutoGraph (``autodiff/autograph``) turns
+a Python ``if``/``while``/``for`` on a tensor into these ops.
+
+May import: the engine (``autodiff``'s top-level modules and ``ops/``) and
+``autodiff.tracing`` (a subgraph is traced with its Tracer). The tracing
+package does not import this one.
+"""
+
+from .cond import cond, switch_case
+from .sequences import foldl, foldr, map_fn, scan
+from .while_loop import while_loop
+
+__all__ = ["cond", "switch_case", "while_loop", "scan", "map_fn", "foldl", "foldr"]
