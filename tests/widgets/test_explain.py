@@ -235,6 +235,18 @@ def test_a_trip_through_numpy_is_named_with_a_history():
     assert explain_none_gradient(tape, y, x).reason == "not_recorded"
     why = explain_none_gradient(tape, y, x, history=history)
     assert why.reason == "left_library" and ".numpy()" in why.message
+    line = _line_of("y = ad.constant(np.sin(x.numpy())) * 2.0")
+    assert why.where == f".numpy() at test_explain.py:{line}: y = ad.constant(np.sin(x.numpy())) * 2.0"
+    assert f"(.numpy() at test_explain.py:{line}: y = " in why.message
+
+
+def _line_of(code):
+    """The line number of ``code`` in this file (the History names the user's line)."""
+    with open(__file__) as source:
+        return next(n for n, text in enumerate(source, 1) if text.strip() == code)
+
+
+_CAST_LINE = "y = ad.cast(ad.cast(ad.sin(x) * 10.0, ad.int32), ad.float32) * 2.0"
 
 
 def test_an_integer_cast_on_the_path_is_named_with_a_history():
@@ -249,6 +261,7 @@ def test_an_integer_cast_on_the_path_is_named_with_a_history():
     assert [s.op_type for s in plain.path[:2]] == ["Sin", "Mul"]  # what the tape did see
     why = explain_none_gradient(tape, y, x, history=history)
     assert why.reason == "integer_dtype" and "int32" in why.message
+    assert why.where.startswith(f"test_explain.py:{_line_of(_CAST_LINE)}: y = ad.cast(")
     assert [(s.op_type, s.status) for s in why.path] == [
         ("Sin", "recorded"), ("Mul", "recorded"), ("Cast", "missing"), ("Cast", "missing"),
         ("Mul", "missing")]

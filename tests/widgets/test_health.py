@@ -82,7 +82,9 @@ def test_a_nan_layer_makes_the_first_nan_and_feeds_it_downstream_and_the_gradien
     origin = "record 4: MatMul"          # d0 is records 1-3: MatMul, AddV2, Tanh
     assert _reasons(rows["mlp/d1"], "nan_weights") == ["weights hold NaN (d1/kernel)"]
     assert _reasons(rows["mlp/d1"], "nan_made") == \
-        [f"makes the first NaN/Inf of the forward pass ({origin})"]
+        [f"NaN made here: the first NaN/Inf of the forward pass ({origin})"]
+    assert rows["mlp/d1"]["rank"] == 0 and rows["mlp/d1"]["kinds"] == ["NaN made", "NaN received"]
+    assert rows["mlp/d0"]["kind"] == "NaN received" and rows["mlp/d0"]["rank"] == 7
     for scope in ("mlp/d2", "mlp/d3", "mlp/out"):          # NaN-fed layers
         assert _reasons(rows[scope], "nan_fed") == [f"is fed NaN/Inf from {origin} in mlp/d1"]
         assert rows[scope]["weight_norm"] is not None       # their own weights are fine
@@ -129,7 +131,7 @@ def test_a_detached_layer_gets_a_none_row_with_the_reason():
     assert aux["weight_norm"] == pytest.approx(
         _norm([model.aux.kernel.numpy(), model.aux.bias.numpy()]), rel=1e-3)
     assert _reasons(aux, "none_gradient") == \
-        ["no gradient reaches its variables (None; stop_gradient)"]
+        ["None: no gradient reaches its variables: stop_gradient on the path"]
     assert rows["net/d0"]["status"] == rows["net/out"]["status"] == "ok"
 
 
@@ -143,11 +145,14 @@ def test_an_exploding_layer_is_flagged_by_its_weights_rms_against_the_median():
     variables = model.trainable_variables
     rms = [_norm(variables[2 * i:2 * i + 2]) / np.sqrt(sum(v.numpy().size for v in variables[2 * i:2 * i + 2]))
            for i in range(5)]
-    expected = rms[1] / np.median(rms[:1] + rms[2:])
+    # d1 is compared with its peers d0, d2, d3 (the same role, mlp/d*), not with out
+    median = np.median([rms[0], rms[2], rms[3]])
+    expected = rms[1] / median
     assert expected > 10
-    assert rows["mlp/d1"]["status"] == "flagged"
+    assert rows["mlp/d1"]["status"] == "flagged" and rows["mlp/d1"]["kind"] == "exploding"
     assert _reasons(rows["mlp/d1"], "large_weights") == \
-        [f"weights' RMS is {compact(expected)}x the median of the other groups"]
+        [f"exploding weights: RMS {compact(rms[1])}, {compact(expected)}x the median of the "
+         f"other mlp/d* groups ({compact(median)})"]
     assert not any(_reasons(rows[s], "large_weights") for s in rows if s != "mlp/d1")
 
 
@@ -162,8 +167,9 @@ def test_a_dead_relu_layer_is_flagged_and_so_is_the_zero_gradient_above_it():
     assert _reasons(rows["mlp/d2"], "dead_relu") == ["dead ReLU: 100% of its outputs are 0 (record 9: Relu)"]
     for scope in ("mlp/d0", "mlp/d1", "mlp/d2"):
         assert rows[scope]["grad_norm"] == 0.0 and rows[scope]["zero_fraction"] == 1.0
-        assert _reasons(rows[scope], "zero_gradient") == ["gradient is exactly 0 for 100% of its weights"]
-        assert rows[scope]["status"] == "flagged"
+        assert _reasons(rows[scope], "zero_gradient") == ["dead: gradient is exactly 0 for 100% of its weights"]
+        assert rows[scope]["kind"] == "dead" and rows[scope]["status"] == "flagged"
+    assert rows["mlp/d2"]["rank"] < rows["mlp/d0"]["rank"]      # the dead ReLU comes first
     assert not _reasons(rows["mlp/d0"], "dead_relu")       # its own outputs are alive
 
 
@@ -181,7 +187,7 @@ def test_updates_give_update_ratios_and_a_big_update_is_flagged():
         assert row["update_norm"] == pytest.approx(u, rel=1e-3)
         assert row["update_ratio"] == pytest.approx(u / _norm(variables[2 * i:2 * i + 2]), rel=1e-3)
     d0 = rows[0]
-    assert _reasons(d0, "update_large") == [f"one update changes its weights by "
+    assert _reasons(d0, "update_large") == [f"exploding update: one update changes its weights by "
                                             f"{d0['update_ratio']:.0%} (over 10%)"]
     assert _reasons(d0, "update_high")     # 0.4 against about 0.01 * |g|/|w|
     by_name = replay(tape, loss, variables, updates={variables[0].ref(): updates[0]})
@@ -255,11 +261,11 @@ def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_explo
     origin = "record 4: MatMul in mlp/nan_layer"      # d0 is records 1-3
     assert _reasons(rows["mlp/nan_layer"], "nan_weights") == ["weights hold NaN (nan_layer/kernel)"]
     assert _reasons(rows["mlp/nan_layer"], "nan_made") == \
-        ["makes the first NaN/Inf of the forward pass (record 4: MatMul)"]
+        ["NaN made here: the first NaN/Inf of the forward pass (record 4: MatMul)"]
     assert _reasons(rows["mlp/fed"], "nan_fed") == [f"is fed NaN/Inf from {origin}"]
     assert _reasons(rows["mlp/d0"], "nan_gradient") == [f"gradient is NaN (from {origin})"]
     assert _reasons(rows["mlp/aux"], "none_gradient") == \
-        ["no gradient reaches its variables (None; stop_gradient)"]
+        ["None: no gradient reaches its variables: stop_gradient on the path"]
     variables = model.trainable_variables
     grads = dict(zip((v.name for v in variables), tape.gradient(loss, variables)))
     assert grads["aux/kernel:0"] is None and grads["aux/bias:0"] is None
@@ -270,7 +276,8 @@ def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_explo
     expected = rms["explode"] / np.median(others)
     assert expected > 10
     assert _reasons(rows["mlp/explode"], "large_weights") == \
-        [f"weights' RMS is {compact(expected)}x the median of the other groups"]
+        [f"exploding weights: RMS {compact(rms['explode'])}, {compact(expected)}x the median of "
+         f"the other groups ({compact(float(np.median(others)))})"]
     g_explode = _norm([grads["explode/kernel:0"], grads["explode/bias:0"]])
     assert rows["mlp/explode"]["grad_norm"] == pytest.approx(g_explode, rel=1e-3)
     # the group sent its weights' gradient and more (to its input): its bar is at least that

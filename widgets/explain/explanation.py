@@ -54,10 +54,14 @@ class Explanation:
         path: PathSteps from the source towards the target (may be empty).
         candidates: for ``'not_recorded'``, the causes that fit the tape.
         source_name, target_name: the names used in the message.
+        where: the line of code behind the break when a History knew it
+            (``'.numpy() at train.py:68: m = ad.constant(m.numpy())'``), else ``''``.
     """
 
-    def __init__(self, reason, message, path=(), candidates=(), source_name="x", target_name="y"):
+    def __init__(self, reason, message, path=(), candidates=(), source_name="x", target_name="y",
+                 where=""):
         self.reason = reason
+        self.where = where
         self.markdown = message
         self.message = message.replace("`", "")
         self.path = tuple(path)

@@ -30,6 +30,10 @@ loops. Tapes are identified by ``id()``, so keep them alive while explaining.
 
 import collections
 import contextlib
+import linecache
+import os
+import sys
+import weakref
 
 import numpy as np
 
@@ -39,7 +43,14 @@ from autodiff.tensor import Tensor, Variable
 
 from .explanation import REASONS, PathStep
 
-__all__ = ["record_history", "History", "HistoryOp"]
+__all__ = ["record_history", "History", "HistoryOp", "history_of"]
+
+# The packages whose frames are not "the user's code" when a History notes where
+# something happened: the engine, the widgets, and contextlib (``with`` blocks).
+_LIBRARY = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (sys.modules["autodiff"], contextlib))
+_WIDGETS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_RECENT = collections.deque(maxlen=8)    # weak references to the last Histories opened
 
 HistoryOp = collections.namedtuple(
     "HistoryOp", "seq op_type input_ids output_ids output_dtypes recording paused")
@@ -62,6 +73,9 @@ class History:
             value was not a Tensor.
         resets: ``(seq, tape_id)``.
         variables: ``variable id -> name`` for every Variable read.
+        sites: ``seq -> (file, line)``: the line of the user's code behind each
+            conversion, assign, reset and op with an integer result (``where``
+            writes it as ``train.py:68``).
     """
 
     def __init__(self):
@@ -71,6 +85,7 @@ class History:
         self.assigns = []
         self.resets = []
         self.variables = {}
+        self.sites = {}          # seq -> (file, line) in the user's code, for the events
         self._paused = frozenset()
         self._seq = 0
 
@@ -84,10 +99,12 @@ class History:
 
     def _record(self, primitive, inputs, outputs, params):
         recording = frozenset(id(t) for t in _tape.thread_state.active if isinstance(t, GradientTape))
-        self.ops.append(HistoryOp(self._next(), primitive.name, tuple(t._id for t in inputs),
-                                  tuple(o._id for o in outputs),
-                                  tuple(str(o._value.dtype) for o in outputs),
-                                  recording, self._paused))
+        dtypes = tuple(str(o._value.dtype) for o in outputs)
+        seq = self._next()
+        if not all(d.startswith(("float", "complex", "bfloat")) for d in dtypes):
+            self._site(seq)     # an integer result ends a path: say where it was made
+        self.ops.append(HistoryOp(seq, primitive.name, tuple(t._id for t in inputs),
+                                  tuple(o._id for o in outputs), dtypes, recording, self._paused))
 
     def _variable_read(self, variable):
         self.reads.append((self._next(), variable._id))
@@ -111,7 +128,34 @@ class History:
         self._paused = self._paused | {id(tape)} if paused else self._paused - {id(tape)}
 
     def _note(self, kind, *data):
-        getattr(self, kind).append((self._next(),) + data)
+        seq = self._next()
+        self._site(seq)
+        getattr(self, kind).append((seq,) + data)
+
+    def _site(self, seq):
+        """Keeps the first frame outside the library: the user's line behind an event."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = os.path.abspath(frame.f_code.co_filename)
+            if not name.startswith(_LIBRARY + (_WIDGETS,)):
+                self.sites[seq] = (frame.f_code.co_filename, frame.f_lineno)
+                return
+            frame = frame.f_back
+
+    def where(self, seq):
+        """``'train.py:68: m = ad.constant(m.numpy())'``: the user's line behind event
+        ``seq``, or ``''`` when none was kept."""
+        if seq not in self.sites:
+            return ""
+        path, line = self.sites[seq]
+        code = linecache.getline(path, line).strip()
+        code = code if len(code) <= 60 else code[:59] + "…"
+        return f"{os.path.basename(path)}:{line}" + (f": {code}" if code else "")
+
+    def saw(self, tape):
+        """Whether ``tape`` was recording while this History was open."""
+        key = id(tape)
+        return any(key in op.recording for op in self.ops)
 
     # ---- questions the explainer asks ------------------------------------------
     def producer(self, tensor_id):
@@ -160,6 +204,7 @@ def record_history():
     'stop_recording'
     """
     history = History()
+    _RECENT.append(weakref.ref(history))
     _tape.thread_state.observers.append(history)
     _tape.thread_state.active.append(history)
     try:
@@ -168,6 +213,19 @@ def record_history():
         if history in _tape.thread_state.active:
             _tape.thread_state.active.remove(history)
         _tape.thread_state.observers.remove(history)
+
+
+def history_of(tape):
+    """The latest History (still alive) that was open while ``tape`` recorded, or None.
+
+    This is how the player's page names the exact cause of a lost gradient
+    when the tape was recorded inside ``record_history()``, without being told.
+    """
+    for ref in reversed(_RECENT):
+        history = ref()
+        if history is not None and history.saw(tape):
+            return history
+    return None
 
 
 # ---- the explainer's rules when a History is given ---------------------------------
@@ -228,9 +286,11 @@ def explain_from_history(c, unwatched):
     op, via, out = chain[broken]
     tape_id = id(c.tape)
     what = f"{op.op_type}({', '.join(c.name(i) for i in op.input_ids)})"
+    where = ""
     if not _is_float(op.output_dtypes[op.output_ids.index(out)]):
         reason = "integer_dtype"
-        message = (f"On the way from {s} to {t}, {what} gave an integer result "
+        where = h.where(op.seq)
+        message = (f"On the way from {s} to {t}, {what}{_at(where)} gave an integer result "
                    f"({op.output_dtypes[op.output_ids.index(out)]}). A tape does not record ops "
                    f"with integer or boolean results (they have no gradient), so the path ends "
                    f"there. Keep the computation from {s} to {t} in floating point.")
@@ -267,7 +327,12 @@ def explain_from_history(c, unwatched):
         status = "recorded" if step_out in on_tape else "missing"
         path.append(PathStep(step_op.op_type, c.name(step_via), c.name(step_out), status,
                              REASONS[reason] if k == broken else ""))
-    return c.explain(reason, message, path)
+    return c.explain(reason, message, path, where=where)
+
+
+def _at(where):
+    """`` (at train.py:68: m = ...)`` in a message, or nothing."""
+    return f" (at {where})" if where else ""
 
 
 def _replaced(c):
@@ -290,35 +355,38 @@ def _replaced(c):
 def _no_op_path(c, reached, parent):
     """No op connects source and target: an assign, a trip out of the library, a branch, or nothing."""
     h, s, t = c.history, c.s, c.t
-    for _seq, variable_id, value_id in h.assigns:
+    for seq, variable_id, value_id in h.assigns:
         if value_id in reached:
             v = h.variables.get(variable_id) or c.name(variable_id)
+            where = h.where(seq)
             return c.explain("stateful_assignment", (
                 f"The value of {s} went into the Variable {v} through assign (or assign_add / "
-                f"assign_sub). An assignment copies a value into a Variable outside every tape: "
+                f"assign_sub){_at(where)}. An assignment copies a value into a Variable outside every tape: "
                 f"the tape sees {v} being read afterwards, not the ops on {s}, so {t} does not "
                 f"depend on {s} as far as gradients go. Write the arithmetic as ops ({v} + {s}) "
                 f"inside the differentiated computation."),
-                _exit_path(c, parent, value_id, "assign", v, variable_id))
-    exits = [(i, kind) for _seq, i, kind in h.conversions if i in reached]
-    left = [(i, kind) for i, kind in exits if kind != "bool"]
+                _exit_path(c, parent, value_id, "assign", v, variable_id), where=where)
+    exits = [(i, kind, seq) for seq, i, kind in h.conversions if i in reached]
+    left = [(i, kind, seq) for i, kind, seq in exits if kind != "bool"]
     if left:
-        i, kind = left[0]
+        i, kind, seq = left[0]
         how = "float()" if kind == "float" else "int()" if kind in ("int", "index") else ".numpy()"
+        where = f"{how} at {h.where(seq)}" if h.where(seq) else how
         return c.explain("left_library", (
             f"A value computed from {s} left the library: {c.name(i)} was turned into a NumPy or "
-            f"Python value ({how}). Math on it is invisible to every tape, and what came back "
+            f"Python value ({where}). Math on it is invisible to every tape, and what came back "
             f"(ad.constant(...), or a Python number in an op) is a new tensor with no history. Use "
             f"ad ops (ad.sin, ad.reduce_sum, ...) all the way from {s} to {t}."),
-            _exit_path(c, parent, i, how, "NumPy"))
+            _exit_path(c, parent, i, how, "NumPy"), where=where)
     if exits:
+        where = h.where(exits[0][2])
         return c.explain("branch_not_taken", (
             f"{t} does not depend on {s}: the code looked at {s}'s value (bool() of "
-            f"{c.name(exits[0][0])}, as `if x > 0:` does) and took a branch whose result does not "
+            f"{c.name(exits[0][0])}{_at(where)}, as `if x > 0:` does) and took a branch whose result does not "
             f"use {s}. On this branch the gradient is None; on the other it would not be. Use "
             f"ad.where(condition, a, b) to keep both sides differentiable, or pass "
             f"unconnected_gradients='zero' if None should count as 0."),
-            _exit_path(c, parent, exits[0][0], "bool()", "if"))
+            _exit_path(c, parent, exits[0][0], "bool()", "if"), where=where)
     return c.explain("unconnected", (
         f"{t} does not depend on {s}: no op, recorded or not, leads from {s} to {t} while the "
         f"history was open. The gradient of something that does not depend on {s} is None "

@@ -185,8 +185,8 @@ class _Case:
         """A record as the message names it: ``sin(x)``, with this case's names."""
         return rec.label({i: self.name(i) for i in rec.input_ids})
 
-    def explain(self, reason, message, path=(), candidates=()):
-        return Explanation(reason, message, path, candidates, self.s, self.t)
+    def explain(self, reason, message, path=(), candidates=(), where=""):
+        return Explanation(reason, message, path, candidates, self.s, self.t, where)
 
 
 def _default_name(tensor, names):
@@ -346,6 +346,18 @@ def _explain_path(c, reached, parent):
         f"an integer cast), stops the gradient there."), path)
 
 
+def _entry(c, records, producer, after):
+    """The first value the target's records read that no record made and the tape did
+    not watch, made after tensor ``after`` (ids grow as tensors are made): where a value
+    computed from the source came back into the tape's view, as ``ad.constant(m.numpy())``
+    does. None when there is no such value."""
+    needed = _backward(records, c.tid)
+    variables = {v._id for v in c.tape.watched_variables()}
+    found = [i for k in needed for i in records[k].input_ids
+             if i > after and i not in producer and i not in c.watched and i not in variables]
+    return min(found, default=None)
+
+
 def _explain_stop(c, rec, parent):
     """The path from the source runs into ``rec``, a StopGradient: the tape records the
     op itself but does not watch its output, so nothing computed from it is on the tape."""
@@ -372,16 +384,21 @@ def _explain_gap(c, reached, parent):
         return _explain_stop(c, stop, parent)
     producer = {o: rec for rec in records for o in rec.output_ids}
     source_side = []
+    last = c.sid
     if parent:
         last = max(parent, key=lambda o: parent[o][0].index)
         source_side = _chain(parent, last, c.name)
-    target_side, end = [], c.tid
-    while end in producer:
-        rec = producer[end]
-        via = next((i for i in rec.input_ids if i in producer), rec.input_ids[0])
-        target_side.append(PathStep(rec.op_type, c.name(via), c.name(end), "recorded", ""))
-        end = via
-    target_side.reverse()
+    entry = _entry(c, records, producer, last)
+    if entry is not None:      # the value that came back, e.g. ad.constant(m.numpy())
+        target_side = _chain(_forward(records, entry)[1], c.tid, c.name)
+    else:
+        target_side, end = [], c.tid
+        while end in producer:
+            rec = producer[end]
+            via = next((i for i in rec.input_ids if i in producer), rec.input_ids[0])
+            target_side.append(PathStep(rec.op_type, c.name(via), c.name(end), "recorded", ""))
+            end = via
+        target_side.reverse()
     gap_from = source_side[-1].to if source_side else s
     gap = PathStep(None, gap_from, target_side[0].via if target_side else t, "gap",
                    "not recorded by this tape")
@@ -400,6 +417,8 @@ def _explain_gap(c, reached, parent):
             f"differentiated computation. (A guess from the tape alone: record_history() can "
             f"confirm it.)"), path, ("stateful_assignment", "left_library", "integer_dtype"))
     made = ("the op that made it is not on the tape" if c.tid not in producer
+            else f"its recorded ops read {gap.to}, a value made after {gap_from} by something "
+                 f"the tape did not see" if entry is not None
             else f"its recorded ops start from {gap.to}, which the tape did not see being made")
     used = (f"recorded {len(source_side)} op(s) from it, ending at {gap_from}" if source_side
             else "recorded no op that uses it")

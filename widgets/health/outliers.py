@@ -2,12 +2,15 @@
 
 A layer that explodes or vanishes is one whose numbers are far from the
 other layers': ``relative_flags`` adds, to a list of rows, the flags of the
-rules that compare each row with the median of the OTHER rows (each rule's
-reason says how far off, and from what):
+rules that compare each row with the median of the OTHER rows, or of the
+rows of its role (the same layer in the other blocks of a repeated stack).
+Each reason starts with the plain word (exploding, vanishing) and gives the
+value, how far off it is, and the median it is compared with:
 
-- ``large_weights``: its weights' RMS is ``LARGE_WEIGHTS`` (10) times the median;
+- ``large_weights``: its weights' RMS is ``LARGE_WEIGHTS`` (10) times the
+  median ("exploding weights");
 - ``ratio_high`` / ``ratio_low``: its gradient/weight ratio ``RATIO_OFF``
-  (100) times above or below the median (below: a vanishing gradient);
+  (100) times above or below the median ("exploding gradient", "vanishing gradient");
 - ``update_high`` / ``update_low``: the same for the update/weight ratio;
 - ``update_large``: one update changes its weights by more than
   ``UPDATE_LARGE`` (10%), whatever the others do.
@@ -21,17 +24,20 @@ thousands of groups); ``compact`` writes a number as the health panel does.
     >>> rows = [{"rms": r, "ratio": None, "grad_of": "weights", "update_ratio": None,
     ...          "flags": []} for r in (0.5, 0.4, 40.0, 0.45)]
     >>> relative_flags(rows); rows[2]["flags"]
-    [{'rule': 'large_weights', 'reason': "weights' RMS is 88.9x the median of the other groups"}]
+    [{'rule': 'large_weights', 'reason': 'exploding weights: RMS 40, 88.9x the median of the other groups (0.45)'}]
 """
+
+import re
 
 import numpy as np
 
-__all__ = ["relative_flags", "medians_of_others", "compact", "flag", "LARGE_WEIGHTS",
-           "RATIO_OFF", "UPDATE_LARGE"]
+__all__ = ["relative_flags", "medians_of_others", "compact", "flag", "role_of", "LARGE_WEIGHTS",
+           "RATIO_OFF", "UPDATE_LARGE", "PEERS"]
 
 LARGE_WEIGHTS = 10.0   # weights' RMS this many times the others' median
 RATIO_OFF = 100.0      # gradient/weight (or update/weight) ratio this far off the median
 UPDATE_LARGE = 0.1     # an update that changes the weights by more than this share
+PEERS = 3              # rows of one role (the same layer in repeated blocks) compared together
 
 
 def flag(rule, reason):
@@ -79,37 +85,74 @@ def _times(x):
     return f"{compact(x)}x" if x >= 1 else f"1/{compact(1 / x)}"
 
 
+def role_of(scope):
+    """A group's role: its scope with every number a ``*`` (``lm/block_7/mlp/up`` ->
+    ``lm/block_*/mlp/up``), so the same layer of repeated blocks shares one."""
+    return re.sub(r"\d+", "*", scope)
+
+
+def _medians(values, roles):
+    """Per position ``(median of the others, who the others are)``: the others of the
+    same role when that role has at least ``PEERS`` values, else every other row."""
+    overall = medians_of_others(values)
+    out = [(m, None) for m in overall]
+    if roles is None:
+        return out
+    by_role = {}
+    for i, role in enumerate(roles):
+        by_role.setdefault(role, []).append(i)
+    for role, where in by_role.items():
+        sub = [values[i] for i in where]
+        if sum(v is not None and v > 0 for v in sub) < PEERS:
+            continue
+        for i, m in zip(where, medians_of_others(sub)):
+            out[i] = (m, role)
+    return out
+
+
 def relative_flags(rows, others="groups"):
     """Adds the rules that compare a row with the median of the others to ``rows``.
 
+    A layer of a repeated block is compared with the same layer of the other
+    blocks (rows with the same ``role``, when ``PEERS`` or more have a value):
+    the query kernels of attention have their own normal ratio, unlike an MLP's.
+
     Args:
         rows: dicts with ``rms`` (weights' root mean square), ``ratio``,
-            ``grad_of`` and ``update_ratio`` (None where unknown) and a
-            ``flags`` list; the training recorder uses it too, per step.
+            ``grad_of`` and ``update_ratio`` (None where unknown), a
+            ``flags`` list and optionally a ``role`` (``role_of(scope)``);
+            the training recorder uses it too, per step.
         others: what the rows are, for the reasons ("the median of the other groups").
     """
+    roles = [r.get("role") for r in rows] if any("role" in r for r in rows) else None
     rms = [r["rms"] for r in rows]
     ratios = [r["ratio"] if r["grad_of"] == "weights" else None for r in rows]
     updates = [r["update_ratio"] for r in rows]
-    medians = {"rms": medians_of_others(rms), "gradient/weight": medians_of_others(ratios),
-               "update/weight": medians_of_others(updates)}
+    medians = {"rms": _medians(rms, roles), "gradient/weight": _medians(ratios, roles),
+               "update/weight": _medians(updates, roles)}
+
+    def median_text(med, role):
+        whom = f"{role} {others}" if role else others
+        return f"the median of the other {whom} ({compact(med)})"
+
     for i, row in enumerate(rows):
-        med = medians["rms"][i]
+        med, role = medians["rms"][i]
         if med and rms[i] and rms[i] >= LARGE_WEIGHTS * med:
-            row["flags"].append(flag("large_weights", f"weights' RMS is {_times(rms[i] / med)} "
-                                                       f"the median of the other {others}"))
+            row["flags"].append(flag("large_weights", f"exploding weights: RMS {compact(rms[i])}, "
+                                     f"{_times(rms[i] / med)} {median_text(med, role)}"))
         for name, values, high, low in (("gradient/weight", ratios, "ratio_high", "ratio_low"),
                                         ("update/weight", updates, "update_high", "update_low")):
-            med = medians[name][i]
+            med, role = medians[name][i]
             value = values[i]
             if not med or not value:
                 continue
+            what = "gradient" if name == "gradient/weight" else "update"
             if value >= RATIO_OFF * med:
-                row["flags"].append(flag(high, f"{name} ratio {_times(value / med)} the median "
-                                                f"of the other {others}"))
+                row["flags"].append(flag(high, f"exploding {what}: {name} {compact(value)}, "
+                                               f"{_times(value / med)} {median_text(med, role)}"))
             elif value * RATIO_OFF <= med:
-                row["flags"].append(flag(low, f"{name} ratio {_times(value / med)} of the "
-                                               f"median of the other {others}"))
+                row["flags"].append(flag(low, f"vanishing {what}: {name} {compact(value)}, "
+                                              f"{_times(value / med)} of {median_text(med, role)}"))
         if updates[i] is not None and updates[i] > UPDATE_LARGE:
-            row["flags"].append(flag("update_large", f"one update changes its weights by "
-                                      f"{updates[i]:.0%} (over {UPDATE_LARGE:.0%})"))
+            row["flags"].append(flag("update_large", f"exploding update: one update changes its "
+                                     f"weights by {updates[i]:.0%} (over {UPDATE_LARGE:.0%})"))

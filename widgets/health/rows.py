@@ -60,12 +60,14 @@ import numpy as np
 from autodiff import backend
 from autodiff.tensor import ArraySpec, Variable
 
-from .outliers import flag as _flag, relative_flags
+from .outliers import flag as _flag, relative_flags, role_of
+from .triage import triage
 
 __all__ = ["group_health", "ZERO_SHARE", "NAN_RULES"]
 
 ZERO_SHARE = 0.9       # share of exact zeros that makes a layer dead / its gradient zero
 RELUS = ("Relu", "Relu6")
+DIVISIONS = ("RealDiv", "Div", "FloorDiv")
 NAN_RULES = {"nan_weights", "nan_made", "nan_fed", "nan_gradient"}   # status "nan"
 
 
@@ -166,11 +168,9 @@ def group_health(data, trace, sources, updates=None):
         _zero_flags(row, flow.relu_zero.get(g["id"]))
         rows.append(row)
     relative_flags(rows)
+    triage(rows, ix.lookups)
     for row in rows:
-        rules = {f["rule"] for f in row["flags"]}
-        row["status"] = ("nan" if rules & NAN_RULES else "none" if "none_gradient" in rules
-                         else "flagged" if rules else "ok")
-        del row["rms"]
+        del row["rms"], row["role"]
     return rows
 
 
@@ -183,8 +183,10 @@ class _Index:
         self.tensors = {n["id"]: n for n in data["nodes"] if n["type"] == "tensor"}
         self.group_of = {op: g["id"] for g in data["groups"] for op in g["ops"]}
         self.variables = {s._id: s for s in sources if isinstance(s, Variable)}
-        self.op_of_output, self.reads, self.outputs = {}, {}, {}
+        self.op_of_output, self.reads, self.outputs, self.divisor = {}, {}, {}, {}
         for e in data["edges"]:
+            if e["kind"] == "in" and e["slot"] == 1:
+                self.divisor[e["op"]] = e["from"]
             gid = self.group_of.get(e["op"])
             if e["kind"] == "out":
                 self.op_of_output[int(e["to"][1:])] = e["op"]
@@ -194,6 +196,10 @@ class _Index:
                 self.reads.setdefault(gid, {})[e["from"]] = None
         self.own_vars = {gid: [int(t[1:]) for t in ts if int(t[1:]) in self.variables]
                          for gid, ts in self.reads.items()}
+        lookup = {e["op"] for e in data["edges"] if e["kind"] == "in" and e["slot"] == 0
+                  and self.ops[e["op"]]["op_type"].startswith("Gather")
+                  and int(e["from"][1:]) in self.variables}
+        self.lookups = {self.group_of[op] for op in lookup if op in self.group_of}
         debug = data.get("debug", {})
         first = debug.get("first_nonfinite", {})
         frames = data["frames"]
@@ -249,16 +255,35 @@ def _nan_flags(row, gid, ix, flow):
         where = f"{_record_text(fwd, ix.ops)} in {scope}"
         inputs = [t for t in ix.reads.get(gid, ()) if int(t[1:]) not in ix.variables]
         if ix.group_of.get(fwd.get("op")) == gid:
-            flags.append(_flag("nan_made", f"makes the first NaN/Inf of the forward pass "
-                                           f"({_record_text(fwd, ix.ops)})"))
+            flags.append(_flag("nan_made", f"NaN made here: the first NaN/Inf of the forward "
+                                           f"pass ({_record_text(fwd, ix.ops)})"
+                                           f"{_division_by_zero(gid, fwd, ix)}"))
         elif ix.bad(ix.outputs.get(gid, ())) or ix.bad(inputs):
             flags.append(_flag("nan_fed", f"is fed NaN/Inf from {where}"))
+    if fwd is None and ix.bwd is not None and ix.group_of.get(ix.bwd.get("op")) == gid:
+        flags.append(_flag("nan_made", f"NaN made here: its backward step sends the first "
+                                       f"NaN/Inf ({_record_text(ix.bwd, ix.ops)})"))
     if gid in flow.bad_sent:
         if fwd is not None:    # the backward pass carries the forward NaN back
             origin = f" (from {where})"
         else:
             origin = f" (first made by {_record_text(ix.bwd, ix.ops)})" if ix.bwd else ""
         flags.append(_flag("nan_gradient", f"gradient is {flow.bad_sent[gid]}{origin}"))
+
+
+def _division_by_zero(gid, made, ix):
+    """``'; record 82 divides by 0 (RealDiv(v94, t), t = 0)'``: a division by a zero
+    in this group up to the record that made the first NaN/Inf (a temperature typo)."""
+    last = ix.ops.get(made.get("op"), {}).get("order", -1)
+    for op_id, op in ix.ops.items():
+        if op["op_type"] not in DIVISIONS or ix.group_of.get(op_id) != gid or op["order"] > last:
+            continue
+        divisor = ix.tensors.get(ix.divisor.get(op_id))
+        stats = (divisor or {}).get("stats") or {}
+        if stats.get("min") == 0 and stats.get("max") == 0:
+            return (f"; record {op['records'][0][1] + 1} divides by 0 ({op['label']}, "
+                    f"{divisor['name']} = 0)")
+    return ""
 
 
 def _zero_flags(row, relu):
@@ -269,7 +294,7 @@ def _zero_flags(row, relu):
                                                f"(record {index + 1}: Relu)"))
     zero = row["zero_fraction"]
     if zero is not None and zero >= ZERO_SHARE:
-        row["flags"].append(_flag("zero_gradient", f"gradient is exactly 0 for {zero:.0%} "
+        row["flags"].append(_flag("zero_gradient", f"dead: gradient is exactly 0 for {zero:.0%} "
                                                    f"of its weights"))
 
 
@@ -306,8 +331,14 @@ def _row(g, vids, weights, tensors, grads, sent, update):
         "zero_fraction": round(zeros / entries, 4) if entries else None,
         "nonfinite_fraction": round(bad / entries, 4) if entries else None,
         "rms": (weight / size ** 0.5) if weight is not None and np.isfinite(weight) else None,
-        "flags": [],
+        "role": role_of(g["scope"]), "flags": [],
     }
+
+
+def _lost_text(entry):
+    """A lost gradient's reason in words (``lost_gradients``' ``why``: where in the code
+    when a History knew, ``'the value left the library (.numpy() at train.py:68)'``)."""
+    return entry.get("why") or entry["reason"]
 
 
 def _none_flags(row, vids, grads, ix, sent):
@@ -316,16 +347,16 @@ def _none_flags(row, vids, grads, ix, sent):
     missing = [v for v in vids if v not in grads]
     if not vids:
         if sent is None:
-            row["flags"].append(_flag("none_gradient", "no gradient flows back through it (None)"))
+            row["flags"].append(_flag("none_gradient", "None: no gradient flows back through it"))
         return
     if not missing:
         return
-    reasons = sorted({lost[f"t{v}"]["reason"] for v in missing
+    reasons = sorted({_lost_text(lost[f"t{v}"]) for v in missing
                       if f"t{v}" in lost and lost[f"t{v}"].get("reason")})
-    why = f"; {', '.join(reasons)}" if reasons else ""
+    why = f": {'; '.join(reasons)}" if reasons else ""
     if len(missing) == len(vids):
-        text = f"no gradient reaches its variables (None{why})"
+        text = f"None: no gradient reaches its variables{why}"
     else:
-        text = (f"no gradient reaches {', '.join(tensors[f't{v}']['name'] for v in missing)} "
-                f"(None{why})")
+        text = (f"None: no gradient reaches "
+                f"{', '.join(tensors[f't{v}']['name'] for v in missing)}{why}")
     row["flags"].append(_flag("none_gradient", text))

@@ -109,7 +109,7 @@ class Replay:
 
 
 def replay(tape, target, sources, output_gradients=None, *, names=None, tape_names=None,
-           updates=None):
+           updates=None, history=None):
     """Runs the backward pass of ``tape`` step by step and records it as frames.
 
     Like ``tape.gradient``, this uses up a non-persistent tape (its records are
@@ -132,6 +132,9 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
         updates: optional optimizer updates (``w_after - w_before``), one per
             source, for the update/weight ratios of ``data["debug"]["health"]``
             (``widgets/health/rows.py``: one row per scope group, flags and reasons).
+        history: a History from ``record_history()`` to name the exact cause
+            of a None gradient; by default the one that was open while the
+            tape recorded, if any.
 
     Returns:
         A Replay.
@@ -141,10 +144,11 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     'Done: dy/dx = 6.0.'
     """
     with gc_paused():
-        return _replay(tape, target, sources, output_gradients, names, tape_names, updates)
+        return _replay(tape, target, sources, output_gradients, names, tape_names, updates,
+                       history)
 
 
-def _replay(tape, target, sources, output_gradients, names, tape_names, updates):
+def _replay(tape, target, sources, output_gradients, names, tape_names, updates, history):
     tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
     snapshots = [_snapshot(t) for t in tapes]   # before backward_trace frees the records
     if snapshots[0]["records"] is None:
@@ -155,15 +159,16 @@ def _replay(tape, target, sources, output_gradients, names, tape_names, updates)
     # afterwards, only about the None gradients (each answer is one backward
     # sweep); a non-persistent tape frees its records, so ask it first.
     keeps = bool(getattr(tapes[0], "_persistent", False))
-    answers = explain_sources(tapes[0], target, flat_sources) \
+    tape_names = list(tape_names) if tape_names else \
+        [f"tape {i + 1}" for i in range(len(tapes))]
+    builder = _Builder(snapshots, tape_names, names or {})
+    named = builder.names      # the messages name source and target as the player does
+    answers = explain_sources(tapes[0], target, flat_sources, names=named, history=history) \
         if output_gradients is None and not keeps else {}
     trace = tapes[0].backward_trace(target, sources, output_gradients)
     if output_gradients is None and keeps:
         lost = [s for s, g in zip(flat_sources, nest.flatten(trace.gradients)) if g is None]
-        answers = explain_sources(tapes[0], target, lost)
-    tape_names = list(tape_names) if tape_names else \
-        [f"tape {i + 1}" for i in range(len(tapes))]
-    builder = _Builder(snapshots, tape_names, names or {})
+        answers = explain_sources(tapes[0], target, lost, names=named, history=history)
     data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
     data["debug"]["lost"] = lost_gradients(answers, flat_sources,
                                            nest.flatten(trace.gradients), data["nodes"])

@@ -134,7 +134,7 @@ def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
             "group_norms": norms}
 
 
-def explain_sources(tape, target, sources, limit=8):
+def explain_sources(tape, target, sources, limit=8, names=None, history=None):
     """``explain_none_gradient`` for each source, asked BEFORE the backward pass
     (a non-persistent tape frees its records then).
 
@@ -142,19 +142,38 @@ def explain_sources(tape, target, sources, limit=8):
     differentiable record leads to from the target are asked about (one
     sweep finds them: the ones whose gradient will be None), still at most
     ``limit``; each answer is a sweep over the records.
+
+    ``names`` (tensor id -> the player's name) names the source and the
+    target in each message as the player does; ``history``: a History to
+    read the exact cause from, by default the one that was open while the
+    tape recorded (``record_history()``), if any.
     """
     from ...explain import explain_none_gradient
+    from ...explain.history import history_of
 
     if len(sources) > limit:
         sources = _unreached(tape, target, sources)[:limit]
+    names = names or {}
+    if history is None and sources:
+        history = history_of(tape)
     answers = {}
     for source in sources:
         if hasattr(source, "_id"):
             try:
-                answers[source._id] = explain_none_gradient(tape, target, source)
+                answers[source._id] = explain_none_gradient(
+                    tape, target, source, history=history, source_name=_name(source, names),
+                    target_name=_name(target, names))
             except Exception as exc:   # reported as it was, the jump still goes to the source
                 answers[source._id] = exc
     return answers
+
+
+def _name(tensor, names):
+    """The player's name of a tensor (never the name it has in this module's code)."""
+    if tensor._id in names:
+        return names[tensor._id]
+    return tensor.name.split(":")[0] if getattr(tensor, "trainable", None) is not None \
+        else f"v{tensor._id}"
 
 
 def _unreached(tape, target, sources):
@@ -182,8 +201,11 @@ def lost_gradients(answers, sources, gradients, nodes):
     source itself.
 
     Returns:
-        ``[{"source", "reason", "message", "node"}]``, one per None gradient.
+        ``[{"source", "reason", "message", "node", "why"}]``, one per None gradient;
+        ``why``: the reason in words, with the line of code when a History knew it.
     """
+    from ...explain.explanation import REASONS
+
     by_name = {n["name"]: n["id"] for n in nodes if n["type"] == "tensor"}
     lost = []
     for source, grad in zip(sources, gradients):
@@ -200,7 +222,13 @@ def lost_gradients(answers, sources, gradients, nodes):
             if step.status != "recorded":
                 node = by_name.get(step.via) or by_name.get(step.to) or sid
                 break
-        lost.append({"source": sid, "reason": why.reason, "message": why.message, "node": node})
+        words = REASONS.get(why.reason, why.reason)
+        gap = next((step for step in why.path if step.status == "gap"), None)
+        if why.reason == "not_recorded" and gap is not None:
+            words += (f" between {gap.via} and {gap.to} (.numpy(), a cast, stop_recording()?"
+                      f" record inside record_history() to know)")
+        lost.append({"source": sid, "reason": why.reason, "message": why.message, "node": node,
+                     "why": f"{words} ({why.where})" if why.where else words})
     return lost
 
 
