@@ -18,7 +18,10 @@ def test_these_predictions_are_correct(prediction, answer, capsys):
 
 @pytest.mark.parametrize("prediction, answer", [
     (5.0, [5, 5, 5]), (1, True), (0, False), (True, 1), ("log", "Log1p"), (0.0, None),
-    (None, 0.0), ([1.0], [1.0, 2.0]), (2.1, ad.constant(2.0))])
+    (None, 0.0), ([1.0], [1.0, 2.0]), (2.1, ad.constant(2.0)),
+    # a word where the answer is numbers: once an array of comparisons, and check raised
+    # ValueError instead of saying "Not yet" (issue 36, typing one answer everywhere)
+    ("", np.array([1.0, 2.0])), ("none", ad.constant([0.0, 1.0])), ("2", 2.0)])
 def test_these_predictions_are_not_yet(prediction, answer, capsys):
     check(prediction, answer)
     out = capsys.readouterr().out
