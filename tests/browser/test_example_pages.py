@@ -63,7 +63,9 @@ def test_planted_nan_and_none_in_the_1001_record_rnn_page(page, tmp_path, artifa
     page.screenshot(path=str(artifacts_dir / "example_rnn_planted_nan.png"))
 
     page.click(".tp-lost")                                         # one click to the None
-    assert "ending at v599" in page.locator(".tp-debug").inner_text()
+    # the step ran inside record_history(): the page names the line that left the library
+    assert "v599 was turned into a NumPy or Python value (.numpy() at rnn_vanishing_gradients.py:" \
+        in page.locator(".tp-debug").inner_text()
     assert root.get_attribute("data-found") == found["lost_node_id"]
     assert "tp-found" in page.locator(
         f'.tp-node[data-id="{found["lost_node_id"]}"]').get_attribute("class")
@@ -88,6 +90,7 @@ def test_broken_model_page_leads_to_the_log_and_the_numpy_line(page, tmp_path, m
     assert int(root.get_attribute("data-frame")) == result["nan_forward"]["frame"]
     assert "Log(" in page.locator(".tp-title").inner_text()
     page.click(".tp-lost")
-    assert "ending at v3" in page.locator(".tp-debug").inner_text()   # hidden1's relu
+    assert "v3 was turned into a NumPy or Python value (.numpy() at broken_model.py:" \
+        in page.locator(".tp-debug").inner_text()                      # hidden1's relu
     assert root.get_attribute("data-found")
     assert errors == []

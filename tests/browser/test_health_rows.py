@@ -9,7 +9,8 @@
 - 2,001 groups (a 10,000-record RNN, one scope a step): the panel is
   virtual, so its element count is bounded (counted, never timed: speed is
   ``benchmarks/player.py``'s); scrolling to the end draws the last rows and
-  the count stays bounded; the "NaN" button shows the first NaN row.
+  the count stays bounded; the "NaN made" button shows the step that made it
+  (the rows are cause first: it is also the first row).
 """
 
 import pytest
@@ -32,7 +33,7 @@ PANEL = """() => {
                                  e.querySelector('.tp-health-mark').textContent,
                                  e.querySelector('.tp-norm-fill').style.width,
                                  e.querySelector('.tp-norm-fill').classList.contains('tp-norm-nonfinite'),
-                                 (e.querySelector('.tp-health-why') || {}).textContent || '']),
+                                 [...e.querySelectorAll('.tp-health-why')].map((w) => w.textContent).join('; ')]),
           visible: rows.filter((e) => { const b = e.getBoundingClientRect();
                                         return b.bottom > r.top && b.top < r.bottom; })
                        .map((e) => e.querySelector('.tp-health-name').textContent),
@@ -59,14 +60,17 @@ def test_the_planted_bugs_have_marked_rows_and_lead_to_their_boxes(page, tmp_pat
     assert set(rows) == {"mlp/d0", "mlp/nan_layer", "mlp/fed", "mlp/explode", "mlp/aux",
                          "mlp/head", "mlp", "loss"}
     assert [rows[s][1:3] for s in ("mlp/nan_layer", "mlp/fed", "mlp/aux", "mlp/explode", "mlp/head")] == \
-        [["nan", "NaN"], ["nan", "NaN"], ["none", "None"], ["flagged", "!"], ["ok", ""]]
+        [["nan", "NaN made"], ["nan", "NaN received"], ["none", "None"], ["flagged", "exploding"],
+         ["ok", ""]]
+    # cause first: the maker, the None, the exploding layer, then what received the NaN
+    assert [r[0] for r in page.evaluate(PANEL)["rows"]][:3] == ["mlp/nan_layer", "mlp/aux", "mlp/explode"]
     assert rows["mlp/nan_layer"][3:5] == ["100%", True]           # a NaN bar: full and red
     assert rows["mlp/aux"][3:5] == ["0%", False]                  # nothing came back
-    assert "makes the first NaN/Inf of the forward pass" in rows["mlp/nan_layer"][5]
+    assert "NaN made here: the first NaN/Inf of the forward pass" in rows["mlp/nan_layer"][5]
     assert rows["mlp/fed"][5].startswith("is fed NaN/Inf from record 4: MatMul in mlp/nan_layer")
-    assert rows["mlp/aux"][5] == "no gradient reaches its variables (None; stop_gradient)"
-    assert rows["mlp/explode"][5].startswith("weights' RMS is ")
-    page.locator('.tp-health-jump[data-status="none"]').click()
+    assert rows["mlp/aux"][5] == "None: no gradient reaches its variables: stop_gradient on the path"
+    assert rows["mlp/explode"][5].startswith("exploding weights: RMS ")
+    page.locator('.tp-health-jump[data-kind="None"]').click()
     assert page.evaluate(PANEL)["picked"] == ["mlp/aux"]
     page.locator('.tp-health-row[data-status="none"] .tp-health-name').click()
     found = page.locator(".tp-root").get_attribute("data-found")
@@ -86,16 +90,16 @@ def test_two_thousand_groups_keep_the_panel_small(page, tmp_path):
     first = page.evaluate(PANEL)
     assert page.locator(".tp-norms").get_attribute("data-rows") == "2001"
     assert 0 < len(first["rows"]) <= 40 and first["elements"] <= PANEL_LIMIT
-    assert first["visible"][0] == "rnn/step_0"
+    assert first["visible"][0] == "rnn/step_1000"           # the step that made the NaN
     assert first["scroll"][1] > 100 * first["scroll"][2]             # as tall as 2,001 rows
     page.evaluate("() => { const p = document.querySelector('.tp-norms'); p.scrollTop = p.scrollHeight; }")
     page.wait_for_function("""() => [...document.querySelectorAll('.tp-health-name')]
         .some((e) => e.textContent === 'loss')""")
     end = page.evaluate(PANEL)
     assert end["visible"][-1] == "loss" and end["elements"] <= PANEL_LIMIT
-    page.locator('.tp-health-jump[data-status="nan"]').click()
+    page.locator('.tp-health-jump[data-kind="NaN made"]').click()
     jumped = page.evaluate(PANEL)
-    assert jumped["picked"] == ["rnn/step_0"] and "rnn/step_0" in jumped["visible"]
+    assert jumped["picked"] == ["rnn/step_1000"] and "rnn/step_1000" in jumped["visible"]
     page.locator(".tp-root").focus()
     for key in ("End", "ArrowLeft", "ArrowLeft"):
         page.keyboard.press(key)

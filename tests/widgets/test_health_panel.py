@@ -17,6 +17,7 @@ import pytest
 import autodiff as ad
 from benchmarks.model_tapes import planted_mlp, rnn_tape
 from widgets.health.outliers import compact
+from widgets.health.triage import cause_order
 from widgets.player.page.html_export import export_html, player_js
 from widgets.player.replay import replay
 
@@ -87,13 +88,16 @@ def test_every_group_has_a_marked_row_with_its_reasons_and_whole_numbers(tmp_pat
     assert out["formatted"] == [compact(v) for v in numbers] == \
         ["1.87e-9", "1.23e-6", "2", "0.25", "1.23e4", "-3.46e-5", "1e3", "0.123"]
     rows = re.findall(r'data-group="(g\d+)" data-status="(\w+)"', markup)
-    assert rows == [(row["group"], row["status"]) for row in health] == \
-        [("g0", "nan"), ("g1", "nan"), ("g2", "nan")]
-    assert markup.count('<span class="tp-health-mark">NaN</span>') == 3
-    assert "3 scopes · " in markup and re.search(r'data-status="nan"[^>]*>3 NaN</button>', markup)
+    # cause first: d1 (its NaN kernel made the first NaN), then d0 and d2 that received it
+    assert rows == [(health[i]["group"], health[i]["status"]) for i in cause_order(health)] == \
+        [("g1", "nan"), ("g0", "nan"), ("g2", "nan")]
+    assert markup.count('<span class="tp-health-mark">NaN made</span>') == 1
+    assert markup.count('<span class="tp-health-mark">NaN received</span>') == 2
+    assert "3 scopes · " in markup and re.search(r'data-kind="NaN made"[^>]*>1 NaN made</button>', markup)
+    assert re.search(r'data-kind="NaN received"[^>]*>2 NaN received</button>', markup)
     # every group sent a NaN back: each bar is full, and red
     assert out["widths"] == {"g0": "100.0%", "g1": "100.0%", "g2": "100.0%"}
-    assert out["red"] == ["g0", "g1", "g2"]
+    assert sorted(out["red"]) == ["g0", "g1", "g2"]
     for row in health:
         for flag in row["flags"]:
             assert _esc(flag["reason"]) in markup
@@ -129,8 +133,13 @@ def test_the_planted_bugs_get_their_marks_and_bars_and_a_long_panel_is_virtual(t
     marks = {scope[g]: m for g, m in re.findall(
         r'data-group="(g\d+)"[^>]*><div class="tp-health-head"><span class="tp-health-mark">([^<]*)<',
         out["markup"])}
-    assert marks == {"mlp/d0": "NaN", "mlp/nan_layer": "NaN", "mlp/fed": "NaN", "loss": "NaN",
-                     "mlp/explode": "!", "mlp/aux": "None", "mlp/head": "", "mlp": ""}
+    assert marks == {"mlp/d0": "NaN received", "mlp/nan_layer": "NaN made", "mlp/fed": "NaN received",
+                     "loss": "NaN received", "mlp/explode": "exploding", "mlp/aux": "None",
+                     "mlp/head": "", "mlp": ""}
+    order = [scope[g] for g in re.findall(r'class="tp-health-row[^"]*" data-group="(g\d+)"', out["markup"])]
+    # the maker, the None, the exploding layer, then those that received the NaN; healthy last
+    assert order[:6] == ["mlp/nan_layer", "mlp/aux", "mlp/explode", "mlp/d0", "mlp/fed", "loss"]
+    assert sorted(order[6:]) == ["mlp", "mlp/head"]
     assert sorted(scope[g] for g in out["red"]) == ["loss", "mlp/d0", "mlp/fed", "mlp/nan_layer"]
     assert out["widths"][next(g for g, s in scope.items() if s == "mlp/aux")] == "0.0%"
     assert float(out["widths"][next(g for g, s in scope.items() if s == "mlp/explode")][:-1]) > 0
@@ -141,7 +150,7 @@ def test_the_planted_bugs_get_their_marks_and_bars_and_a_long_panel_is_virtual(t
     long = _run_panel(tmp_path, json.loads(replay(tape, loss, sources).to_json()), [])
     assert "tp-health-virtual" in long["markup"] and 'data-rows="201"' in long["markup"]
     assert long["markup"].count('class="tp-health-row') == 0
-    assert 'class="tp-health-list" style="height: 1286.40em"' in long["markup"]
+    assert 'class="tp-health-list" style="height: 1447.20em"' in long["markup"]
 
 
 def test_the_player_module_and_the_page_carry_the_panel_once():

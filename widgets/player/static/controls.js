@@ -65,7 +65,8 @@ function bindControls(root, data, p) {
     const f = data.frames[k];
     p.groups().expandFor(f.op || f.nodes[0]);
     p.show(k, true);
-    say(`first NaN/Inf: ${f.title}`);
+    const made = healthRows(data).find((r) => rowKinds(r)[0] === "NaN made");
+    say(`first NaN/Inf: ${f.title}` + (made ? ` (${made.scope}: ${made.flags[0].reason})` : ""));
   });
   button(".tp-lost", () => {
     const lost = (data.debug && data.debug.lost) || [];

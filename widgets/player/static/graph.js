@@ -128,11 +128,15 @@ function opMarkup(n, r, classes, group, lim) {
 
 // A closed box: its name (the distinguishing end), what it holds, and a bar as
 // long as the gradient norm its ops have sent back so far (`norm`: its width).
-function coverMarkup(b, r, classes, lim, norm, bad) {
+// `badge`: [word, status] of its worst health row ("NaN made", "nan"), or null.
+function coverMarkup(b, r, classes, lim, norm, bad, badge) {
   const x = r.x - r.w / 2, y = r.y - r.h / 2;
-  return `<g class="tp-group-cover ${classes}" data-group="${b.id}" role="button">` +
-    `<title>${esc(b.path || b.label)}${b.kind === "scope" ? "" : " · " + esc(b.label)}: ${esc(b.sub)} (click to open)</title>` +
+  const cause = badge && badge[0] !== "NaN received" ? " tp-cause" : "";
+  return `<g class="tp-group-cover${cause} ${classes}" data-group="${b.id}" role="button">` +
+    `<title>${esc(b.path || b.label)}${b.kind === "scope" ? "" : " · " + esc(b.label)}: ${esc(b.sub)}` +
+    `${badge ? " · " + esc(badge[0]) : ""} (click to open)</title>` +
     `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${r.w}" height="${r.h}" rx="10"/>` +
+    (badge ? `<text class="tp-box-badge tp-badge-${esc(badge[1])}${badge[0] === "NaN received" ? " tp-badge-received" : ""}" x="${(x + r.w - 8).toFixed(1)}" y="${(y + 13).toFixed(1)}">⚠ ${esc(badge[0])}</text>` : "") +
     `<text class="tp-box-name" x="${r.x.toFixed(1)}" y="${(r.y - 5).toFixed(1)}">▸ ${esc(clip(b.label, lim.box))}</text>` +
     `<text class="tp-box-sub" x="${r.x.toFixed(1)}" y="${(r.y + 16).toFixed(1)}">${esc(b.sub)}</text>` +
     `<rect class="tp-group-norm${bad ? " tp-norm-nonfinite" : ""}" x="${(x + 8).toFixed(1)}" y="${(y + r.h - 10).toFixed(1)}" width="${norm || 0}" height="5"/></g>`;

@@ -2,7 +2,7 @@
 // (part 5 of the module; see graph.js). The boxes are the scope tree's
 // (tree.js); `data.debug` (widgets/player/data/scopes.py) gives the first
 // NaN/Inf frames and the per-group gradient norms that fill each closed box's
-// bar.
+// bar, and its health rows the badge a closed box wears (its worst row's word).
 //
 // A closed box hides everything in it and lights up while the backward pass
 // runs through it: playing, the pass moves box by box (the step buttons and
@@ -45,6 +45,33 @@ function createGroups(root, data, tree, hooks) {
   // The bar's width; a NaN/Inf norm fills the box (normBad: drawn red).
   const normWidth = (k, frame, w) => ((w - 16) * Math.min(1, Math.sqrt(boxNorm(k, frame) / maxNorm))).toFixed(1);
   const normBad = (k, frame) => boxNorm(k, frame) === Infinity;
+
+  // Each scope's worst health row (widgets/health/triage.py: the smallest rank), for
+  // the badge on its closed box: the overview shows where the problems are.
+  const worst = new Map();
+  for (const row of (data.debug && data.debug.health) || []) {
+    const kind = row.kinds && row.kinds[0];
+    if (!kind) continue;
+    const parts = row.scope.split("/");
+    for (let d = parts.length; d >= 1; d--) {
+      const path = parts.slice(0, d).join("/"), w = worst.get(path);
+      if (!w || row.rank < w.rank) worst.set(path, { rank: row.rank, kind, status: row.status });
+    }
+  }
+  // A box's worst row: a scope's own, and a range of boxes (a long stack cut in
+  // ranges) the worst of the boxes in it.
+  const boxWorst = boxes.map((b) => (b.kind === "scope" ? worst.get(b.path) || null : null));
+  boxes.forEach((b, k) => {
+    const w = boxWorst[k];
+    for (let p = w ? b.parent : -1; p > 0; p = boxes[p].parent) {
+      if (boxes[p].kind !== "scope" && (!boxWorst[p] || w.rank < boxWorst[p].rank)) boxWorst[p] = w;
+    }
+  });
+  // [word, status] of box k's worst row, or null (a healthy box).
+  function badge(k) {
+    const w = boxWorst[k];
+    return w ? [w.kind, w.status] : null;
+  }
 
   function count() {
     let closed = 0;
@@ -126,7 +153,7 @@ function createGroups(root, data, tree, hooks) {
   });
   count();
 
-  return { toggle, setAll, find, firstNonfinite, expandFor, collapsedGroup, normWidth, normBad, count };
+  return { toggle, setAll, find, firstNonfinite, expandFor, collapsedGroup, normWidth, normBad, count, badge };
 }
 
 function toolsMarkup(data) {

@@ -22,6 +22,7 @@
 
 const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
 const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
+const PANEL_PX = 360;            // the stage (and the health panel beside it) at least this tall, room allowing
 
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
@@ -89,7 +90,7 @@ function render({ model, el }) {
     if (e.kind === "cover") {
       const k = tree.boxIndex(e.id);
       return coverMarkup(tree.boxes[k], e.r, coverClasses(k), lim, groups ? groups.normWidth(k, frame, e.r.w) : 0,
-        groups ? groups.normBad(k, frame) : false);
+        groups ? groups.normBad(k, frame) : false, groups ? groups.badge(k) : null);
     }
     if (e.kind === "edge") {
       const kind = e.s.edges[0].kind;
@@ -152,10 +153,17 @@ function render({ model, el }) {
     tree.layout(cw / room, cw / readable());
     const [W, H] = tree.size();
     const s = Math.min(cw / W, readable());
-    const height = Math.round(Math.max(Math.min(240, room), Math.min(room, H * s + 8)));
+    // The health panel beside the stage is exactly as tall (a taller panel left a
+    // blank band under the stage), and at least PANEL_PX when there is room: its
+    // first rows, the causes, show with their reasons.
+    const panel = q(".tp-norms");
+    const beside = panel && panel.offsetParent !== null;
+    const least = Math.min(beside ? PANEL_PX : 240, room);
+    const height = Math.round(Math.max(least, Math.min(room, H * s + 8)));
     if (home || stage.style.height === "" || Number.parseFloat(stage.style.height) < height) {
       stage.style.height = `${height}px`;
     }
+    if (beside) panel.style.height = panel.style.maxHeight = stage.style.height;
     scene.rebuild();
     drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
     if (home) health.redraw();       // shown again after classroom mode, or resized
