@@ -203,3 +203,51 @@ def test_updates_given_to_record_give_the_update_ratio_at_once():
         _norm(updates[2:4]) / _norm([v.numpy() for v in variables[2:4]]))
     with pytest.raises(ValueError, match="3 updates for 8 variables"):
         TrainingRecorder().record(grads, variables, updates=updates[:3])
+
+
+def test_a_partly_dead_layer_is_flagged_with_its_share_of_zeros():
+    model, layers, x, y = _model(activation="relu")
+    bias = np.zeros(6, np.float32)
+    bias[:4] = -100.0                       # four of d1's six units never fire
+    layers[1].bias.assign(bias)
+    recorder = TrainingRecorder()
+    seen = _train(model, x, y, recorder)
+    grads = seen[-1][0]
+    zero = float(np.mean(np.concatenate([(g == 0).ravel() for g in grads[2:4]])))
+    assert 0.5 < zero < 0.9 and recorder.layers["d1"]["zero_fraction"][-1] == pytest.approx(zero)
+    assert f"partly dead: gradient exactly 0 for {zero:.0%} of its weights at step 4 (over 50%: " \
+           f"units that no longer fire, as a ReLU after a big step)" in recorder.flags()["d1"]
+    model, _, x, y = _model(activation="relu")
+    healthy = TrainingRecorder()
+    _train(model, x, y, healthy)
+    assert healthy.layers["d1"]["zero_fraction"][-1] < 0.5
+    assert not any("dead" in r for reasons in healthy.flags().values() for r in reasons)
+
+
+def test_every_panel_keeps_its_steps_after_a_nan():
+    model, layers, x, y = _model()
+    recorder = TrainingRecorder()
+
+    def plant(step):                         # from step 2 on, one weight of d1 is NaN
+        if step == 2:
+            k = layers[1].kernel.numpy()
+            k[0, 0] = np.nan
+            layers[1].kernel.assign(k)
+
+    seen = _train(model, x, y, recorder, every_step=plant)
+    s = recorder.layers["d1"]
+    bad = s["weight_nonfinite_fraction"]
+    assert bad[:3] == [0.0, 0.0, pytest.approx(1 / 42)] and min(bad[3:]) > 0
+    for t in range(5):                     # the norm of the finite entries, every step
+        w = np.concatenate([a.ravel() for a in seen[t][1][2:4]]).astype(np.float64)
+        assert s["weight_norm"][t] == pytest.approx(np.sqrt(np.sum(w[np.isfinite(w)] ** 2)))
+    fig = recorder.plot(histograms=False)
+    weight = next(ln for ln in fig.axes[1].lines if ln.get_label() == "d1")
+    # step 2 (one weight NaN) is drawn: the norm of the 41 others; once every weight is
+    # NaN (steps 3, 4) there is no norm, and the panel marks those steps with a red x
+    finite = [bool(v) for v in np.isfinite(weight.get_ydata())]
+    assert finite == [True, True, True] + [s["weight_norm"][t] > 0 for t in (3, 4)]
+    marks = [[float(v) for v in ln.get_xdata()] for ln in fig.axes[1].lines if ln.get_marker() == "x"]
+    # d1 from step 2; the layers its NaN gradient reached, once the step applied it
+    assert sorted(marks) == [[2.0, 3.0, 4.0]] + [[3.0, 4.0]] * (len(marks) - 1)
+    assert all(len(ln.get_xdata()) == 5 for ln in fig.axes[3].lines)   # the shares go on

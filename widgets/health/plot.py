@@ -7,8 +7,10 @@ nothing stays open, nothing is shown or saved unless the caller asks):
   each: the gradient norm and the weight norm (log scale), the
   gradient/weight ratio (solid) with the update/weight ratio (dashed, log
   scale), and the shares of exactly-zero (solid) and NaN/Inf (dotted)
-  gradient entries; a step where a layer's gradient held NaN/Inf gets a red
-  ``x`` on the gradient-norm panel, a None gradient a grey ``o``, and a
+  gradient entries; the norms are of the finite entries, so every panel
+  keeps its steps after a NaN; a step where a layer's gradient held NaN/Inf
+  gets a red ``x`` on the gradient-norm panel (its weights: on the
+  weight-norm panel), a None gradient a grey ``o``, and a
   gradient norm of exactly 0 (which a log scale cannot show) a triangle at
   the bottom in the layer's colour;
 - one histogram panel per layer: the gradient's histogram at each recorded
@@ -77,6 +79,7 @@ def plot_recorder(recorder, layers=None, histograms=True, max_histograms=6):
         ax_z.plot(steps, recorder.series(layer, "zero_fraction")[1], color=c, label=layer)
         ax_z.plot(steps, recorder.series(layer, "nonfinite_fraction")[1], color=c, ls=":")
     _mark_bad_steps(ax_g, recorder, layers, steps, colours)
+    _mark_bad_steps(ax_w, recorder, layers, steps, colours, key="weight_nonfinite_fraction")
     for ax, title, log in ((ax_g, "gradient norm", True), (ax_w, "weight norm", True),
                            (ax_r, "gradient/weight (solid), update/weight (dashed)", True),
                            (ax_z, "share of gradient entries: zero (solid), NaN/Inf (dotted)",
@@ -93,16 +96,22 @@ def plot_recorder(recorder, layers=None, histograms=True, max_histograms=6):
     return fig
 
 
-def _mark_bad_steps(ax, recorder, layers, steps, colours):
+def _mark_bad_steps(ax, recorder, layers, steps, colours, key="nonfinite_fraction"):
     """On the gradient panel (log scale: 0, NaN and None have no place on it): a red
     x at the top where a layer's gradient held NaN/Inf, a grey o at the bottom where
-    it was None, a triangle in the layer's colour at the bottom where it was all 0."""
+    it was None, a triangle in the layer's colour at the bottom where it was all 0.
+    On the weight panel (``key="weight_nonfinite_fraction"``): the red x only, where
+    its weights held NaN/Inf (the line goes on with the norm of the finite ones)."""
     finite = [v for line in ax.lines for v in np.asarray(line.get_ydata(), float)
               if np.isfinite(v) and v > 0]
     top, bottom = (max(finite), min(finite)) if finite else (1.0, 1.0)
     for layer in layers:
         s = recorder.layers[layer]
-        bad = np.array([bool(f) for f in s["nonfinite_fraction"]])
+        bad = np.array([bool(f) for f in s.get(key, ())] or [False] * len(steps))
+        if key != "nonfinite_fraction":
+            if bad.any():
+                ax.plot(steps[bad], np.full(bad.sum(), top), "x", color="red", ms=8)
+            continue
         none = np.array([bool(n) for n in s["none"]])
         if bad.any():
             ax.plot(steps[bad], np.full(bad.sum(), top), "x", color="red", ms=8)

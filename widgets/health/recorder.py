@@ -4,7 +4,8 @@
 line in a training loop) and keeps, per layer and step: the gradient norm,
 the weight norm, their ratio, the update/weight ratio (the weights' change
 since the previous record, or the updates given), the share of gradient
-entries that are exactly 0 and that are NaN/Inf, whether a gradient was
+entries that are exactly 0 and that are NaN/Inf (norms are of the finite
+entries, so a trend goes on past a NaN), whether a gradient was
 None, and a small histogram of the gradient's finite values. Vanishing,
 exploding and dead layers then show as trends:
 
@@ -32,6 +33,8 @@ The rules behind ``flags()`` (and ``print``), on the recorded history:
 - ``nan``: NaN/Inf in a layer's gradient, naming the first step;
 - ``none``: its gradient was None at the last step;
 - ``dead``: 90% or more of its gradient is exactly 0 at the last step;
+  ``partly dead``: over half of it (``PARTLY_DEAD``), but for an embedding
+  (a lookup sends gradient to the rows it read only);
 - ``exploding``: its gradient norm at the last step is 100x its first one,
   or its weights' norm grew 10x;
 - and, at the last step, the rules of ``widgets.health.outliers.relative_flags``
@@ -52,9 +55,11 @@ from ..tape_names import module_paths
 __all__ = ["TrainingRecorder"]
 
 GROWTH = 100.0          # gradient norm this many times its first value: exploding
+LOOKUPS = ("embed", "embedding", "embeddings")   # a lookup's gradient is mostly 0 by design
 WEIGHT_GROWTH = 10.0    # weights' norm this many times its first value: exploding
+PARTLY_DEAD = 0.5       # share of exact zeros in a gradient that makes a layer partly dead
 KEYS = ("grad_norm", "weight_norm", "weight_rms", "ratio", "update_ratio", "zero_fraction",
-        "nonfinite_fraction", "none", "hist")
+        "nonfinite_fraction", "weight_nonfinite_fraction", "none", "hist")
 
 
 def _numpy(value):
@@ -163,13 +168,21 @@ class TrainingRecorder:
         return self.layer_of(name)
 
     def _stats(self, items, updates):
-        """The statistics of one layer's variables at one step."""
+        """The statistics of one layer's variables at one step.
+
+        Norms are of the finite entries (the NaN/Inf ones are counted in
+        ``nonfinite_fraction`` and ``weight_nonfinite_fraction``), so every
+        trend goes on past the step a NaN appears instead of stopping there.
+        """
         g_sq = w_sq = u_sq = 0.0
-        entries = zeros = bad = size = 0
+        entries = zeros = bad = size = w_bad = 0
         none, finite, has_update = False, [], False
         for k, g, w, v in items:
             if w is not None:
-                w_sq += _sq(w)
+                ok = np.isfinite(w)
+                n_bad = int(w.size - np.count_nonzero(ok))
+                w_bad += n_bad
+                w_sq += _sq(w[ok] if n_bad else w)
                 size += w.size
             update = updates[k] if updates is not None else None
             if update is None and updates is None and v._id in self._previous and w is not None \
@@ -181,12 +194,12 @@ class TrainingRecorder:
             if g is None:
                 none = True
                 continue
-            g_sq += _sq(g)
             entries += g.size
             zeros += int(np.count_nonzero(g == 0))
             ok = np.isfinite(g)
             bad += int(g.size - np.count_nonzero(ok))
             finite.append(np.abs(g[ok]) if g.dtype.kind == "c" else g[ok].astype(np.float64))
+            g_sq += _sq(finite[-1])
         grad = g_sq ** 0.5 if entries else None
         weight = w_sq ** 0.5
         values = np.concatenate(finite) if finite else np.zeros(0)
@@ -201,6 +214,7 @@ class TrainingRecorder:
                 "update_ratio": u_sq ** 0.5 / weight if has_update and weight else None,
                 "zero_fraction": zeros / entries if entries else None,
                 "nonfinite_fraction": bad / entries if entries else None,
+                "weight_nonfinite_fraction": w_bad / size if size else None,
                 "none": none, "hist": hist}
 
     # ---- reading -------------------------------------------------------------
@@ -230,6 +244,10 @@ class TrainingRecorder:
             if zero is not None and zero >= ZERO_SHARE:
                 reasons.append(f"dead: gradient exactly 0 for {zero:.0%} of its weights "
                                f"at step {self.steps[last]}")
+            elif zero is not None and zero > PARTLY_DEAD and not layer.endswith(LOOKUPS):
+                reasons.append(f"partly dead: gradient exactly 0 for {zero:.0%} of its weights "
+                               f"at step {self.steps[last]} (over {PARTLY_DEAD:.0%}: units that "
+                               f"no longer fire, as a ReLU after a big step)")
             for key, limit, what in (("grad_norm", GROWTH, "gradient"),
                                      ("weight_norm", WEIGHT_GROWTH, "weights'")):
                 known = [(i, v) for i, v in enumerate(s[key]) if v is not None and np.isfinite(v)]
