@@ -77,6 +77,8 @@ MEASURE = """() => {
     titleFont: parseFloat(getComputedStyle(title).fontSize),
     sentence: rect(root.querySelector(".tp-sentence")),
     gradients: rect(root.querySelector(".tp-gradients")),
+    tools: rect(root.querySelector(".tp-tools")),
+    panel: root.querySelector(".tp-norms") ? rect(root.querySelector(".tp-norms")) : null,
     window: [0, 0, window.innerWidth, window.innerHeight],
     frame: Number(root.dataset.frame),
   };

@@ -9,12 +9,13 @@ records, an overview too wide to read whole at 1280x720, so classroom mode
 shows it at the readable zoom around the current record instead of
 shrinking it). On the first frame, a backward frame and the last one:
 
-- the toolbar is one row, and the toolbar, title, stage, sentence and
+- the toolbar is one row, and the toolbar, the debugging tools (search,
+  first NaN/Inf, lost gradient), title, stage, health panel, sentence and
   gradients lie inside the window (nothing needed below the fold); the
   title takes at most two lines, however many gradients the result has;
 - playing follows the current record at a readable zoom: it lies inside
-  the stage, and node names and values on screen are at least 18px (boxes'
-  names too; a model's box is opened to read its nodes);
+  the stage, and every text on screen, HTML or SVG, the health panel's
+  included, is at least 18px (a model's box is opened to read its nodes);
 - classroom mode never draws a text smaller than normal mode does.
 
 Then normal mode: no text on screen, HTML or SVG, is smaller than 16px.
@@ -105,7 +106,8 @@ def page_of(chromium, tmp_path):
 
 def _check_frame(m, width, height, frame):
     assert max(m["tops"]) - min(m["tops"]) <= 4, f"frame {frame}: the toolbar wraps {m['tops']}"
-    for part in ("toolbar", "title", "stage", "sentence", "gradients"):
+    parts = ("toolbar", "tools", "title", "stage", "sentence", "gradients") + (("panel",) if m["panel"] else ())
+    for part in parts:
         assert _inside(m[part], m["window"]), \
             f"frame {frame}: the {part} {m[part]} is not inside the {width}x{height} window"
     assert m["title"][3] - m["title"][1] <= 2.6 * m["titleFont"] * 1.25, \
@@ -135,10 +137,9 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
         _check_frame(page.evaluate(MEASURE), width, height, frame)
         sizes = page.evaluate(SVG_TYPE)
         assert sizes, "nothing drawn"
-        for cls in ("tp-name", "tp-value", "tp-box-name"):
-            if cls in sizes:
-                assert sizes[cls] >= 18 - 0.01, f"frame {frame}: {cls} is {sizes[cls]:.1f}px on screen"
-        assert min(sizes.values()) >= 16 - 0.01, f"frame {frame}: text under 16px: {sizes}"
+        assert min(sizes.values()) >= 18 - 0.01, f"frame {frame}: graph text under 18px: {sizes}"
+        small = [(text, round(px, 1)) for text, px in page.evaluate(TYPE_SIZES) if px < 18 - 0.01]
+        assert not small, f"frame {frame}: text under 18px on screen: {small[:10]}"
     if name in ("lesson1", "mlp14"):
         assert "tp-name" in sizes and "tp-value" in sizes         # nodes, not only boxes
     page.keyboard.press("Home")

@@ -132,6 +132,17 @@ def test_x_squared_frames_follow_the_tape_and_the_trace():
     _check_backward(r, again)
 
 
+def test_a_model_s_result_sentence_names_the_none_gradients_first_and_counts_the_rest():
+    xs = [ad.Variable(float(k), name=f"x{k}") for k in range(6)]
+    with ad.GradientTape() as tape:
+        y = xs[0] * xs[1] + xs[2] * xs[3] + xs[4] * 2.0       # x5 is not used: None
+    r = replay(tape, y, xs, names={"y": y})
+    assert r.frames[-1]["sentence"] == (
+        "Done: dy/dx5 is None (no recorded path leads from x5 to y); dy/dx0 = 1.0; "
+        "dy/dx1 = 0.0; dy/dx2 = 3.0; and 2 more gradients.")
+    assert len(r.frames[-1]["gradients"]) == 6                  # the row still has them all
+
+
 def test_replaying_a_persistent_tape_twice_gives_the_same_model():
     x = ad.Variable(3.0, name="x")
     with ad.GradientTape(persistent=True) as tape:

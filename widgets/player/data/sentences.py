@@ -203,8 +203,23 @@ def _why_nothing(tensors, node_id):
     return "it does not lead to a source"
 
 
+RESULT_PARTS = 4     # gradients a result sentence names; the rest are counted
+
+
 def result_sentence(target_name, gradients):
-    """'Done: dy/dx = 6.0.'"""
+    """'Done: dy/dx = 6.0.' A model's many gradients: the None ones first, then the
+    first ones, up to ``RESULT_PARTS``, and how many more (the gradients row and the
+    health panel show them all): a sentence of every gradient of a 300-variable
+    model was 11,680 characters, and classroom mode keeps room for the longest.
+    """
+    if len(gradients) > RESULT_PARTS:
+        nones = [g for g in gradients if g["value"] is None]
+        shown = (nones + [g for g in gradients if g["value"] is not None])[:RESULT_PARTS]
+        more = len(gradients) - len(shown)
+        lost = len(nones) - sum(g["value"] is None for g in shown)
+        return (result_sentence(target_name, shown)[:-1] +
+                f"; and {more} more gradient{'s' if more > 1 else ''}" +
+                (f" ({lost} of them None)" if lost else "") + ".")
     parts = []
     for g in gradients:
         name = g["name"]

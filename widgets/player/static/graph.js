@@ -17,7 +17,7 @@ const BOX_HEIGHT = 56;
 const OP_RADIUS = 26;
 // Characters that fit each text of a node; classroom type is larger, so fewer fit.
 const LIMITS = { normal: { name: 16, meta: 22, value: 20, grad: 20, optype: 11, label: 16, copy: 10, box: 30 },
-  classroom: { name: 13, meta: 20, value: 15, grad: 15, optype: 9, label: 13, copy: 8, box: 24 } };
+  classroom: { name: 13, meta: 17, value: 15, grad: 15, optype: 8, label: 11, copy: 7, box: 24 } };
 let playerCount = 0;
 
 function esc(text) {
@@ -132,13 +132,14 @@ function opMarkup(n, r, classes, group, lim) {
 function coverMarkup(b, r, classes, lim, norm, bad, badge) {
   const x = r.x - r.w / 2, y = r.y - r.h / 2;
   const cause = badge && badge[0] !== "NaN received" ? " tp-cause" : "";
+  const dy = badge ? 4 : 0;        // the badge's line on top: the name and what it holds move down
   return `<g class="tp-group-cover${cause} ${classes}" data-group="${b.id}" role="button">` +
     `<title>${esc(b.path || b.label)}${b.kind === "scope" ? "" : " · " + esc(b.label)}: ${esc(b.sub)}` +
     `${badge ? " · " + esc(badge[0]) : ""} (click to open)</title>` +
     `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${r.w}" height="${r.h}" rx="10"/>` +
     (badge ? `<text class="tp-box-badge tp-badge-${esc(badge[1])}${badge[0] === "NaN received" ? " tp-badge-received" : ""}" x="${(x + r.w - 8).toFixed(1)}" y="${(y + 13).toFixed(1)}">⚠ ${esc(badge[0])}</text>` : "") +
-    `<text class="tp-box-name" x="${r.x.toFixed(1)}" y="${(r.y - 5).toFixed(1)}">▸ ${esc(clip(b.label, lim.box))}</text>` +
-    `<text class="tp-box-sub" x="${r.x.toFixed(1)}" y="${(r.y + 16).toFixed(1)}">${esc(b.sub)}</text>` +
+    `<text class="tp-box-name" x="${r.x.toFixed(1)}" y="${(r.y - 5 + dy).toFixed(1)}">▸ ${esc(clip(b.label, lim.box))}</text>` +
+    `<text class="tp-box-sub" x="${r.x.toFixed(1)}" y="${(r.y + 16 + dy).toFixed(1)}">${esc(b.sub)}</text>` +
     `<rect class="tp-group-norm${bad ? " tp-norm-nonfinite" : ""}" x="${(x + 8).toFixed(1)}" y="${(y + r.h - 10).toFixed(1)}" width="${norm || 0}" height="5"/></g>`;
 }
 

@@ -163,7 +163,7 @@ function render({ model, el }) {
     if (home || stage.style.height === "" || Number.parseFloat(stage.style.height) < height) {
       stage.style.height = `${height}px`;
     }
-    if (beside) panel.style.height = panel.style.maxHeight = stage.style.height;
+    if (beside) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
     scene.rebuild();
     drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
     if (home) health.redraw();       // shown again after classroom mode, or resized
