@@ -15,7 +15,7 @@ The lessons are written as plain Python files in jupytext's "percent" format
     print(inspect.getsource(ad.GradientTape.gradient))
 
 Anything above the first ``# %%`` line is the file's own header and is not
-part of the notebook; of a cell's metadata only its ``tags`` are kept. Four tags
+part of the notebook; of a cell's metadata only its ``tags`` are kept. Five tags
 make the two editions (notebooks/README.md shows an exercise written with them):
 
     solution   a code cell whose answer lies between "### BEGIN SOLUTION" and
@@ -23,6 +23,11 @@ make the two editions (notebooks/README.md shows an exercise written with them):
                (the line above it is the student's blank, ``my_prediction = ...``)
     check      a code cell of checks (``check(my_prediction, ...)``), after its
                solution cell
+    reveal     a code cell right after a check cell (or another reveal cell) that shows
+               more of the answer (the tape, the whole gradient): its outputs are
+               cleared in the student edition, as a check's are, so nothing on a
+               student's screen answers a prediction before the student has made it,
+               and a check cell itself prints only its verdict
     teacher    a cell only in the teacher edition
     student    a text cell for the students (how to answer): in the student edition,
                and in the teacher edition too, so that nbgrader's release of it (which
@@ -153,9 +158,11 @@ def build(source_path, edition="teacher"):
                              f"edition carries it for nbgrader's release):\n{source}")
         if edition == "student" and "teacher" in tags:
             continue
-        role = next((t for t in ("solution", "check") if t in tags), None)
+        role = next((t for t in ("solution", "check", "reveal") if t in tags), None)
         if role and kind != "code":
             raise ValueError(f"{stem}: a {role!r} cell must be a code cell:\n{source}")
+        if role == "reveal" and not (i and {"check", "reveal"} & set(cells[i - 1][2])):
+            raise ValueError(f"{stem}: a 'reveal' cell must follow a check cell:\n{source}")
         if role == "solution" and BEGIN_SOLUTION not in source:
             raise ValueError(f"{stem}: a solution cell without {BEGIN_SOLUTION!r}:\n{source}")
         if role != "solution" and BEGIN_SOLUTION in source:
@@ -175,8 +182,8 @@ def build(source_path, edition="teacher"):
 
 def student_edition(source_path, teacher):
     """The student edition of a lesson, with the outputs of ``teacher`` (its executed
-    teacher edition) in every cell but the solution and check cells, whose outputs are
-    cleared: a student sees the lesson as it ran, and the exercises blank."""
+    teacher edition) in every cell but the solution, check and reveal cells, whose outputs
+    are cleared: a student sees the lesson as it ran, and the exercises blank."""
     nb = build(source_path, "student")
     nb.metadata = {key: copy.deepcopy(teacher.metadata[key])
                    for key in KERNEL_METADATA if key in teacher.metadata}
@@ -185,7 +192,7 @@ def student_edition(source_path, teacher):
         if cell.cell_type != "code":
             continue
         tags = cell.metadata.get("tags", [])
-        if "solution" in tags or "check" in tags or "student" in tags:
+        if {"solution", "check", "reveal", "student"} & set(tags):
             continue
         twin = ran.get(cell.id)
         if twin is None or twin.source != cell.source:
@@ -241,11 +248,44 @@ def metadata_problems(paths):
     return problems
 
 
+PLAYER_MARK = '<div class="tp-static"'
+
+
+def _current_player_code():
+    """The tape player's stylesheet and script as the installed widgets inline them now."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from widgets.player.page import html_export
+
+    return html_export.player_css(), html_export._module_body()
+
+
+def stale_widget_cells(nb):
+    """Ids of the code cells of ``nb`` whose stored tape player (the static ``text/html``
+    form, which inlines the player's stylesheet and script) is not the one the widgets
+    make now: a notebook built before ``widgets/player/static/`` changed.
+
+    nbval does not see this (it masks the static form), and a lesson rebuilt after such a
+    change shows the whole new script in its diff; ``--check`` names these notebooks.
+    """
+    css, script = _current_player_code()
+    stale = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            html = output.get("data", {}).get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            if PLAYER_MARK in html and (css not in html or script not in html):
+                stale.append(cell.id)
+                break
+    return stale
+
+
 def check(paths):
     """Names of the notebooks that are missing or do not match their source: a teacher
-    edition whose cells differ from the source's or whose metadata is not its kernel's
-    (``metadata_problems``), or a student edition that differs from the one its source
-    and committed teacher edition make."""
+    edition whose cells differ from the source's, whose metadata is not its kernel's
+    (``metadata_problems``) or whose stored tape players carry older widget code than the
+    package's (``stale_widget_cells``), or a student edition that differs from the one its
+    source and committed teacher edition make."""
     stale = list(metadata_problems(paths))
     for path in paths:
         target = teacher_path(path)
@@ -253,6 +293,10 @@ def check(paths):
             stale += [target.name, f"student/{target.name}"]
             continue
         teacher = nbformat.read(target, as_version=4)
+        if stale_widget_cells(teacher):
+            stale += [name for name in (target.name, f"student/{target.name}")
+                      if name not in stale]
+            continue
         if cell_summary(teacher) != cell_summary(build(path)):
             stale += [name for name in (target.name, f"student/{target.name}")
                       if name not in stale]
@@ -341,10 +385,16 @@ def main(argv=None):
         if args.out is not None:
             parser.error("--check reads notebooks/; it takes no --out")
         stale, metadata = check(paths), metadata_problems(paths)
+        old_players = {teacher_path(p).name for p in paths if teacher_path(p).exists()
+                       and stale_widget_cells(nbformat.read(teacher_path(p), as_version=4))}
         for name in stale:
             if name in metadata:
                 print(f"{name}: {metadata[name]}, so JupyterLab would open it modified; "
                       f"run: python scripts/build_notebooks.py --metadata")
+            elif name.split("/")[-1] in old_players:
+                print(f"{name} holds a tape player older than widgets/player/static/ (its "
+                      f"inlined script or stylesheet differs); run: python "
+                      f"scripts/build_notebooks.py {name.split('/')[-1][:2]}")
             else:
                 print(f"{name} does not match notebooks/src/; run: python "
                       f"scripts/build_notebooks.py --refresh (text, tags, grading: no kernel), "

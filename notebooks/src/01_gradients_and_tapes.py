@@ -21,9 +21,21 @@
 # *predict the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 5 take about 35 minutes
-# with the predictions and a little discussion (the player's two words, *cotangent* and
-# *VJP*, included), the words of the lesson 2 more; then all 5 exercises (about 20 minutes).
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. A first derivative | 9 |
+# | 2. The tape is data | 4 |
+# | 3. Variables, constants, and `watch` | 13 |
+# | 4. Many gradients at once: nested sources and targets | 3 |
+# | 5. Vector targets are summed too | 4 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 5 | 15 |
+# | in all | 54 |
 
 # %%
 %matplotlib inline
@@ -156,15 +168,8 @@ print("gradients, rounded:", [round(float(g), 4) for g in grads])
 # %% [markdown]
 # ## 3. Variables, constants, and `watch`
 #
-# Recording costs memory: every record keeps some values alive until the backward pass. So a
-# tape does not record everything. It records an operation only if one of its inputs is
-# **watched**, and an operation's outputs become watched in turn, so "watched" spreads
-# forward through the computation.
-#
-# What is watched from the start?
-#
-# * a trainable `ad.Variable` is watched automatically the moment the tape sees it being read;
-# * an `ad.constant` (or any other Tensor) is **not**, unless you call `tape.watch(t)`.
+# So far every source has been an `ad.Variable`. Values in a model also come as
+# **constants** (`ad.constant`): input data, fixed numbers. What does a tape do with one?
 #
 # **Predict.** `c` is a constant, 4.0, and `y = c * c` is computed inside the tape. What is
 # `tape.gradient(y, c)`: 8.0, 0.0, `None`, or an error? Type your guess in place of `...`,
@@ -175,7 +180,6 @@ c = ad.constant(4.0)
 
 with ad.GradientTape() as tape:
     y = c * c
-n_records = len(tape.records)
 
 my_prediction = ...  # your prediction
 ### BEGIN SOLUTION
@@ -184,8 +188,24 @@ my_prediction = None
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, c),
-      hint="is a constant watched? Then what did the tape record?")
-print("records on the tape:", n_records)
+      hint="think about what the tape wrote down while y = c * c ran")
+
+# %% [markdown]
+# Recording costs memory: every record keeps some values alive until the backward pass. So a
+# tape does not record everything. It records an operation only if one of its inputs is
+# **watched**, and an operation's outputs become watched in turn, so "watched" spreads
+# forward through the computation. What is watched from the start?
+#
+# * a trainable `ad.Variable` is watched automatically the moment the tape sees it being read;
+# * an `ad.constant` (or any other Tensor) is **not**, unless you call `tape.watch(t)`.
+#
+# So a tape around `y = c * c` records nothing at all:
+
+# %%
+with ad.GradientTape() as tape:
+    y = c * c
+
+print(tape)
 
 # %% [markdown]
 # > **Teaching moment: an unwatched constant gives `None`, not an error and not zero.**
@@ -402,23 +422,25 @@ check(my_prediction, tape.gradient(y, x),
       hint="differentiate x**3 and x one at a time, add them, then put in x = 2")
 
 # %% [markdown]
-# **Exercise 2.** The same function of a *constant*, without `watch`. What does the tape
-# return?
+# **Exercise 2.** A Variable and a constant in one product: `x = 3` is a Variable,
+# `k = 2` a constant nobody watched, and $y = k x^2$. What does
+# `tape.gradient(y, [x, k])` return? (A list of two entries, each a number or `None`.)
 
 # %% tags=["solution"]
+x = ad.Variable(3.0)
 k = ad.constant(2.0)
 with ad.GradientTape() as tape:
-    y = k * k * k + k
+    y = k * x * x
 
 my_prediction = ...  # your prediction
 ### BEGIN SOLUTION
-my_prediction = None
+my_prediction = [12.0, None]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, k),
-      hint="does a tape follow a constant that nobody watched? print(tape) shows what it "
-           "recorded")
+check(my_prediction, tape.gradient(y, [x, k]),
+      hint="one entry at a time: which of the two does the tape follow, and for the one it "
+           "follows, what is the derivative at that point?")
 
 # %% [markdown]
 # **Exercise 3.** A vector target: `y = 5 * v` for a watched vector `v = [1, 2, 3]`.

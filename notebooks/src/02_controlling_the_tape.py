@@ -19,10 +19,25 @@
 # 4. how little a tape needs: about thirty lines of Python, for plain numbers.
 
 # %% [markdown]
-# **Plan for one class hour** (reading, running and discussing each cell): sections 1 to 6
-# about 25 minutes with the prediction; section 7, a tape built by hand, about 10 (reading
-# its thirty lines, running them, one prediction); then exercises 1 to 5 (about 20
-# minutes). Exercise 6 is homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. Persistent tapes | 3 |
+# | 2. Gradients with respect to intermediate results | 2 |
+# | 3. Pausing the tape: `stop_recording` | 3 |
+# | 4. Starting over: `reset` | 3 |
+# | 5. Blocking one path: `ad.stop_gradient` | 3 |
+# | 6. `None` or zero? Unconnected gradients | 6 |
+# | 7. A tape by hand | 10 |
+# | summary and the words of the lesson | 2 |
+# | exercises 1 to 5 | 18 |
+# | in all | 53 |
+#
+# Exercise 6 is homework.
 
 # %%
 import numpy as np
@@ -188,9 +203,9 @@ del tape
 # %% [markdown]
 # ## 6. `None` or zero? Unconnected gradients
 #
-# When the target does not depend on a source at all, `gradient` returns `None`. This is a
-# deliberate choice: `None` says "there is no path", and a zero would hide a bug. Compare
-# a source that *is* connected but has slope zero.
+# Two sources below leave the output unchanged when they move a little: one feeds an op
+# that is flat where it is evaluated, the other is never used at all. Does the tape tell
+# them apart?
 #
 # **Predict.** `relu` is flat for negative inputs. What does `tape.gradient(out, [p, q])`
 # return below, with `p = -2` fed through `relu` and `q` never used? Two entries, each a
@@ -203,7 +218,7 @@ q = ad.Variable(5.0, name="q")     # never used below
 with ad.GradientTape() as tape:
     out = ad.nn.relu(p)            # relu is flat for negative inputs
 
-my_prediction = ...  # your prediction, e.g. [1.0, None]
+my_prediction = ...  # your prediction: a list of two entries
 ### BEGIN SOLUTION
 my_prediction = [0.0, None]
 ### END SOLUTION
@@ -213,7 +228,9 @@ check(my_prediction, tape.gradient(out, [p, q]),
       hint="one source has a path through a flat op, the other has no path at all")
 
 # %% [markdown]
-# `p` gets a real `0.0` (the path exists, the slope is zero); `q` gets `None`.
+# `p` gets a real `0.0` (the path exists, the slope is zero); `q` gets `None`. When the
+# target does not depend on a source at all, `gradient` returns `None`. This is a
+# deliberate choice: `None` says "there is no path", and a zero would hide a bug.
 #
 # If your code wants a tensor for every source (to update every parameter the same way,
 # say), ask for zeros with `unconnected_gradients`. It takes
@@ -430,7 +447,9 @@ check(my_prediction, tape.gradient(y, s),
       hint="to the tape, stop_gradient(s) is a constant c: differentiate s * c")
 
 # %% [markdown]
-# **Exercise 4.** A source the target does not use, with `unconnected_gradients='zero'`.
+# **Exercise 4.** Two sources, one of which the target does not use, with
+# `unconnected_gradients='zero'`. What does `tape.gradient` return? (A list of two
+# entries.)
 
 # %% tags=["solution"]
 used = ad.Variable(1.0)
@@ -438,15 +457,15 @@ unused = ad.Variable(1.0)
 with ad.GradientTape() as tape:
     y = used * 10.0
 
-my_prediction = ...  # your prediction
+my_prediction = ...  # your prediction: a list of two entries
 ### BEGIN SOLUTION
-my_prediction = 0.0
+my_prediction = [10.0, 0.0]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, unused, unconnected_gradients="zero"),
-      hint="the target never uses `unused`: what does unconnected_gradients='zero' give such a "
-           "source?")
+check(my_prediction, tape.gradient(y, [used, unused], unconnected_gradients="zero"),
+      hint="one entry at a time: what does the target do with each source, and what does "
+           "unconnected_gradients='zero' change?")
 
 # %% [markdown]
 # **Exercise 5.** `relu` of a negative number. `None` or `0.0`?

@@ -14,9 +14,23 @@
 # 3. `widgets.explain_none_gradient`, which reads a tape and names the break.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 7, the checklist and the
-# explainer on all seven take about 40 minutes with the predictions and a little
-# discussion; then all 3 exercises (about 12 minutes).
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. The source was never watched | 8 |
+# | 2. Integers have no gradient | 6 |
+# | 3. State: `assign` is not differentiable | 3 |
+# | 4. Leaving the library | 2 |
+# | 5. Control flow: only the branch that ran is recorded | 4 |
+# | 6. A Variable replaced by a Tensor | 3 |
+# | 7. An op without a gradient | 8 |
+# | summary and the words of the lesson | 1 |
+# | exercises 1 to 3 | 9 |
+# | in all | 47 |
 
 # %%
 import numpy as np
@@ -80,11 +94,13 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
+check(my_prediction, tape.gradient(direct, data),
+      hint="which tensors does this tape watch? Is being an input of a recorded op enough?")
+
+# %% tags=["reveal"]
 print(tape)
 print("d direct / d [w, data]:", tape.gradient(direct, [w, data]))
 print("d scaled / d data:     ", tape.gradient(scaled, data))
-check(my_prediction, tape.gradient(direct, data),
-      hint="which tensors does this tape watch? Is being an input of a recorded op enough?")
 del tape
 
 # %% [markdown]
@@ -459,33 +475,24 @@ check(my_prediction, tape.gradient(y, n),
 
 # %% [markdown]
 # **Exercise 3.** `assign` in the middle: `holder` receives `3 * source`, then `y = holder * 2`.
-# What is `dy/dsource`? And `dy/dholder`?
+# What are `dy/dsource` and `dy/dholder`? (A list of two entries, each a number or `None`.)
 
 # %% tags=["solution"]
 source = ad.Variable(1.0)
 holder = ad.Variable(0.0)
-with ad.GradientTape(persistent=True) as tape:
+with ad.GradientTape() as tape:
     holder.assign(3.0 * source)
     y = holder * 2.0
 
-my_prediction = ...  # dy/dsource
+my_prediction = ...  # [dy/dsource, dy/dholder]
 ### BEGIN SOLUTION
-my_prediction = None         # dy/dsource
+my_prediction = [None, 2.0]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape.gradient(y, source),
-      hint="the tape does not record assign: is y still connected to source?")
-
-# %% tags=["solution"]
-my_prediction = ...  # dy/dholder
-### BEGIN SOLUTION
-my_prediction = 2.0          # dy/dholder
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape.gradient(y, holder),
-      hint="after the assignment, holder is an ordinary Variable in y = holder * 2")
+check(my_prediction, tape.gradient(y, [source, holder]),
+      hint="the tape does not record assign: is y still connected to source? And what is "
+           "holder, as far as the tape can see, once the assignment is done?")
 
 # %% [markdown]
 # **Next:** lesson 4 nests tapes to take derivatives of derivatives.

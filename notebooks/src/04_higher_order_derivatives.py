@@ -20,8 +20,23 @@
 # The lesson ends with *predict the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 6 take about 30 minutes
-# with the predictions and a little discussion; then exercises 1 to 6 (about 24 minutes); exercise 7 is homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. A tape inside a tape | 5 |
+# | 2. Teaching moment: a constant watched only by the inner tape | 6 |
+# | 3. Several tapes at once | 4 |
+# | 4. A picture of four derivatives | 7 |
+# | 5. A shortcut: `ad.functional.grad` | 8 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 6 | 18 |
+# | in all | 54 |
+#
+# Exercise 7 is homework.
 
 # %%
 %matplotlib inline
@@ -106,9 +121,11 @@ my_prediction = None
 ### END SOLUTION
 
 # %% tags=["check"]
-print("dy/dc   =", dy_dc)
 check(my_prediction, outer.gradient(dy_dc, c),
       hint="which tape watches c? Did the outer tape record anything?")
+
+# %% tags=["reveal"]
+print("dy/dc   =", dy_dc)
 
 # %% [markdown]
 # > **Teaching moment: the second derivative is `None`.** An older TensorFlow tutorial runs
@@ -419,7 +436,8 @@ check(my_prediction, outer.gradient(dy_dk, k),
 
 # %% [markdown]
 # **Exercise 3.** The first derivative is computed *after* the outer block has closed.
-# $y = 5x^2$ at $x = 1$. What is the outer tape's answer?
+# $y = 5x^2$ at $x = 1$. What are the inner tape's first derivative and the outer tape's
+# answer? (A list: `[dy_dx, outer.gradient(dy_dx, x)]`, each a number or `None`.)
 
 # %% tags=["solution"]
 x = ad.Variable(1.0)
@@ -428,14 +446,15 @@ with ad.GradientTape() as outer:
         y = 5.0 * x ** 2
 dy_dx = inner.gradient(y, x)              # outside `outer`
 
-my_prediction = ...  # your prediction
+my_prediction = ...  # [dy_dx, the outer tape's answer]
 ### BEGIN SOLUTION
-my_prediction = None
+my_prediction = [10.0, None]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, outer.gradient(dy_dx, x),
-      hint="a tape records only while its with-block is open: when does inner.gradient run?")
+check(my_prediction, [dy_dx, outer.gradient(dy_dx, x)],
+      hint="the inner tape saw y = 5 x**2 being computed; a tape records only while its "
+           "with-block is open: when does inner.gradient run?")
 
 # %% [markdown]
 # **Exercise 4.** A mixed derivative. $y = x^2 z$ with $x = 3$ and $z = 2$ (both Variables).
@@ -461,8 +480,8 @@ check(my_prediction, outer.gradient(dy_dx, z),
 
 # %% [markdown]
 # **Exercise 5.** Two tapes side by side: `tape_p` watches `p = 2`, `tape_q` watches
-# `q = 5`, and $y = p \cdot q^2$. Predict `tape_p.gradient(y, p)` and
-# `tape_p.gradient(y, q)`. (Which records does `tape_p` hold?)
+# `q = 5`, and $y = p \cdot q^2$. Predict `tape_p.gradient(y, [p, q])`, a list of two
+# entries, each a number or `None`. (Which records does `tape_p` hold?)
 
 # %% tags=["solution"]
 p = ad.constant(2.0)
@@ -472,24 +491,15 @@ with ad.GradientTape(persistent=True) as tape_p, ad.GradientTape() as tape_q:
     tape_q.watch(q)
     y = p * ad.square(q)
 
-my_prediction = ...  # d y / d p, on tape_p
+my_prediction = ...  # tape_p's [dy/dp, dy/dq]
 ### BEGIN SOLUTION
-my_prediction = 25.0          # d y / d p, on tape_p
+my_prediction = [25.0, None]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, tape_p.gradient(y, p),
-      hint="tape_p watches p only: differentiate p * q**2 with respect to p, q held fixed")
-
-# %% tags=["solution"]
-my_prediction = ...  # d y / d q, on tape_p
-### BEGIN SOLUTION
-my_prediction = None          # d y / d q, on tape_p
-### END SOLUTION
-
-# %% tags=["check"]
-check(my_prediction, tape_p.gradient(y, q),
-      hint="which records did tape_p keep? It watches p, not q")
+check(my_prediction, tape_p.gradient(y, [p, q]),
+      hint="tape_p watches p, not q: which records did it keep, and for the source it "
+           "follows, what does the product rule leave?")
 
 # %% [markdown]
 # **Exercise 6.** Composed `grad`: the third derivative of $\sin$ at $0$.

@@ -18,10 +18,22 @@
 # `my_prediction`, run the cell, then run the check below it.
 
 # %% [markdown]
-# **Plan for one class hour** (reading, running and discussing each cell): section 1
-# about 7 minutes with its prediction and the player, section 2 about 3, section 3 about 6,
-# section 4 about 4, section 5 (several outputs) about 9 with its prediction, section 6
-# about 3, the words of the lesson 1: 33 minutes; then all 5 exercises (about 20 minutes).
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. The shape of a custom gradient | 7 |
+# | 2. Clipping in the backward pass | 2 |
+# | 3. A value without its gradient: straight-through rounding | 6 |
+# | 4. Caching forward values | 2 |
+# | 5. Several outputs: one upstream gradient each | 7 |
+# | 6. Check a hand-written gradient | 2 |
+# | summary and the words of the lesson | 2 |
+# | exercises 1 to 5 | 15 |
+# | in all | 46 |
 
 # %%
 %matplotlib inline
@@ -41,10 +53,11 @@ from widgets.exercises import check  # None only matches None; numbers must be c
 # `dy`) and returns the gradient to send to each input.
 #
 # A first example is the *gradient reversal* trick from domain adaptation: the value passes
-# through unchanged, but the gradient comes back with its sign flipped and halved.
+# through unchanged, but the gradient comes back scaled by a negative factor. Read
+# `grad_fn` below to see which.
 #
-# **Predict.** `x = 3` goes through `x * x` and then through `reverse_gradient`. The plain
-# derivative of $x^2$ would be 6. What does the tape return?
+# **Predict.** `x = 3` goes through `x * x` and then through `reverse_gradient`. What does
+# `tape.gradient(y, x)` return?
 
 # %% tags=["solution"]
 @ad.custom_gradient
@@ -63,10 +76,12 @@ my_prediction = -3.0
 ### END SOLUTION
 
 # %% tags=["check"]
+check(my_prediction, tape.gradient(y, x),
+      hint="follow the gradient down from y: first through grad_fn, then through x * x")
+
+# %% tags=["reveal"]
 print("y =", y.numpy())
 print(tape)
-check(my_prediction, tape.gradient(y, x),
-      hint="grad_fn scales the upstream 1 by -0.5; then Mul's rule for x * x multiplies by 2x")
 
 # %% [markdown]
 # The tape shows how this works: the whole call becomes **one record**, named after the
@@ -259,10 +274,13 @@ my_prediction = 0.0
 ### END SOLUTION
 
 # %% tags=["check"]
-print("d r / d [x, y]:", [round(float(g), 4) for g in tape.gradient(r, [x, y])])
+gradients = tape.gradient(r, [x, y])          # the call that hands grad_fn its upstreams
 check(my_prediction, received[-1][1],
-      hint="grad_fn's formulas multiply dtheta by y / r**2: what value must it have so that "
-           "theta adds nothing?")
+      hint="grad_fn's formulas do arithmetic with dtheta: could the tape hand it None? "
+           "And how much does r depend on theta?")
+
+# %% tags=["reveal"]
+print("d r / d [x, y]:", [round(float(g), 4) for g in gradients])
 
 # %% [markdown]
 # A zero, not `None`, in TensorFlow 2 and here: an output that does not lead to the target

@@ -15,11 +15,24 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour** (reading, running and discussing each cell): section 1
-# about 6 minutes, section 2 about 8 with its prediction, section 3 about 8 with its
-# prediction, section 4 (traced functions) about 7 with its prediction, section 5 (saved
-# models, a fresh process) about 10, section 6 about 3, the words of the lesson 1: 43
-# minutes; then exercises 1 to 3 (about 12 minutes). Exercise 4 is homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 2 |
+# | 1. Variables inside a custom gradient | 3 |
+# | 2. Inside the function, only the rule counts | 6 |
+# | 3. Nested custom gradients | 7 |
+# | 4. Traced functions: the Python runs once | 7 |
+# | 5. Custom gradients in saved models | 8 |
+# | 6. Teaching moment: a custom gradient does not watch its inputs | 2 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 3 | 9 |
+# | in all | 47 |
+#
+# Exercise 4 is homework.
 
 # %%
 import json
@@ -184,10 +197,12 @@ my_prediction = 2.0
 ### END SOLUTION
 
 # %% tags=["check"]
-print("captured x: first", first)
 check(my_prediction, second,
       hint="a custom gradient becomes one record only if a recording tape watches "
            "one of its inputs: is the seed dy watched?")
+
+# %% tags=["reveal"]
+print("captured x: first", first)
 
 # %% [markdown]
 # It is `2.0`, in TensorFlow 2 and here, and the reason is a rule about *when* a custom
@@ -249,11 +264,14 @@ my_prediction = 9.0
 ### END SOLUTION
 
 # %% tags=["check"]
-print("x = 0.5:", traced_clipped_square(ad.constant(0.5)))     # traces: the if runs here
+at_half = traced_clipped_square(ad.constant(0.5))               # traces: the if runs here
 at_three = float(traced_clipped_square(ad.constant(3.0)))      # same signature: replays
-print("x = 3.0:", at_three)
 check(my_prediction, at_three,
       hint="the if ran once, during the first call: which branch did the graph keep?")
+
+# %% tags=["reveal"]
+print("x = 0.5:", at_half)
+print("x = 3.0:", at_three)
 
 # %% [markdown]
 # 9.0: the `if` was decided once, while tracing with $x = 0.5$, and the graph kept the
@@ -503,20 +521,21 @@ check(my_prediction, tape.gradient(out, gain),
       hint="d(gain * x)/d gain is x, summed over the elements of the output")
 
 # %% [markdown]
-# **Exercise 4 (homework).** `square_frozen_rule` (section 2) at `x = 5`: the **second**
-# derivative?
+# **Exercise 4 (homework).** `square_frozen_rule` (section 2) at `x = 5`: the first and
+# the **second** derivative? (A list of two entries, each a number or `None`.)
 
 # %% tags=["solution"]
 first, second = first_and_second(square_frozen_rule, 5.0)
 
-my_prediction = ...  # your prediction
+my_prediction = ...  # [first, second]
 ### BEGIN SOLUTION
-my_prediction = None
+my_prediction = [10.0, None]
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, second,
-      hint="which path from x to the first derivative does the outer tape see?")
+check(my_prediction, [first, second],
+      hint="what does grad_fn return for an upstream 1? Then: which path from x to the first "
+           "derivative does the outer tape see?")
 
 # %% [markdown]
 # **Next:** lesson 7 meets gradients that come out as `nan`, repairs them (with custom

@@ -19,8 +19,22 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 6 take about 30 minutes
-# with the predictions and a little discussion; then all 3 exercises (about 12 minutes).
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. A `nan` from a harmless formula: `log(1 + exp(x))` | 7 |
+# | 2. Two repairs | 4 |
+# | 3. `where` does not stop a `nan` | 5 |
+# | 4. Kinks: what the tape says where no derivative exists | 4 |
+# | 5. Finding the step that made a `nan` | 3 |
+# | 6. A new op with a registered gradient | 6 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 3 | 9 |
+# | in all | 44 |
 
 # %%
 %matplotlib inline
@@ -64,11 +78,13 @@ my_prediction = float("nan")
 ### END SOLUTION
 
 # %% tags=["check"]
+check(my_prediction, naive_gradient[2],
+      hint="follow the backward pass one record at a time: what is exp(100) in float32, "
+           "and what does each record's rule multiply by it?")
+
+# %% tags=["reveal"]
 print("value:   ", y.numpy().round(4))
 print("gradient:", naive_gradient.numpy().round(4))
-check(my_prediction, naive_gradient[2],
-      hint="exp(100) overflows to inf; Log's rule gives 1 / (1 + inf) = 0, and Exp's rule "
-           "multiplies that by exp(100) again")
 
 # %% [markdown]
 # $e^{100}$ overflows to `inf`, and the chain rule multiplies $1 / (1 + \infty) = 0$ by
@@ -169,11 +185,13 @@ my_prediction = float("nan")
 ### END SOLUTION
 
 # %% tags=["check"]
+check(my_prediction, guarded_gradient[0],
+      hint="the branch where did not pick still ran: what does its backward rule receive "
+           "from where, and what does Log's rule multiply that by at x = 0?")
+
+# %% tags=["reveal"]
 print("value:   ", guarded.numpy().round(4))
 print("gradient:", guarded_gradient.numpy())
-check(my_prediction, guarded_gradient[0],
-      hint="log(0) was still computed; the backward pass of where sends 0 into that branch, "
-           "and Log's rule multiplies it by 1 / x")
 
 # %% [markdown]
 # Both branches of `where` are computed, for every element. In the backward pass `where`

@@ -19,9 +19,24 @@
 # The lesson ends with *predict the shape and the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 6 take about 36 minutes
-# with the predictions, a little discussion and the words of the lesson; then exercises 1
-# to 5 (about 20 minutes); exercises 6 and 7 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. What the gradient loses | 2 |
+# | 2. A scalar source: a curve and its derivative | 3 |
+# | 3. A tensor source: the kernel of a layer | 7 |
+# | 4. One backward pass for the whole Jacobian | 7 |
+# | 5. Batch Jacobians | 5 |
+# | 6. Teaching moment: BatchNormalization in training mode | 8 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 4 | 15 |
+# | in all | 53 |
+#
+# Exercises 5 to 7 are homework.
 
 # %%
 %matplotlib inline
@@ -317,10 +332,12 @@ my_prediction = False
 ### END SOLUTION
 
 # %% tags=["check"]
-print("batch_jacobian shape:", batch.shape)
 check(my_prediction, outcome,
       hint="batch_jacobian seeds one cotangent per output position, in every example at once: "
            "what does it add up when the off-diagonal patches are not zero?")
+
+# %% tags=["reveal"]
+print("batch_jacobian shape:", batch.shape)
 
 # %% [markdown]
 # > **Teaching moment: `batch_jacobian` does not check.** It still runs and returns the
@@ -479,8 +496,8 @@ check(my_prediction, tape.jacobian(y, x),
       hint="entry [i][j] is d y_i / d x_j: which x_j are added up in y_i?")
 
 # %% [markdown]
-# **Exercise 5.** `Dense(4)` on inputs of shape `(2, 3)`. What is the shape of the Jacobian
-# of the output with respect to the **bias**?
+# **Exercise 5 (homework).** `Dense(4)` on inputs of shape `(2, 3)`. What is the shape of
+# the Jacobian of the output with respect to the **bias**?
 
 # %% tags=["solution"]
 layer = ad.layers.Dense(4)

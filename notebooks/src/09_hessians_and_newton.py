@@ -19,9 +19,19 @@
 # **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 3 take about 30 minutes
-# with the prediction, the pictures and a little discussion, the words of the lesson 1
-# more; then all 4 exercises (about 16 minutes).
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. The Hessian is the Jacobian of the gradient | 8 |
+# | 2. The Hessian as a picture | 5 |
+# | 3. A Newton step | 10 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 4 | 12 |
+# | in all | 41 |
 
 # %%
 %matplotlib inline

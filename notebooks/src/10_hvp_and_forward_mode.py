@@ -20,21 +20,22 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour**, counted cell by cell (reading, running and discussing each):
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
 #
 # | part | minutes |
 # |---|---|
-# | this introduction and the two models | 3 |
-# | 1. Hessian-vector products with two tapes; power iteration and the learning rate | 13 |
-# | 2. Forward mode: the prediction, dual numbers | 12 |
-# | 3. Forward-over-reverse; zero tangents: the prediction, a short excerpt of a compiled program | 12 |
-# | 4. Count the passes | 6 |
-# | the words of the lesson, the summary | 2 |
-# | exercises 1 to 3 | 12 |
-# | **total** | **60** |
+# | introduction | 5 |
+# | 1. Hessian-vector products with two tapes | 7 |
+# | 2. Forward mode | 8 |
+# | 3. Forward-over-reverse: the cheaper product | 11 |
+# | 4. Count the passes | 4 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 3 | 9 |
+# | in all | 47 |
 #
-# The appendix after the exercises (the whole compiled program, read line by line) is
-# optional reading, outside the hour.
+# The appendix is reading for after the hour.
 
 # %%
 import numpy as np
@@ -284,6 +285,8 @@ my_prediction = np.nan
 # %% tags=["check"]
 check(my_prediction, hv_eager[1],
       hint="the gradient's seed has a tangent of zeros, and it meets exp(100) * k")
+
+# %% tags=["reveal"]
 print("Hv:", hv_eager.numpy().round(4))
 
 # %% [markdown]

@@ -25,9 +25,23 @@
 # The lesson ends with *predict the gradient* exercises.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 5 take about 42 minutes
-# with the predictions and a little discussion; then exercises 1 to 4 (about 16 minutes);
-# exercises 5 to 7 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. Replaying a tape | 8 |
+# | 2. Reading the backward pass as data | 10 |
+# | 3. Finding a broken gradient | 9 |
+# | 4. A model's tape: boxes and the health panel | 8 |
+# | 5. A player as a web page | 2 |
+# | summary | 2 |
+# | exercises 1 to 4 | 12 |
+# | in all | 54 |
+#
+# Exercises 5 to 7 are homework.
 
 # %%
 import tempfile

@@ -21,9 +21,22 @@
 # 4. how to add an op of your own and check it with `ad.testing.check_grads`.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's Parts A to D take about 45 minutes
-# with the predictions and a little discussion, the words of the lesson 1 more; then
-# exercises 1 and 2 (about 8 minutes); exercises 3 to 6 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | Part A: a tape in thirty lines | 7 |
+# | Part B: reading the real tape | 14 |
+# | Part C: one op's rule | 8 |
+# | Part D: your own op | 10 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 and 2 | 6 |
+# | in all | 51 |
+#
+# Exercises 3 to 6 are homework.
 
 # %%
 import inspect

@@ -20,12 +20,27 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour** (reading, running and discussing each cell): section 1
-# about 3 minutes, section 2 about 5 with its prediction, section 3 about 4, section 4 (a
-# `Dense` layer on the board) about 12 with its prediction, section 5 (Adam) about 5 with
-# its prediction, sections 6 to 8 (the loop, the boundary, input gradients) about 10,
-# section 9 (a lookup table) about 6 with its prediction, the words of the lesson 1: 46
-# minutes; then exercises 1 to 3 (about 12 minutes). Exercises 4 to 6 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. The data: two moons | 2 |
+# | 2. The model | 5 |
+# | 3. One step by hand | 3 |
+# | 4. The gradients of a `Dense` layer, on the board | 8 |
+# | 5. Adam | 6 |
+# | 6. The training loop | 2 |
+# | 7. The decision boundary | 3 |
+# | 8. Gradients of the trained network with respect to its ... | 3 |
+# | 9. Looking rows up: the gradient of `gather` | 6 |
+# | summary and the words of the lesson | 3 |
+# | exercises 1 to 3 | 9 |
+# | in all | 53 |
+#
+# Exercises 4 to 6 are homework.
 
 # %%
 %matplotlib inline
@@ -107,10 +122,12 @@ my_prediction = 354
 ### END SOLUTION
 
 # %% tags=["check"]
+check(my_prediction, n_parameters,
+      hint="go layer by layer: how many inputs and units has each of the three layers?")
+
+# %% tags=["reveal"]
 for v in model.trainable_variables:
     print(f"{v.name:28s} {tuple(v.shape)}")
-check(my_prediction, n_parameters,
-      hint="add up 2 x 16 + 16, then 16 x 16 + 16, then 16 x 2 + 2")
 
 # %% [markdown]
 # ## 3. One step by hand
@@ -215,9 +232,8 @@ check(my_prediction, tape.gradient(loss_one, kernel_one),
 # `(gradient, variable)` pairs.
 #
 # **Predict.** At Adam's very first step the two averages are just $g$ and $g^2$ (Adam
-# corrects them for having started at zero), so each weight moves by
-# $\text{lr} \cdot g / \sqrt{g^2}$. With `learning_rate=0.01`, by how much does the
-# **largest-moving** weight of the model change?
+# corrects them for having started at zero). With `learning_rate=0.01`, by how much does
+# the **largest-moving** weight of the model change?
 
 # %% tags=["solution"]
 optimizer = ad.optimizers.Adam(learning_rate=0.01)
@@ -235,13 +251,17 @@ my_prediction = 0.01
 
 # %% tags=["check"]
 check(my_prediction, largest_change, rtol=1e-3,
-      hint="lr * g / sqrt(g ** 2): how big is that, whatever the size of g?")
+      hint="write the step with the two averages put in, and see what is left of g")
 
 # %% [markdown]
-# Every weight with a nonzero gradient moved by almost exactly 0.01: $g / \sqrt{g^2}$ is
-# the sign of $g$ (a weight whose gradient is zero, behind a `relu` that never fires, does
-# not move). The size of the gradient does not matter at first, only its sign. Over many
-# steps the averages take over.
+# The step is $\text{lr} \cdot g / (\sqrt{g^2} + \hat\epsilon)$, and $g / \sqrt{g^2}$ is the
+# sign of $g$: the size of the gradient hardly matters at first, only its sign. The small
+# $\hat\epsilon$ keeps the division safe. Keras adds its `epsilon` ($10^{-7}$ by default) before
+# the bias correction, which makes it $\hat\epsilon = 10^{-7} / \sqrt{1 - 0.999} \approx 3.2
+# \cdot 10^{-6}$ at the first step: a weight with $|g| = 1$ moves by lr to five digits, one
+# with $|g| = 10^{-3}$ by about $0.9968\,\text{lr}$, one with $|g| = 10^{-5}$ by only about
+# $0.76\,\text{lr}$, and one whose gradient is zero (behind a `relu` that never fires) does
+# not move. Over many steps the averages take over.
 #
 # ## 6. The training loop
 #
@@ -345,10 +365,12 @@ my_prediction = [2.0, 2.0]
 ### END SOLUTION
 
 # %% tags=["check"]
-print(table_gradient.numpy())
 check(my_prediction, table_gradient[4],
       hint="each lookup of a row sends it the cotangent of its copy, ones here; how many times "
            "was row 4 looked up?")
+
+# %% tags=["reveal"]
+print(table_gradient.numpy())
 
 # %% [markdown]
 # Row 4 was used twice, so its two contributions add up, as for `x * x` in lesson 1; row 1
@@ -387,7 +409,8 @@ check(my_prediction, table_gradient[4],
 # * A dense layer $y = xW + b$ with cotangent $g$ at $y$: $\partial L/\partial W = x^\top g$,
 #   $\partial L / \partial x = g W^\top$, $\partial L / \partial b = \sum_k g_k$.
 # * Adam's first step moves each weight by the learning rate times the sign of its
-#   gradient; after that its averages adapt the step per weight.
+#   gradient (a little less where the gradient is tiny, because of `epsilon`); after that
+#   its averages adapt the step per weight.
 # * A decision boundary is the network evaluated on a grid: it is made of the pieces the
 #   `relu` units draw.
 # * The gradient of a lookup is the table's shape, with the repeated rows added; TensorFlow
@@ -518,7 +541,7 @@ my_prediction = 0.9
 
 # %% tags=["check"]
 check(my_prediction, round(float(w), 4),
-      hint="Adam's first step is the learning rate times the sign of the gradient")
+      hint="section 5: what decides the size of Adam's first step, and what its direction?")
 
 # %% [markdown]
 # **Next:** lesson 14 records a training step of this very model, plays it as layers in

@@ -26,10 +26,21 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** Sections 1 to 3 take about 40 minutes with the
-# predictions and a little discussion (section 2's exploding network and section 3's
-# fix can be read rather than discussed), section 4 about 12 minutes, then exercises 1
-# and 2 (about 8 minutes); exercises 3 and 4 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 4 |
+# | 1. A training step that reads as layers | 11 |
+# | 2. An RNN over 200 steps: vanishing and exploding gradients | 13 |
+# | 3. A broken model: a NaN and a None | 19 |
+# | summary | 2 |
+# | exercises 1 and 2 | 6 |
+# | in all | 55 |
+#
+# Exercises 3 and 4 are homework. Section 4, marked *after class*, is reading for after the hour.
 
 # %%
 %matplotlib inline
@@ -522,7 +533,7 @@ for scope in ("rnn/step_000", "rnn/step_099", "rnn/step_100", "rnn/step_150"):
 # a record: it opens at the level of its scopes, and both buttons work offline
 # (`examples/rnn_vanishing_gradients.py` writes it).
 #
-# ## 4. Over training: an exploding layer
+# ## 4. Over training: an exploding layer (after class)
 #
 # One step's tape shows one moment. Whether a layer explodes, vanishes or dies is a trend
 # over many steps, and `widgets.TrainingRecorder` keeps it: one line in the training loop,
@@ -701,7 +712,7 @@ my_prediction = float("inf")
 ### END SOLUTION
 
 # %% tags=["check"]
-check(my_prediction, dy_dp, hint="d/dp log p = 1/p")
+check(my_prediction, dy_dp, hint="write down the derivative of log, then look at what it does as p shrinks to 0")
 
 # %% [markdown]
 # **Exercise 4.** This time the first layer's output goes through `ad.stop_gradient`

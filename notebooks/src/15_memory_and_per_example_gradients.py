@@ -23,9 +23,23 @@
 # Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** Sections 1 to 5 take about 48 minutes with the predictions
-# and a little discussion (1: 10 min, 2: 6, 3: 14, 4: 14, 5: 4), the summary 2 minutes;
-# then exercises 1 to 4 (about 10 minutes); exercises 5 and 6 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 3 |
+# | 1. What a tape keeps | 7 |
+# | 2. Memory grows with depth and with the batch | 6 |
+# | 3. Checkpointing: keep less, compute again | 10 |
+# | 4. Per-example gradients, three ways | 13 |
+# | 5. The example that pulls hardest | 2 |
+# | summary | 2 |
+# | exercises 1 to 3 | 12 |
+# | in all | 55 |
+#
+# Exercises 4 to 6 are homework.
 
 # %%
 %matplotlib inline
@@ -91,6 +105,8 @@ my_prediction = 16384
 check(my_prediction, memory.per_record[2],
       hint="h is kept already (by the first Tanh); what else does a MatMul need, and how "
            "big is it?")
+
+# %% tags=["reveal"]
 for record, kept in zip(tape.records, memory.per_record):
     print(f"  {record.op_type:7} keeps {kept:7,} new bytes")
 
@@ -150,6 +166,8 @@ ratio = kept_bytes(512, 10) / kept[10]
 answer = "more" if ratio > 2.001 else "double" if ratio > 1.999 else "less"
 check(my_prediction, answer,
       hint="which of the kept arrays have a batch axis, and which do not?")
+
+# %% tags=["reveal"]
 print(f"batch 512, depth 10: {kept_bytes(512, 10):,} B, {ratio:.2f} times batch 256")
 
 # %% [markdown]
@@ -380,7 +398,8 @@ my_prediction = True
 
 # %% tags=["check"]
 check(my_prediction, same,
-      hint="the derivative of a mean is the mean of the derivatives")
+      hint="write the mean loss as a sum over the examples divided by 8, and differentiate "
+           "it term by term")
 
 # %% [markdown]
 # The batch gradient is the average of what each example asks for, and averaging is
@@ -508,7 +527,8 @@ my_prediction = 4
 
 # %% tags=["check"]
 check(my_prediction, records,
-      hint="a checkpointed call is one record; the sum is one more")
+      hint="section 3 printed the records of a checkpointed block: how many does one call "
+           "leave? Do not forget the op after the blocks")
 
 # %% tags=["solution"]
 my_prediction = ...  # how many runs of block in all
@@ -521,7 +541,7 @@ check(my_prediction, runs_in_all,
       hint="three calls in the forward pass; what does the backward pass do at each record?")
 
 # %% [markdown]
-# **Exercise 4.** Per-example gradients of a `Dense(5)` layer's kernel for a batch of 8
+# **Exercise 4 (homework).** Per-example gradients of a `Dense(5)` layer's kernel for a batch of 8
 # examples with 3 features, with `vectorized_map`. What shape comes back?
 
 # %% tags=["solution"]
@@ -591,8 +611,8 @@ my_prediction = [0.6, 0.8]
 
 # %% tags=["check"]
 check(my_prediction, clipped_mean,
-      hint="the first gradient has norm 5 and gets scaled down to norm 1; the second has "
-           "norm 1 already")
+      hint="clip each row on its own first (what is each row's norm?), then average the "
+           "two clipped rows")
 
 # %% [markdown]
 # **Next:** lesson 16 shows the same ideas in PyTorch and JAX, including their versions of

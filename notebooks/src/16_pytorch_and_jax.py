@@ -9,43 +9,54 @@
 # # Lesson 16: The same ideas in PyTorch and JAX
 #
 # Most of you will meet PyTorch or JAX next. Neither has a `GradientTape`, yet both run the
-# chain rule backwards from an output exactly as this course's tape does: every op has a
-# vjp, and a backward pass calls them in reverse order. What differs is **where the record
-# of the computation lives** and **who decides when it is thrown away**:
+# chain rule backwards from an output as this course's tape does: every op has a vjp, and a
+# backward pass calls them in reverse order. What differs is **where the record of the
+# computation lives** and **who decides when it is thrown away**:
 #
 # * `autodiff` (TensorFlow's names): you open a tape; it records what runs inside the
 #   `with` block; you ask it for gradients.
-# * PyTorch: there is no tape object. Each result of a recorded op carries a link to the op
-#   that made it (`grad_fn`), so the record is a graph that hangs off the tensors
-#   themselves; `.backward()` walks it and **adds** the gradients into `.grad`.
-# * JAX: there is no record you can hold. `jax.grad(f)` takes a *function* and returns a
-#   new function; the tracing happens inside it, each time you call it.
+# * PyTorch: each result of a recorded op carries a link to the op that made it
+#   (`grad_fn`), so the record is a graph hanging off the tensors themselves;
+#   `.backward()` walks it and **adds** the gradients into `.grad`.
+# * JAX: `jax.grad(f)` takes a *function* and returns a new function; the tracing happens
+#   inside it, each time you call it.
 #
-# In this lesson the `autodiff` side runs live, as usual. The PyTorch and JAX code is shown
-# next to it with what it printed; you can paste each block into a notebook that has
-# `torch` or `jax` installed (run a library's blocks in order: later ones reuse names).
-# The course's tests run every one of these blocks against PyTorch 2.13 and JAX 0.10 and
-# check that it still prints what is shown here.
+# The `autodiff` side runs live, as usual. The PyTorch and JAX code is shown with what it
+# printed; paste it into a notebook that has `torch` or `jax` (run a library's blocks in
+# order: later ones reuse names; on a course hub they are there if your teacher chose
+# lesson 16's option). The course's tests run every block against PyTorch 2.13 and
+# JAX 0.10 and check that it still prints what is shown.
 #
 # **You will learn**
 # 1. the same derivative three ways, and where each library keeps its record;
 # 2. PyTorch's `.backward()`, `.grad` that accumulates, `retain_graph`, `torch.autograd.grad`;
-# 3. switching gradients off (`no_grad`, `detach`, `stop_gradient`) and what an unused
-#    input gets: `None`, an error, or zeros;
+# 3. switching gradients off, and what an unused input gets: `None`, an error, or zeros;
 # 4. higher derivatives: nested tapes, `create_graph=True`, `jax.grad(jax.grad(f))`;
-# 5. JAX's transformations: `grad`, `value_and_grad`, `jacfwd`/`jacrev`, and `vmap` for
-#    per-example gradients;
-# 6. jvp and vjp, the two products underneath all three libraries;
-# 7. custom gradients and recomputation (`custom_vjp`, `torch.autograd.Function`,
-#    `jax.checkpoint`).
+# 5. per-example gradients with JAX's `vmap`;
+# 6. jvp and vjp, the two products underneath all three libraries.
 #
-# Cells marked **Predict** have a blank for your guess and a check below it.
+# Custom gradients and checkpointing in the three libraries are an appendix to read after
+# class. Cells marked **Predict** have a blank for your guess and a check below it.
 
 # %% [markdown]
-# **Plan for one class hour.** The lesson's sections 1 to 7 take about 40 minutes with the
-# predictions and a little discussion (section 1: 5 minutes, 2: 7, 3: 7, 4: 4, 5: 7, 6: 5,
-# 7: 5), the summary table about 3; then exercises 1 to 4 (about 15 minutes); exercises 5
-# and 6 are homework.
+# **Plan for one class hour**, part by part: reading the text (and any code it shows), running
+# each cell, the predictions and the class exercises, as `scripts/lesson_minutes.py` counts
+# them; what is left of the hour is for discussion.
+#
+# | part | minutes |
+# |---|---|
+# | introduction | 5 |
+# | 1. One derivative, three records | 4 |
+# | 2. PyTorch: the graph lives on the tensors, and `.grad` adds up | 5 |
+# | 3. Switching gradients off, and inputs that are not used | 9 |
+# | 4. Higher derivatives | 4 |
+# | 5. Per-example gradients with `vmap` | 7 |
+# | 6. jvp and vjp: the two products underneath | 5 |
+# | summary | 3 |
+# | exercises 1 to 3 | 12 |
+# | in all | 54 |
+#
+# Exercises 4 to 6 are homework. The appendix is reading for after the hour.
 
 # %%
 import numpy as np
@@ -117,14 +128,8 @@ print("dy/dx =", tape.gradient(y, x).numpy())
 # 11.583853
 # ```
 #
-# `ad.functional.grad` is the same idea written on top of the tape (open
-# `autodiff/functional.py`: a tape inside a function, about ten lines):
-
-# %%
-def f(x):
-    return x ** 3 + ad.sin(x)
-
-print("ad.functional.grad(f)(2.0) =", ad.functional.grad(f)(2.0).numpy())
+# `ad.functional.grad` is the same idea written on top of the tape (`autodiff/functional.py`:
+# a tape inside a function, about ten lines).
 
 # %% [markdown]
 # ## 2. PyTorch: the graph lives on the tensors, and `.grad` adds up
@@ -299,9 +304,11 @@ del tape
 # (tensor(6.), tensor(0.))
 # ```
 #
-# JAX gives zeros, always: `jax.grad` differentiates a *function* with respect to its
-# arguments, and a function that ignores an argument has derivative zero in it. (The
-# `argnums` tuple picks which arguments to differentiate.)
+# JAX gives zeros: `jax.grad` differentiates a *function* with respect to its arguments,
+# and a function that ignores a float argument has derivative zero in it. (The `argnums`
+# tuple picks which arguments to differentiate.) An argument given as a Python `int` is
+# refused, used or not, with a `TypeError` ("grad requires real- or complex-valued
+# inputs"): write `5.0`, not `5`.
 #
 # ```python
 # # JAX
@@ -314,23 +321,7 @@ del tape
 # ```
 #
 # `ad.functional.grad` follows JAX here (zeros), while `tape.gradient` follows TensorFlow
-# (`None`). A tensor that was never marked at all is a third case: PyTorch refuses to
-# differentiate with respect to a tensor without `requires_grad` ("One of the
-# differentiated Tensors does not require grad"), where an unwatched constant on a tape
-# gets `None`.
-#
-# ```python
-# # PyTorch
-# c = torch.tensor(3.0)
-# try:
-#     torch.autograd.grad(x * c, c)
-# except RuntimeError as error:
-#     print("RuntimeError:", error)
-# ```
-#
-# ```text
-# RuntimeError: One of the differentiated Tensors does not require grad
-# ```
+# (`None`).
 #
 # ## 4. Higher derivatives
 #
@@ -391,53 +382,15 @@ print("outside:", dy.numpy(), outer.gradient(dy, x))
 # 12.0
 # ```
 #
-# ## 5. JAX: transformations of functions
+# ## 5. Per-example gradients with `vmap`
 #
-# `jax.grad` needs a function with one scalar output. `jax.value_and_grad` returns the value
-# too (you nearly always want the loss as well as its gradient), and there are two
-# Jacobian functions: `jax.jacrev` gets the rows from vjps (reverse mode, as
-# `tape.jacobian` does) and `jax.jacfwd` gets the columns from jvps (forward mode).
-# Both give the same matrix, shaped as lesson 8's rule says: output shape, then input shape.
-#
-# ```python
-# # JAX
-# value, grad = jax.value_and_grad(f)(2.0)
-# print(value, grad)
-#
-# def running_sin(x):
-#     return jnp.cumsum(jnp.sin(x))
-#
-# x = jnp.array([0.5, 1.0, 1.5])
-# print(jax.jacrev(running_sin)(x))
-# print(jax.jacfwd(running_sin)(x).shape)
-# ```
-#
-# ```text
-# 8.909297 11.583853
-# [[0.87758255 0.         0.        ]
-#  [0.87758255 0.5403023  0.        ]
-#  [0.87758255 0.5403023  0.0707372 ]]
-# (3, 3)
-# ```
-#
-# The tape gives the same numbers:
-
-# %%
-x = ad.constant([0.5, 1.0, 1.5])
-with ad.GradientTape() as tape:
-    tape.watch(x)
-    y = ad.cumsum(ad.sin(x))
-print(tape.jacobian(y, x).numpy())
-
-# %% [markdown]
-# ### Per-example gradients with `vmap`
-#
-# A batch's loss is usually the mean of one loss per example, and `gradient` gives the
-# gradient of that sum. Sometimes you need each example's own gradient (to clip each one, as
-# differentially private training does, or to find the examples that pull hardest).
-# `jax.vmap(g)` turns a function `g` of one example into a function of a batch;
-# `in_axes=(None, 0, 0)` says "the weights are shared, `xs` and `ys` are batched along
-# their first axis". Applied to `jax.grad(loss)` it gives one gradient per example:
+# `jax.grad` needs a function with one scalar output. A batch's loss is usually the mean
+# of one loss per example, and its gradient is then the mean of the examples' gradients:
+# each example's own gradient is lost in the average. Sometimes you need them one by one
+# (to clip each, as differentially private training does, or to find the examples that
+# pull hardest). `jax.vmap(g)` turns a function `g` of one example into a function of a
+# batch; `in_axes=(None, 0, 0)` says "the weights are shared, `xs` and `ys` are batched
+# along their first axis". Applied to `jax.grad(loss)` it gives one gradient per example:
 #
 # ```python
 # # JAX
@@ -458,26 +411,8 @@ print(tape.jacobian(y, x).numpy())
 #  [-4.59       -5.1        -5.61      ]]
 # ```
 #
-# PyTorch has the same two transformations in `torch.func` (its JAX-style corner; `in_dims`
-# is its name for `in_axes`):
-#
-# ```python
-# # PyTorch
-# def loss(w, x, y):
-#     return (torch.dot(x, w) - y) ** 2
-#
-# w = torch.tensor([1.0, -1.0, 0.5])
-# xs = torch.arange(12.0).reshape(4, 3) / 10
-# ys = torch.tensor([0.0, 1.0, 2.0, 3.0])
-# print(torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(w, xs, ys))
-# ```
-#
-# ```text
-# tensor([[ 0.0000,  0.0000,  0.0000],
-#         [-0.5100, -0.6800, -0.8500],
-#         [-2.0400, -2.3800, -2.7200],
-#         [-4.5900, -5.1000, -5.6100]])
-# ```
+# PyTorch has the same two transformations in `torch.func`, its JAX-style corner:
+# `torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))` gives the same rows.
 #
 # On a tape, the per-example gradients are the Jacobian of the **vector** of per-example
 # losses with respect to the weights: row $i$ is the gradient of loss $i$ (lesson 8).
@@ -500,30 +435,15 @@ my_prediction = (4, 3)
 
 # %% tags=["check"]
 check(my_prediction, tuple(per_example.shape),
-      hint="a Jacobian's shape is the target's shape followed by the source's")
+      hint="what is a Jacobian's shape made of (lesson 8)? Here the target is the losses")
+
+# %% tags=["reveal"]
 print(per_example.numpy())
 
 # %% [markdown]
 # The same numbers as `vmap`'s (up to float32 round-off in the last digit). `tape.jacobian`
-# gets them in one backward pass that carries a stack of cotangents (lesson 8).
-#
-# `ad.vectorized_map` (TensorFlow's name, lesson 15) is the closest thing to `vmap` here: it
-# takes a function of **one** example, with a tape inside, and stacks its results. (Here it
-# is a plain loop over the examples; `vmap` rewrites the function to work on the whole batch
-# at once. The numbers are the same.)
-
-# %%
-def gradient_of_one(example):
-    x, y = example
-    with ad.GradientTape() as tape:
-        loss = (ad.reduce_sum(x * w) - y) ** 2
-    return tape.gradient(loss, w)
-
-by_map = ad.vectorized_map(gradient_of_one, (xs, ys))
-print("shape:", by_map.shape, "  equal to the Jacobian's rows:",
-      np.allclose(by_map.numpy(), per_example.numpy(), atol=1e-6))
-
-# %% [markdown]
+# gets them in one backward pass that carries a stack of cotangents (lesson 8), and
+# `ad.vectorized_map` (lesson 15) gets them from a function of one example, as `vmap` does.
 #
 # ## 6. jvp and vjp: the two products underneath
 #
@@ -594,147 +514,13 @@ print("jvp of x**3 at 2 with v = 0.5:", y.numpy(), acc.jvp(y).numpy())
 # cotangents: that is a persistent tape in disguise (`ad.functional.vjp` is written exactly
 # that way).
 #
-# ## 7. Your own gradient, and less memory
-#
-# ### Custom gradients
-#
-# Here is a function that does nothing going forward and clips the gradient going back
-# (a common trick to tame exploding gradients). On the tape it is `ad.custom_gradient`
-# (lessons 5 and 6): return the value and a function from the upstream gradient to yours.
-
-# %%
-@ad.custom_gradient
-def clip_gradient(x):
-    def grad(upstream):
-        return ad.clip_by_value(upstream, -1.0, 1.0)
-    return ad.identity(x), grad
-
-x = ad.constant(2.0)
-with ad.GradientTape() as tape:
-    tape.watch(x)
-    y = clip_gradient(x) ** 3          # dy/dx would be 12
-print(tape.gradient(y, x).numpy())
-
-# %% [markdown]
-# JAX splits the same thing into three pieces: the function, a forward rule that also
-# returns what the backward rule will need (the *residuals*; here nothing), and the
-# backward rule, which returns a tuple with one gradient per argument:
-#
-# ```python
-# # JAX
-# @jax.custom_vjp
-# def clip_gradient(x):
-#     return x
-#
-# def clip_gradient_fwd(x):
-#     return x, None
-#
-# def clip_gradient_bwd(residuals, upstream):
-#     return (jnp.clip(upstream, -1.0, 1.0),)
-#
-# clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
-# print(jax.grad(lambda x: clip_gradient(x) ** 3)(2.0))
-# ```
-#
-# ```text
-# 1.0
-# ```
-#
-# PyTorch puts the two rules in a class; residuals go into `ctx` (with
-# `ctx.save_for_backward`), where `ad.custom_gradient` keeps them in the closure:
-#
-# ```python
-# # PyTorch
-# class ClipGradient(torch.autograd.Function):
-#     @staticmethod
-#     def forward(ctx, x):
-#         return x.clone()
-#
-#     @staticmethod
-#     def backward(ctx, upstream):
-#         return upstream.clamp(-1.0, 1.0)
-#
-# x = torch.tensor(2.0, requires_grad=True)
-# (ClipGradient.apply(x) ** 3).backward()
-# print(x.grad)
-# ```
-#
-# ```text
-# tensor(1.)
-# ```
-#
-# ### Recomputing instead of remembering
-#
-# Reverse mode must keep every value a vjp needs until the backward pass reaches it, so its
-# memory grows with the length of the computation (lesson 15). All three libraries can
-# trade time for that memory: wrap a block, and its inner values are *not* kept; the block
-# runs again during the backward pass to get them back. The gradient does not change.
-# `autodiff` has `ad.recompute_grad(f)` (TensorFlow's `tf.recompute_grad`), PyTorch has
-# `torch.utils.checkpoint.checkpoint(f, x)` and JAX has `jax.checkpoint(f)`. On the tape,
-# the whole block becomes **one** record, and a counter shows that `block` runs twice: once
-# going forward, once more when `gradient` reaches its record.
-
-# %%
-calls = 0
-
-def block(x):
-    global calls
-    calls += 1
-    return ad.sin(ad.sin(x))
-
-x = ad.constant(1.0)
-with ad.GradientTape() as tape:
-    tape.watch(x)
-    y = ad.recompute_grad(block)(x)
-print("records:", [record.op_type for record in tape.records])
-dy_dx = tape.gradient(y, x)
-print("calls:", calls, "  dy/dx:", f"{float(dy_dx.numpy()):.4f}")
-
-# %% [markdown]
-# PyTorch's version runs the Python function twice too:
-#
-# ```python
-# # PyTorch
-# calls = 0
-#
-# def block(x):
-#     global calls
-#     calls += 1
-#     return torch.sin(torch.sin(x))
-#
-# x = torch.tensor(1.0, requires_grad=True)
-# y = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
-# y.backward()
-# print(calls, x.grad)
-# ```
-#
-# ```text
-# 2 tensor(0.3600)
-# ```
-#
-# JAX traces the Python function only once; the recomputation is written into the traced
-# program (`jax.make_jaxpr` of the gradient shows the block's `sin` again inside a
-# `remat` step of the backward pass):
-#
-# ```python
-# # JAX
-# def block(x):
-#     return jnp.sin(jnp.sin(x))
-#
-# print(jax.grad(jax.checkpoint(block))(1.0), jax.grad(block)(1.0))
-# ```
-#
-# ```text
-# 0.36003947 0.36003947
-# ```
-#
 # ## Summary: one table for three libraries
 #
 # | the idea | `autodiff` (TensorFlow's names) | PyTorch | JAX |
 # |---|---|---|---|
 # | what is recorded | ops inside `with ad.GradientTape()` | ops on tensors with `requires_grad=True` | the function given to `jax.grad` |
 # | a gradient | `tape.gradient(y, x)` | `y.backward()` then `x.grad`, or `torch.autograd.grad(y, x)` | `jax.grad(f)(x)` |
-# | a second gradient from one record | `persistent=True` | `retain_graph=True` | call the function again |
+# | a second gradient from one record | `persistent=True` | `retain_graph=True` | `jax.vjp`'s `vjp_fn`, called again (each call of `jax.grad(f)` traces anew) |
 # | repeated gradients | each call returns a new tensor | **added** into `.grad`; `zero_grad()` | each call returns a new array |
 # | stop one value | `ad.stop_gradient(v)` | `v.detach()` | `jax.lax.stop_gradient(v)` |
 # | stop a block | `tape.stop_recording()` | `torch.no_grad()` | not needed |
@@ -856,11 +642,12 @@ my_prediction = [3.0, 2.0, 1.0]
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, x, output_gradients=ad.ones([3])),
-      hint="entry j counts how many of the running totals contain x_j")
+      hint="write out the three running totals; how much does their sum grow when one x_j "
+           "grows by 1?")
 
 # %% [markdown]
-# **Exercise 4.** Per-example gradients of $(w \cdot x)^2$, three examples, two weights.
-# What shape does `per_example` have?
+# **Exercise 4 (homework).** Per-example gradients of $(w \cdot x)^2$, three examples, two
+# weights. What shape does `per_example` have?
 #
 # ```python
 # # JAX
@@ -939,6 +726,149 @@ my_prediction = 12.0
 # %% tags=["check"]
 check(my_prediction, outer.gradient(dy, x),
       hint="differentiate x**3 twice, then put x = 2")
+
+# %% [markdown]
+# ## Appendix, after class: your own gradient, and less memory
+#
+# ### Custom gradients
+#
+# Here is a function that does nothing going forward and clips the gradient going back
+# (a common trick to tame exploding gradients). On the tape it is `ad.custom_gradient`
+# (lessons 5 and 6): return the value and a function from the upstream gradient to yours.
+
+# %%
+@ad.custom_gradient
+def clip_gradient(x):
+    def grad(upstream):
+        return ad.clip_by_value(upstream, -1.0, 1.0)
+    return ad.identity(x), grad
+
+x = ad.constant(2.0)
+with ad.GradientTape() as tape:
+    tape.watch(x)
+    y = clip_gradient(x) ** 3          # dy/dx would be 12
+print(tape.gradient(y, x).numpy())
+
+# %% [markdown]
+# JAX splits the same thing into three pieces: the function, a forward rule that also
+# returns what the backward rule will need (the *residuals*; here nothing), and the
+# backward rule, which returns a tuple with one gradient per argument:
+#
+# ```python
+# # JAX
+# @jax.custom_vjp
+# def clip_gradient(x):
+#     return x
+#
+# def clip_gradient_fwd(x):
+#     return x, None
+#
+# def clip_gradient_bwd(residuals, upstream):
+#     return (jnp.clip(upstream, -1.0, 1.0),)
+#
+# clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+# print(jax.grad(lambda x: clip_gradient(x) ** 3)(2.0))
+# ```
+#
+# ```text
+# 1.0
+# ```
+#
+# PyTorch puts the two rules in a class; residuals go into `ctx` (with
+# `ctx.save_for_backward`), where `ad.custom_gradient` keeps them in the closure. `forward`
+# returns `x.clone()`, a new tensor with the same numbers, where `ad.custom_gradient`'s
+# version returns `ad.identity(x)`: the result is a tensor of its own, which PyTorch links
+# to the class's `backward` (its `grad_fn` is a `ClipGradientBackward` node), while `x`
+# stays the leaf it was.
+#
+# ```python
+# # PyTorch
+# class ClipGradient(torch.autograd.Function):
+#     @staticmethod
+#     def forward(ctx, x):
+#         return x.clone()
+#
+#     @staticmethod
+#     def backward(ctx, upstream):
+#         return upstream.clamp(-1.0, 1.0)
+#
+# x = torch.tensor(2.0, requires_grad=True)
+# (ClipGradient.apply(x) ** 3).backward()
+# print(x.grad)
+# ```
+#
+# ```text
+# tensor(1.)
+# ```
+#
+# ### Recomputing instead of remembering
+#
+# Reverse mode must keep every value a vjp needs until the backward pass reaches it, so its
+# memory grows with the length of the computation (lesson 15). All three libraries can
+# trade time for that memory: wrap a block, and its inner values are *not* kept; the block
+# runs again during the backward pass to get them back. The gradient does not change.
+# `autodiff` has `ad.recompute_grad(f)` (TensorFlow's `tf.recompute_grad`), PyTorch has
+# `torch.utils.checkpoint.checkpoint(f, x)` and JAX has `jax.checkpoint(f)`. On the tape,
+# the whole block becomes **one** record, and a counter shows that `block` runs twice: once
+# going forward, once more when `gradient` reaches its record.
+
+# %%
+calls = 0
+
+def block(x):
+    global calls
+    calls += 1
+    return ad.sin(ad.sin(x))
+
+x = ad.constant(1.0)
+with ad.GradientTape() as tape:
+    tape.watch(x)
+    y = ad.recompute_grad(block)(x)
+print("records:", [record.op_type for record in tape.records])
+dy_dx = tape.gradient(y, x)
+print("calls:", calls, "  dy/dx:", f"{float(dy_dx.numpy()):.4f}")
+
+# %% [markdown]
+# PyTorch's version runs the Python function twice too. `use_reentrant=False` picks the
+# newer of its two ways of checkpointing, the one PyTorch recommends; it wants the choice
+# written out (PyTorch 2.13 warns when it is missing). The older way,
+# `use_reentrant=True`, gives the weights a block uses no gradient at all when none of the
+# block's *inputs* requires one ("None of the inputs have requires_grad=True"):
+#
+# ```python
+# # PyTorch
+# calls = 0
+#
+# def block(x):
+#     global calls
+#     calls += 1
+#     return torch.sin(torch.sin(x))
+#
+# x = torch.tensor(1.0, requires_grad=True)
+# y = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+# y.backward()
+# print(calls, x.grad)
+# ```
+#
+# ```text
+# 2 tensor(0.3600)
+# ```
+#
+# JAX traces the Python function only once; the recomputation is written into the traced
+# program (`jax.make_jaxpr` of the gradient shows the block's `sin` again inside a
+# `remat` step of the backward pass):
+#
+# ```python
+# # JAX
+# def block(x):
+#     return jnp.sin(jnp.sin(x))
+#
+# print(jax.grad(jax.checkpoint(block))(1.0), jax.grad(block)(1.0))
+# ```
+#
+# ```text
+# 0.36003947 0.36003947
+# ```
 
 # %% [markdown]
 # **Next:** take one of your own PyTorch or JAX training loops and find, for each line, the

@@ -206,7 +206,7 @@ def test_the_lesson_names_the_versions_it_was_run_on(torch, jax):
 
 # §2 "JAX has nothing to free and nothing to accumulate: `jax.grad(f)` is a function, and
 # each call traces `f` afresh and returns a new array. Calling it twice gives the same
-# answer twice."
+# answer twice." (and the summary table's "each call of `jax.grad(f)` traces anew")
 def test_jax_grad_traces_the_function_on_every_call(jax):
     calls = []
 
@@ -290,9 +290,8 @@ def test_second_derivative_agrees_with_create_graph(torch):
     assert d2y.item() == float(outer.gradient(dc, c).numpy()) == 12.0
 
 
-# §5 "`jax.jacrev` gets the rows from vjps ... `jax.jacfwd` gets the columns from jvps ...
-# Both give the same matrix, shaped as lesson 8's rule says"; "The tape gives the same
-# numbers".
+# The summary table's row "Jacobian | `tape.jacobian` | ... | `jax.jacrev`, `jax.jacfwd`":
+# the three give the same matrix, shaped as lesson 8's rule says.
 def test_jacrev_jacfwd_and_tape_jacobian_agree(jax):
     jnp = jax.numpy
     x = np.array([0.5, 1.0, 1.5], dtype=np.float32)
@@ -309,7 +308,10 @@ def test_jacrev_jacfwd_and_tape_jacobian_agree(jax):
 
 
 # §5 per-example gradients: "The same numbers as `vmap`'s" (the tape's Jacobian of the
-# per-example losses, jax.vmap(jax.grad(loss)) and torch.func.vmap(torch.func.grad(loss))).
+# per-example losses, jax.vmap(jax.grad(loss))), "`torch.func.vmap(torch.func.grad(loss),
+# in_dims=(None, 0, 0))` gives the same rows", and "A batch's loss is usually the mean of
+# one loss per example, and its gradient is then the mean of the examples' gradients"
+# (issue 36: the lesson once called it "the gradient of that sum").
 def test_per_example_gradients_agree_in_all_three(torch, jax):
     jnp = jax.numpy
     w = np.array([1.0, -1.0, 0.5], dtype=np.float32)
@@ -325,10 +327,14 @@ def test_per_example_gradients_agree_in_all_three(torch, jax):
     by_tape = tape.jacobian(losses, wv).numpy()
     np.testing.assert_allclose(by_tape, np.asarray(by_jax), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(by_tape, by_torch.numpy(), rtol=1e-5, atol=1e-6)
+    of_the_mean = jax.grad(lambda w: jnp.mean((xs @ w - ys) ** 2))(w)
+    np.testing.assert_allclose(np.asarray(of_the_mean), np.asarray(by_jax).mean(axis=0),
+                               rtol=1e-5, atol=1e-6)
 
 
 # §6 "`jax.vjp` runs `f` once and hands back `vjp_fn`, which you may call with many
-# cotangents"; the table's rows: vjp = tape.gradient(..., output_gradients=u) =
+# cotangents", and the summary table's "a second gradient from one record: ... `jax.vjp`'s
+# `vjp_fn`, called again"; the table's rows: vjp = tape.gradient(..., output_gradients=u) =
 # torch.autograd.grad(..., grad_outputs=u) = jax.vjp; jvp = ForwardAccumulator =
 # torch.func.jvp = jax.jvp.
 def test_vjp_and_jvp_agree_in_all_three(torch, jax):
@@ -367,7 +373,7 @@ def test_vjp_and_jvp_agree_in_all_three(torch, jax):
     np.testing.assert_allclose(acc.jvp(yf).numpy(), jvp_torch.numpy(), rtol=1e-6)
 
 
-# §7 "JAX traces the Python function only once; the recomputation is written into the
+# The appendix: "JAX traces the Python function only once; the recomputation is written into the
 # traced program (`jax.make_jaxpr` of the gradient shows the block's `sin` again inside a
 # `remat` step of the backward pass)"; "The gradient does not change".
 def test_jax_checkpoint_traces_once_and_recomputes_inside_the_program(jax):
@@ -387,8 +393,8 @@ def test_jax_checkpoint_traces_once_and_recomputes_inside_the_program(jax):
     assert "sin" in remat.group(1) and "cos" in remat.group(1)
 
 
-# §7 PyTorch's checkpoint "visibly runs the Python function twice" and "The gradient does
-# not change."
+# The appendix: "PyTorch's version runs the Python function twice too" and "The gradient
+# does not change."
 def test_torch_checkpoint_runs_the_block_twice_with_the_same_gradient(torch):
     import torch.utils.checkpoint
 
@@ -404,3 +410,76 @@ def test_torch_checkpoint_runs_the_block_twice_with_the_same_gradient(torch):
     assert len(calls) == 2
     block(x).backward()
     assert len(calls) == 3 and x.grad.item() == checkpointed
+
+
+# §3 "JAX gives zeros: ... a function that ignores a float argument has derivative zero in
+# it ... An argument given as a Python `int` is refused, used or not, with a `TypeError`
+# ("grad requires real- or complex-valued inputs"): write `5.0`, not `5`." (issue 36: the
+# lesson once said "JAX gives zeros, always")
+def test_jax_refuses_an_integer_argument_used_or_not(jax):
+    grad = jax.grad(lambda x, z: x * x, argnums=(0, 1))
+    assert [float(g) for g in grad(3.0, 5.0)] == [6.0, 0.0]
+    for args in ((3.0, 5), (3, 5.0)):
+        with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+            grad(*args)
+
+
+# The appendix: "`forward` returns `x.clone()`, a new tensor with the same numbers, where
+# `ad.custom_gradient`'s version returns `ad.identity(x)`: the result is a tensor of its
+# own, which PyTorch links to the class's `backward` (its `grad_fn` is a
+# `ClipGradientBackward` node), while `x` stays the leaf it was."
+def test_a_functions_clone_is_its_own_tensor_linked_to_backward(torch):
+    class ClipGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, upstream):
+            return upstream.clamp(-1.0, 1.0)
+
+    x = torch.tensor(2.0, requires_grad=True)
+    y = ClipGradient.apply(x)
+    assert y is not x and y.item() == x.item()
+    assert type(y.grad_fn).__name__ == "ClipGradientBackward"
+    assert x.is_leaf and x.grad_fn is None
+    (y ** 3).backward()
+    assert x.grad.item() == 1.0
+    c = ad.constant(2.0)
+    with ad.GradientTape() as tape:
+        tape.watch(c)
+        copy = ad.identity(c)
+    assert copy is not c and float(copy.numpy()) == 2.0
+    assert [r.op_type for r in tape.records] == ["Identity"]
+
+
+# The appendix: "`use_reentrant=False` picks the newer of its two ways of checkpointing,
+# the one PyTorch recommends; it wants the choice written out (PyTorch 2.13 warns when it
+# is missing). The older way, `use_reentrant=True`, gives the weights a block uses no
+# gradient at all when none of the block's *inputs* requires one ("None of the inputs have
+# requires_grad=True")".
+def test_checkpoints_use_reentrant_choice(torch):
+    import warnings
+
+    import torch.utils.checkpoint
+
+    def block(h):
+        return torch.sin(h) * weight
+
+    weight = torch.tensor(2.0, requires_grad=True)
+    h = torch.tensor(1.0)                       # an input that needs no gradient
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.utils.checkpoint.checkpoint(block, h)
+    said = " ".join(str(w.message) for w in caught)
+    assert "use_reentrant parameter should be passed explicitly" in said
+    assert "use_reentrant=False is recommended" in said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=True)
+    assert "None of the inputs have requires_grad=True" in " ".join(str(w.message)
+                                                                      for w in caught)
+    assert not old.requires_grad                # no path to the weight: no gradient
+    new = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)
+    new.backward()
+    assert weight.grad.item() == pytest.approx(np.sin(1.0), rel=1e-6)

@@ -127,7 +127,8 @@ def test_per_example_gradients_as_a_jacobian(tf):
     np.testing.assert_allclose(on_ad, on_tf, rtol=1e-6)
 
 
-# §7 clip_gradient with `custom_gradient`: "dy/dx would be 12", the clipped gradient is 1.0.
+# The appendix: clip_gradient with `custom_gradient`: "dy/dx would be 12", the clipped
+# gradient is 1.0.
 def test_clip_gradient_custom_gradient(tf):
     def run(m):
         @m.custom_gradient
@@ -145,7 +146,7 @@ def test_clip_gradient_custom_gradient(tf):
     assert run(tf) == run(ad) == 1.0
 
 
-# §7 "`autodiff` has `ad.recompute_grad(f)` (TensorFlow's `tf.recompute_grad`) ... a
+# The appendix: "`autodiff` has `ad.recompute_grad(f)` (TensorFlow's `tf.recompute_grad`) ... a
 # counter shows that `block` runs twice: once going forward, once more when `gradient`
 # reaches its record" (calls: 2, dy/dx: 0.3600).
 def test_recompute_grad_runs_the_block_twice_with_the_same_gradient(tf):
@@ -167,8 +168,8 @@ def test_recompute_grad_runs_the_block_twice_with_the_same_gradient(tf):
     assert run(tf) == run(ad) == (1, 2, "0.3600")
 
 
-# §5 "`ad.vectorized_map` (TensorFlow's name, lesson 15) ... takes a function of **one**
-# example, with a tape inside, and stacks its results ... The numbers are the same."
+# §5 "`ad.vectorized_map` (lesson 15) gets them from a function of one example, as `vmap`
+# does" (the same numbers as the Jacobian's rows, on TensorFlow as here).
 def test_vectorized_map_of_a_per_example_gradient(tf):
     def run(m):
         w = m.Variable([1.0, -1.0, 0.5])

@@ -235,3 +235,32 @@ def test_claim_lesson2_persistent_tape_asked_twice_answers_the_same(tf):
             z = x * x
         assert float(tape.gradient(z, x)) == 6.0
         assert float(tape.gradient(z, x)) == 6.0
+
+
+# 13_training_a_network.py section 5: "Keras adds its `epsilon` ($10^{-7}$ by default) before
+# the bias correction, which makes it $\hat\epsilon = 10^{-7} / \sqrt{1 - 0.999} \approx 3.2
+# \cdot 10^{-6}$ at the first step: a weight with $|g| = 1$ moves by lr to five digits, one
+# with $|g| = 10^{-3}$ by about $0.9968\,\text{lr}$, one with $|g| = 10^{-5}$ by only about
+# $0.76\,\text{lr}$, and one whose gradient is zero ... does not move" (issue 36: the lesson
+# once said every weight moves by lr * g / sqrt(g^2)). Keras works in float32, so the
+# exact formula's 0.999997 and 0.996848 come out as 0.99999 and 0.99684.
+def test_claim_lesson13_adams_first_step_with_keras_epsilon(tf):
+    gradients = np.array([1.0, -1e-3, 0.0, 1e-5], dtype=np.float32)
+    lr = 0.01
+
+    def first_step(m, optimizer):
+        w = m.Variable(np.zeros(4, np.float32))
+        optimizer.apply_gradients([(m.constant(gradients), w)])
+        return -w.numpy() / lr
+
+    tf_step = first_step(tf, tf.keras.optimizers.Adam(learning_rate=lr))
+    assert tf.keras.optimizers.Adam().epsilon == pytest.approx(1e-7)
+    epsilon_hat = 1e-7 / np.sqrt(1 - 0.999)
+    assert epsilon_hat == pytest.approx(3.2e-6, rel=0.02)
+    np.testing.assert_allclose(tf_step, gradients / (np.abs(gradients) + epsilon_hat), rtol=1e-4)
+    assert abs(float(tf_step[0]) - 1.0) < 5e-5      # lr to five digits
+    assert round(float(-tf_step[1]), 4) == 0.9968
+    assert round(float(tf_step[3]), 2) == 0.76
+    assert tf_step[2] == 0.0
+    np.testing.assert_allclose(first_step(ad, ad.optimizers.Adam(learning_rate=lr)), tf_step,
+                               rtol=1e-5)
