@@ -131,3 +131,22 @@ def test_the_readme_gives_the_install_line_for_an_existing_hub():
     section = guide.split("## Teaching a course on JupyterHub")[1]
     assert "python -m pip install -r binder/requirements.txt && bash binder/postBuild" in section
     assert "tapeschool-course init" in section and "tapeschool-course hub-config" in section
+
+
+def test_lesson_16s_option_pins_the_versions_its_printouts_come_from():
+    # Issue 36: a hub option whose PyTorch and JAX run lesson 16's code, CPU builds, at the
+    # versions tests/compare checks the lesson against (the compare extra) and the lesson's
+    # own `lesson16` extra names.
+    lines = [line.split("#")[0].strip()
+             for line in (BINDER / "requirements-lesson16.txt").read_text().splitlines()]
+    lines = [line for line in lines if line]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    pins = dict(line.split("==") for line in lines if "==" in line)
+    assert pins["torch"] == "2.13.0+cpu" and pins["jax[cpu]"] == pins["jaxlib"] == "0.10.2"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for extra in ("compare", "lesson16"):
+        assert "torch==2.13.0" in extras[extra] and "jax[cpu]==0.10.2" in extras[extra]
+    assert "tapeschool[lessons]" in extras["lesson16"]
+    lesson = (ROOT / "notebooks" / "src" / "16_pytorch_and_jax.py").read_text()
+    assert "PyTorch 2.13" in lesson and "JAX 0.10" in lesson
