@@ -96,9 +96,12 @@ function createGroups(root, data, tree, hooks) {
     count();
   }
 
+  // Expand all lands on the current record at a readable zoom, collapse all on the
+  // overview (hooks.land), not on the old view of a drawing that changed under it.
   function setAll(on) {
     tree.setAll(on);
     hooks.relayout(null);
+    if (hooks.land) hooks.land(on);
     count();
   }
 

@@ -215,7 +215,7 @@ function healthRowAt(off, y) {
 
 // A virtual panel: draws the rows in its view (and a few around), when they change,
 // then keeps their measured heights (a reason that wraps makes its row taller).
-function drawHealthRows(root, data, force) {
+function drawHealthRows(root, data, force, depth = 0) {
   const panel = root.querySelector(".tp-health-virtual");
   if (!panel || !panel.clientHeight) return;           // none, or hidden
   const list = panel.querySelector(".tp-health-list");
@@ -227,6 +227,7 @@ function drawHealthRows(root, data, force) {
     h.offsets = null;
   }
   let off = healthOffsets(h, rowPx);
+  const atEnd = panel.scrollTop > 0 && panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 2;
   const top = panel.scrollTop - list.offsetTop;
   const first = Math.max(0, healthRowAt(off, top) - 3);
   const last = Math.min(h.rows.length, healthRowAt(off, top + panel.clientHeight) + 4);
@@ -249,6 +250,12 @@ function drawHealthRows(root, data, force) {
   list.style.height = `${off[h.rows.length].toFixed(1)}px`;
   if (picked) list.querySelector(`[data-index="${picked}"]`)?.classList.add("tp-health-picked");
   showNorms(root, data, Number(panel.dataset.frame) || 0);
+  // scrolled to the end, and the rows drawn there were taller or shorter than
+  // counted: stay at the end (the last rows' heights are then measured too)
+  if (atEnd && changed && depth < 3) {
+    panel.scrollTop = panel.scrollHeight;
+    drawHealthRows(root, data, false, depth + 1);
+  }
 }
 
 // Wires the panel once the player's markup is in the page: scrolling (a

@@ -72,8 +72,9 @@ function render({ model, el }) {
       markup, style, isDone: (id) => state.isDone(id.split("@")[0]),
       current: () => { const f = state.frame(); return f && f.op ? tree.rep(f.op) : null; } });
     viewport = createViewport(q(".tp-stage"), q(".tp-svg"), () => tree.size(),
-      { onView: (v) => scene.draw(v), maxScale: readable });
-    groups = createGroups(root, data, tree, { relayout: (anchor) => relayout(false, anchor), found });
+      { onView: (v) => scene.draw(v), maxScale: readable,
+        occupied: (x0, y0, x1, y1) => tree.within(x0, y0, x1, y1).items.some(([, r]) => !r.open) });
+    groups = createGroups(root, data, tree, { relayout: (anchor) => relayout(false, anchor), found, land });
     health = mountHealth(root, data, { reveal });
     root.tp = { tree, scene, viewport: () => viewport.view(), rects: () => tree.rects(), health };
     bindControls(root, data, controls);
@@ -187,6 +188,15 @@ function render({ model, el }) {
     if (!id || !viewport) return;
     const r = tree.rep(id);
     viewport.follow(tree.rects().get(r), tree.isBox(r) && !classroom() ? null : readable());
+  }
+
+  // After expand all: the current record at the readable zoom, the view inside the
+  // drawing; after collapse all: the overview, fitted.
+  function land(expanded) {
+    if (!expanded) { viewport.fit(); return; }
+    const f = data.frames[frame];
+    const r = tree.rects().get(tree.rep(f.op || f.nodes[0] || ""));
+    if (r) viewport.centerOn(r.x, r.y, readable()); else viewport.fit(readable());
   }
 
   function found(id) {

@@ -28,12 +28,31 @@ function createViewport(stage, svg, size, hooks) {
     const [W, H] = size();
     // The minimap shows where the view is, only while part of the drawing is out of view.
     const all = v.x <= 1 && v.y <= 1 && v.x + v.w >= W - 1 && v.y + v.h >= H - 1;
-    if (mini) mini.classList.toggle("tp-hidden", all);
+    if (mini) mini.classList.toggle("tp-hidden", all || !placeMinimap(v));
     if (miniView) {
       miniView.setAttribute("x", v.x); miniView.setAttribute("y", v.y);
       miniView.setAttribute("width", v.w); miniView.setAttribute("height", v.h);
     }
     hooks.onView(v);
+  }
+
+  // Puts the minimap in a corner of the stage where it covers no node and no closed
+  // box (bottom right first); false when every corner is taken (then it hides).
+  function placeMinimap(v) {
+    if (!hooks.occupied) return true;
+    const [cw, ch] = px();
+    const mw = parseFloat(mini.style.width) || 180, mh = parseFloat(mini.style.height) || 120;
+    for (const [right, bottom] of [[true, true], [false, true], [true, false], [false, false]]) {
+      const x0 = right ? cw - mw - 12 : 0, y0 = bottom ? ch - mh - 12 : 0;
+      if (hooks.occupied(v.x + x0 / v.scale, v.y + y0 / v.scale, v.x + (x0 + mw + 12) / v.scale,
+        v.y + (y0 + mh + 12) / v.scale)) continue;
+      mini.style.left = right ? "" : "6px";
+      mini.style.right = right ? "6px" : "";
+      mini.style.top = bottom ? "" : "6px";
+      mini.style.bottom = bottom ? "6px" : "";
+      return true;
+    }
+    return false;
   }
 
   // The whole drawing in view, centred; never larger than `maxScale`. fit(scale):
@@ -66,11 +85,16 @@ function createViewport(stage, svg, size, hooks) {
     apply();
   }
 
+  // Centres (x, y), as far as the drawing allows: a view wider than the drawing is
+  // centred on it, a narrower one stays inside it, so no half of the view is empty
+  // because the point is near an edge (the drawing's top left corner, say).
   function centerOn(x, y, scale) {
     if (scale) view.scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, scale));
     const [cw, ch] = px();
-    view.x = x - cw / view.scale / 2;
-    view.y = y - ch / view.scale / 2;
+    const [W, H] = size();
+    const w = cw / view.scale, h = ch / view.scale;
+    view.x = w >= W ? (W - w) / 2 : Math.min(Math.max(x - w / 2, 0), W - w);
+    view.y = h >= H ? (H - h) / 2 : Math.min(Math.max(y - h / 2, 0), H - h);
     apply();
   }
 
@@ -214,21 +238,27 @@ function visibleHeight(el) {
 // The minimap: what shows (boxes, and nodes while few), drawn at the drawing's shape.
 function minimapMarkup() {
   return `<svg class="tp-minimap tp-hidden" aria-label="minimap: click to move the view">` +
-    `<rect class="tp-minimap-bg"/><path class="tp-minimap-nodes"/>` +
+    `<rect class="tp-minimap-bg"/><path class="tp-minimap-frames"/><path class="tp-minimap-nodes"/>` +
     `<rect class="tp-minimap-view" vector-effect="non-scaling-stroke"/></svg>`;
 }
 
 function drawMinimap(stage, rects, W, H, boxCount) {
   const mini = stage.querySelector(".tp-minimap");
   if (!mini) return;
-  const d = [];
-  // many: the closed boxes only ("b1", "b2", ...: looked up, not searched for)
+  const d = [], frames = [];
+  // many: the boxes only ("b1", "b2", ...: looked up, not searched for); an open box
+  // is its outline, so a map of a tape with every box open is never blank
   const ids = rects.size < 4000 ? rects.keys() : Array.from({ length: boxCount - 1 }, (_, k) => "b" + (k + 1));
   for (const id of ids) {
     const r = rects.get(id);
-    if (!r || r.open) continue;
+    if (!r) continue;
+    if (r.open) {
+      frames.push(`M${(r.x - r.w / 2).toFixed(0)},${(r.y - r.h / 2).toFixed(0)}h${r.w.toFixed(0)}v${r.h.toFixed(0)}h${(-r.w).toFixed(0)}z`);
+      continue;
+    }
     d.push(`M${(r.x - r.w / 2).toFixed(0)},${(r.y - r.h / 3).toFixed(0)}h${r.w.toFixed(0)}v${(r.h / 1.5).toFixed(0)}h${(-r.w).toFixed(0)}z`);
   }
+  mini.querySelector(".tp-minimap-frames").setAttribute("d", frames.join(""));
   mini.setAttribute("viewBox", `0 0 ${W.toFixed(0)} ${H.toFixed(0)}`);
   // the drawing's shape, at most 180x120 (a tall drawing gets a narrow map)
   const h = Math.max(40, Math.min(120, 180 * H / W));
