@@ -138,3 +138,35 @@ def parts_of_row(label, known):
     if word == "and":
         return [first, last]
     return order[order.index(first):order.index(last) + 1]
+
+
+def class_answers(cells, in_class):
+    """How many answer cells the class exercises (numbers in ``in_class``) have."""
+    count, current, in_exercises = 0, None, False
+    for kind, source, tags in cells:
+        if kind == "markdown":
+            in_exercises = in_exercises or bool(re.search(r"^##\s+Exercises\b", source,
+                                                          re.MULTILINE))
+            label = re.match(r"\*\*Exercise (\d+)", source.strip())
+            current = int(label.group(1)) if label else current
+        elif in_exercises and "solution" in tags and current in in_class:
+            count += 1
+    return count
+
+
+def table_row(number, cells, plan, in_class):
+    """notebooks/README.md's row for one lesson: words read, code read, cells run,
+    predictions, class exercise answers (and their planned minutes), counted minutes,
+    planned minutes; all of the hour's parts, none of the exercises' or the appendix's
+    text but the class exercises' answers."""
+    counted = parts(cells)
+    hour = [name for name in counted if name not in ("exercises", "appendix")]
+    answers = class_answers(cells, in_class)
+    rows, total = planned(plan)
+    exercise_minutes = next(m for label, m in rows if label.lower().startswith("exercise"))
+    floor = sum(minutes(counted[name]) for name in hour) + EXERCISE_MINUTES * answers
+    return (f"| {number} | {sum(counted[n]['words'] for n in hour):,} "
+            f"| {sum(counted[n]['code'] for n in hour):,} "
+            f"| {sum(counted[n]['cells'] for n in hour)} "
+            f"| {sum(counted[n]['predictions'] for n in hour)} "
+            f"| {answers} ({exercise_minutes} min) | {floor:.0f} | {total} |")

@@ -34,21 +34,6 @@ def _lesson(path):
     return cells, plan, lesson_minutes.parts(cells)
 
 
-def _class_answers(cells, in_class):
-    """How many answer cells the class exercises have."""
-    import re
-
-    count, current, in_exercises = 0, None, False
-    for kind, source, tags in cells:
-        if kind == "markdown":
-            in_exercises = in_exercises or bool(lesson_grading.EXERCISES_HEADING.search(source))
-            label = re.match(r"\*\*Exercise (\d+)", source.strip())
-            current = int(label.group(1)) if label else current
-        elif in_exercises and "solution" in tags and current in in_class:
-            count += 1
-    return count
-
-
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
 def test_the_plan_fits_the_hour_by_the_count(path):
     cells, plan, parts = _lesson(path)
@@ -64,7 +49,7 @@ def test_the_plan_fits_the_hour_by_the_count(path):
         covered += names
         if names == ["exercises"]:
             in_class, _ = lesson_grading.plan_split(plan)
-            need = lesson_minutes.EXERCISE_MINUTES * _class_answers(cells, in_class)
+            need = lesson_minutes.EXERCISE_MINUTES * lesson_minutes.class_answers(cells, in_class)
         else:
             need = sum(lesson_minutes.minutes(parts[name]) for name in names)
         assert minutes >= need, (f"{path.stem}: {label!r} is planned for {minutes} minutes; "
@@ -82,6 +67,15 @@ def test_the_plans_exercise_row_names_the_class_exercises(path):
     in_class, homework = lesson_grading.plan_split(plan)
     assert lesson_grading.plan_split(f"| {exercise_rows[0]} | 1 |") == (in_class, set())
     assert in_class and not in_class & homework
+
+
+def test_the_readme_gives_every_lessons_count_and_plan():
+    readme = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    for path in SOURCES:
+        cells, plan, _ = _lesson(path)
+        in_class, _ = lesson_grading.plan_split(plan)
+        row = lesson_minutes.table_row(int(path.stem[:2]), cells, plan, in_class)
+        assert row in readme, f"notebooks/README.md's minutes table lacks {row}"
 
 
 def test_the_count_reads_a_lessons_parts():

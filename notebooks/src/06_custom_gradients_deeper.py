@@ -102,9 +102,8 @@ print("d out / d gain:  ", grad_gain.numpy(), " (1 - 2 + 0.5)")
 # %% [markdown]
 # ## 2. Inside the function, only the rule counts
 #
-# The ops in the body of a custom-gradient function are recorded, but the backward pass
-# never walks through them (lesson 5's player showed it). So what the body does to
-# *gradients* does not matter.
+# Lesson 5's player showed the backward pass jump from a custom gradient's result to its
+# inputs. What if the body itself blocks gradients?
 #
 # **Predict.** This `square_blocked` computes $x^2$ and wraps it in `ad.stop_gradient`,
 # which would normally block every gradient. Its rule says $2x\,dy$. What is the gradient
@@ -131,6 +130,10 @@ check(my_prediction, tape.gradient(y, x),
       hint="the walk back from y meets the square_blocked record first: whose rule runs there?")
 
 # %% [markdown]
+# The ops in the body of a custom-gradient function are recorded, but the backward pass
+# never walks through them: only the rule counts, so what the body does to *gradients*
+# does not matter.
+#
 # `stop_gradient` *does* matter inside `grad_fn`. An outer tape records the ops of
 # `grad_fn` while an inner tape's backward pass runs them (lesson 4), and differentiates
 # them for the second derivative. A `stop_gradient` there tells the outer tape "treat this

@@ -384,35 +384,10 @@ print("outside:", dy.numpy(), outer.gradient(dy, x))
 #
 # ## 5. Per-example gradients with `vmap`
 #
-# `jax.grad` needs a function with one scalar output. A batch's loss is usually the mean
-# of one loss per example, and its gradient is then the mean of the examples' gradients:
-# each example's own gradient is lost in the average. Sometimes you need them one by one
-# (to clip each, as differentially private training does, or to find the examples that
-# pull hardest). `jax.vmap(g)` turns a function `g` of one example into a function of a
-# batch; `in_axes=(None, 0, 0)` says "the weights are shared, `xs` and `ys` are batched
-# along their first axis". Applied to `jax.grad(loss)` it gives one gradient per example:
-#
-# ```python
-# # JAX
-# def loss(w, x, y):
-#     return (jnp.dot(x, w) - y) ** 2
-#
-# w = jnp.array([1.0, -1.0, 0.5])
-# xs = jnp.arange(12.0).reshape(4, 3) / 10
-# ys = jnp.array([0.0, 1.0, 2.0, 3.0])
-# per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
-# print(per_example)
-# ```
-#
-# ```text
-# [[ 0.          0.          0.        ]
-#  [-0.51000005 -0.68       -0.85      ]
-#  [-2.04       -2.3799999  -2.72      ]
-#  [-4.59       -5.1        -5.61      ]]
-# ```
-#
-# PyTorch has the same two transformations in `torch.func`, its JAX-style corner:
-# `torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))` gives the same rows.
+# A batch's loss is usually the mean of one loss per example, and its gradient is then
+# the mean of the examples' gradients: each example's own gradient is lost in the
+# average. Sometimes you need them one by one (to clip each, as differentially private
+# training does, or to find the examples that pull hardest).
 #
 # On a tape, the per-example gradients are the Jacobian of the **vector** of per-example
 # losses with respect to the weights: row $i$ is the gradient of loss $i$ (lesson 8).
@@ -441,9 +416,35 @@ check(my_prediction, tuple(per_example.shape),
 print(per_example.numpy())
 
 # %% [markdown]
-# The same numbers as `vmap`'s (up to float32 round-off in the last digit). `tape.jacobian`
-# gets them in one backward pass that carries a stack of cotangents (lesson 8), and
-# `ad.vectorized_map` (lesson 15) gets them from a function of one example, as `vmap` does.
+# `tape.jacobian` gets them in one backward pass that carries a stack of cotangents
+# (lesson 8), and `ad.vectorized_map` (lesson 15) from a function of one example.
+#
+# JAX has a transformation for it. `jax.vmap(g)` turns a function `g` of one example into
+# a function of a batch; `in_axes=(None, 0, 0)` says "the weights are shared, `xs` and
+# `ys` are batched along their first axis". Applied to `jax.grad(loss)`, it gives the same
+# rows as the tape (up to float32 round-off in the last digit):
+#
+# ```python
+# # JAX
+# def loss(w, x, y):
+#     return (jnp.dot(x, w) - y) ** 2
+#
+# w = jnp.array([1.0, -1.0, 0.5])
+# xs = jnp.arange(12.0).reshape(4, 3) / 10
+# ys = jnp.array([0.0, 1.0, 2.0, 3.0])
+# per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+# print(per_example)
+# ```
+#
+# ```text
+# [[ 0.          0.          0.        ]
+#  [-0.51000005 -0.68       -0.85      ]
+#  [-2.04       -2.3799999  -2.72      ]
+#  [-4.59       -5.1        -5.61      ]]
+# ```
+#
+# PyTorch has the same two transformations in `torch.func`, its JAX-style corner:
+# `torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))` gives the same rows.
 #
 # ## 6. jvp and vjp: the two products underneath
 #

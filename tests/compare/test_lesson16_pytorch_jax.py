@@ -307,8 +307,8 @@ def test_jacrev_jacfwd_and_tape_jacobian_agree(jax):
     np.testing.assert_allclose(tape_jacobian, rev, rtol=1e-6)
 
 
-# §5 per-example gradients: "The same numbers as `vmap`'s" (the tape's Jacobian of the
-# per-example losses, jax.vmap(jax.grad(loss))), "`torch.func.vmap(torch.func.grad(loss),
+# §5 per-example gradients: "Applied to `jax.grad(loss)`, it gives the same rows as the
+# tape" (the tape's Jacobian of the per-example losses, jax.vmap(jax.grad(loss))), "`torch.func.vmap(torch.func.grad(loss),
 # in_dims=(None, 0, 0))` gives the same rows", and "A batch's loss is usually the mean of
 # one loss per example, and its gradient is then the mean of the examples' gradients"
 # (issue 36: the lesson once called it "the gradient of that sum").

@@ -168,8 +168,8 @@ def test_recompute_grad_runs_the_block_twice_with_the_same_gradient(tf):
     assert run(tf) == run(ad) == (1, 2, "0.3600")
 
 
-# §5 "`ad.vectorized_map` (lesson 15) gets them from a function of one example, as `vmap`
-# does" (the same numbers as the Jacobian's rows, on TensorFlow as here).
+# §5 "`tape.jacobian` gets them ... and `ad.vectorized_map` (lesson 15) from a function of
+# one example" (the same numbers as the Jacobian's rows, on TensorFlow as here).
 def test_vectorized_map_of_a_per_example_gradient(tf):
     def run(m):
         w = m.Variable([1.0, -1.0, 0.5])
