@@ -132,8 +132,8 @@ def diagnose(tape, loss, variables, history):
     for lost in rep.data["debug"]["lost"]:
         variable = by_tid[lost["source"]]
         why = widgets.explain_none_gradient(tape, loss, variable, history=history,
-                                           source_name=variable.name, target_name="loss")
-        found["lost"].append({"source": variable.name, "jump_to": nodes[lost["node"]]["name"],
+                                           source_name=variable.path, target_name="loss")
+        found["lost"].append({"source": variable.path, "jump_to": nodes[lost["node"]]["name"],
                               "reason_from_tape": lost["reason"], "reason": why.reason,
                               "message": why.message})
     return found

@@ -90,7 +90,7 @@ def main(out=None):
     print("the step's tape, each op with its layer's scope:")
     print(tape)
 
-    variable_norms = {v.name: float(np.linalg.norm(g.numpy())) for v, g in zip(variables, grads)}
+    variable_norms = {v.path: float(np.linalg.norm(g.numpy())) for v, g in zip(variables, grads)}
     print("\ngradient norm of each variable (tape.gradient):")
     for name, norm in variable_norms.items():
         print(f"   {name:<16} {norm:.4f}")

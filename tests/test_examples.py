@@ -37,7 +37,7 @@ def test_cnn_step_reads_as_layers_and_every_layer_gets_a_gradient(tmp_path, caps
     assert result["op_types"] == ["Conv2D", "AddV2", "Relu", "MaxPool", "Reshape", "MatMul",
                                   "AddV2", "SparseSoftmaxCrossEntropyWithLogits", "Mean"]
     norms = result["variable_norms"]
-    assert set(norms) == {"conv/kernel:0", "conv/bias:0", "dense/kernel:0", "dense/bias:0"}
+    assert set(norms) == {"cnn/conv/kernel", "cnn/conv/bias", "cnn/dense/kernel", "cnn/dense/bias"}
     assert all(0.01 < n < 10 for n in norms.values())
     assert all(result["bars"][s] > 0 for s in result["scopes"])
     # pooling and flattening send back the same cotangent, only rearranged
@@ -46,12 +46,12 @@ def test_cnn_step_reads_as_layers_and_every_layer_gets_a_gradient(tmp_path, caps
     assert abs(np.log(2) - result["loss"]) < 0.2 and result["loss_after"] < result["loss"]
     page = _offline_page(result["path"])
     assert len(page.encode("utf-8")) == result["bytes"] < 1_000_000
-    assert "conv/kernel:0" in capsys.readouterr().out
+    assert "cnn/conv/kernel" in capsys.readouterr().out
     # the health panel's rows: one per layer, every one healthy; a layer's |g| is the norm
     # of tape.gradient for its variables
     health = {row["scope"]: row for row in result["health"]}
     assert list(health) == result["scopes"] and {r["status"] for r in health.values()} == {"ok"}
-    conv = np.hypot(norms["conv/kernel:0"], norms["conv/bias:0"])
+    conv = np.hypot(norms["cnn/conv/kernel"], norms["cnn/conv/bias"])
     assert health["cnn/conv"]["grad_norm"] == pytest.approx(conv, rel=1e-3)
     # the recorder: 30 steps, a row per layer and step, a falling loss, nothing flagged
     recorder, losses = result["recorder"], result["losses"]
@@ -116,7 +116,7 @@ def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_tr
     assert result["nan_backward"]["op_type"] == "Log"
     assert result["nan_backward"]["frame"] > nan["frame"]
     lost = result["lost"]
-    assert [x["source"] for x in lost] == ["hidden1/kernel:0", "hidden1/bias:0"]
+    assert [x["source"] for x in lost] == ["mlp/hidden1/kernel", "mlp/hidden1/bias"]
     for x in lost:
         assert x["reason_from_tape"] == "not_recorded" and x["reason"] == "left_library"
         assert x["jump_to"] == "v3" and ".numpy()" in x["message"]

@@ -89,9 +89,12 @@ def test_the_compiler_never_imports_the_traced_functions_that_call_it():
 
 
 def test_models_import_the_engine_only():
-    for path in (ROOT / "models").glob("*.py"):
+    # training/ alone may run a step through ad.function (fit's compiled step)
+    for path in (ROOT / "models").rglob("*.py"):
+        allowed = ("tracing",) if path.parent.name == "training" else ()
         bad = {name for name in _imports(path)
-               for sub in ("tracing", "compiler", "saved_model") if _reaches(name, f"autodiff.{sub}")}
+               for sub in ("tracing", "compiler", "saved_model") if sub not in allowed
+               and _reaches(name, f"autodiff.{sub}")}
         assert not bad, (path.name, bad)
 
 

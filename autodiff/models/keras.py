@@ -1,18 +1,36 @@
-"""``ad.keras``: the names a Keras 3 custom training loop uses, on this engine.
+"""``ad.keras``: Keras 3's names, on this engine.
 
-``keras.`` becomes ``ad.keras.``: ``Sequential``, ``Model`` (subclassing),
-``Input``, ``layers``, ``optimizers`` (with ``schedules``), ``losses`` and ``metrics``.
-There is one implementation: ``ad.keras.layers`` is ``ad.layers`` and
-``ad.keras.optimizers`` is ``ad.optimizers``. What is not here (``compile``
-and ``fit``, the functional API) is Keras' training machinery;
-this toolkit is for the loop you write yourself, where the tape is visible.
+``keras.`` becomes ``ad.keras.``: ``Sequential``, ``Model`` (subclassing and
+``Model(inputs, outputs)``), ``Input``, ``layers``, ``optimizers`` (with
+``schedules``), ``losses``, ``metrics``, ``callbacks``, ``initializers``,
+``activations``, ``regularizers``, ``ops``, ``random``, ``models``
+(``load_model``) and ``saving``. There is one implementation:
+``ad.keras.layers`` is ``ad.layers`` and ``ad.keras.optimizers`` is
+``ad.optimizers``. ``compile``/``fit`` run Keras' loop (``training/``); the
+loop written by hand, where the tape is visible, works as before.
 """
 
-from . import layers, losses, metrics, optimizers
-from .model import Input, InputLayer, Model, Sequential
+import types as _types
 
-__all__ = ["Sequential", "Model", "Input", "InputLayer", "layers", "optimizers", "losses",
-           "metrics"]
+from . import activations, callbacks, initializers, layers, losses, metrics, optimizers
+from . import regularizers
+from . import ops, random
+from .functional.keras_tensor import KerasTensor
+from .model import Input, InputLayer, Model, Sequential
+from .saving.model_io import load_model
+
+models = _types.ModuleType("autodiff.keras.models", "ad.keras.models: Model, Sequential, "
+                           "load_model (Keras 3's keras.models).")
+models.Model, models.Sequential, models.load_model = Model, Sequential, load_model
+models.__all__ = ["Model", "Sequential", "load_model"]
+saving = _types.ModuleType("autodiff.keras.saving", "ad.keras.saving: load_model "
+                           "(Keras 3's keras.saving).")
+saving.load_model = load_model
+saving.__all__ = ["load_model"]
+
+__all__ = ["Sequential", "Model", "Input", "InputLayer", "KerasTensor", "layers", "optimizers",
+           "losses", "metrics", "callbacks", "initializers", "activations", "regularizers",
+           "ops", "random", "models", "saving"]
 
 
 def __dir__():

@@ -1,4 +1,4 @@
-"""``ad.keras.Model`` (subclassing) and ``ad.keras.Sequential``: layers that hold layers.
+"""``ad.keras.Model`` (subclassing, and ``Model(inputs, outputs)``) and ``ad.keras.Sequential``.
 
 A Keras 3 custom training loop runs with ``keras.`` replaced by ``ad.keras.``:
 
@@ -11,12 +11,15 @@ A Keras 3 custom training loop runs with ``keras.`` replaced by ``ad.keras.``:
     >>> grads = tape.gradient(loss, model.trainable_variables)
     >>> opt.apply_gradients(zip(grads, model.trainable_variables))
 
+and so does Keras' own loop: ``model.compile(...)``, ``model.fit(...)``
+(``training/``), ``model.save(...)`` (``saving/``).
+
 A ``Model`` subclass assigns its layers (and variables) as attributes in
-``__init__`` and computes in ``call``; it finds them as ``tf.Module`` does,
-by walking its attributes, but in the order they were assigned, as Keras
-tracks them (every ``Layer`` does; a plain ``ad.Module`` sorts attribute names). That order is
-the order of ``trainable_variables``, so the gradient list lines up with
-Keras' for the same model.
+``__init__`` and computes in ``call``; it finds them by walking its
+attributes in the order they were assigned, as Keras tracks them. That
+order is the order of ``trainable_variables``, so the gradient list lines up
+with Keras' for the same model. ``Model(inputs, outputs)`` makes a
+functional model (``functional/model.py``).
 
 Every call runs inside the model's name scope, and each layer inside its
 own, so a tape's records read ``sequential/dense_1/MatMul``: the tape
@@ -27,13 +30,16 @@ import inspect
 
 from ..dtypes import as_dtype
 from ..ops.creation import zeros
+from .functional.keras_tensor import Input, InputLayer, KerasTensor, has_symbolic, symbolic_call
 from .layers.base import Layer, _unique_name
 from .module import camel_to_snake, not_recorded
+from .saving.model_io import SavingMixin
+from .training.trainer import Trainer
 
 __all__ = ["Model", "Sequential", "Input", "InputLayer"]
 
 
-class Model(Layer):
+class Model(Trainer, SavingMixin, Layer):
     """The base of a subclassed model: assign layers in ``__init__``, compute in ``call``.
 
     >>> class TwoLayers(ad.keras.Model):
@@ -45,30 +51,41 @@ class Model(Layer):
     ...         return self.out(self.hidden(x))
     >>> model = TwoLayers()
     >>> y = model(ad.ones([4, 3]))
-    >>> [v.name for v in model.trainable_variables][:2]
-    ['dense/kernel:0', 'dense/bias:0']
+    >>> [v.path for v in model.trainable_variables][:2]
+    ['two_layers/dense/kernel', 'two_layers/dense/bias']
 
-    Only subclassing and ``Sequential`` are supported; ``Model(inputs, outputs)``
-    (the functional API) raises NotImplementedError.
+    ``Model(inputs, outputs)`` (or ``Model(inputs=..., outputs=...)``) makes a
+    functional model instead.
     """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            from .functional.model import Functional
+            return Functional.__new__(Functional)
+        return super().__new__(cls)
 
     def __init__(self, *args, name=None, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise NotImplementedError(
-                "ad.keras.Model(inputs, outputs): the functional API is not supported; "
-                "subclass ad.keras.Model (layers in __init__, the computation in call) or "
-                "use ad.keras.Sequential")
+                f"{type(self).__name__}: a subclassed Model made with inputs and outputs (a "
+                f"functional subclass) is not supported; use ad.keras.Model(inputs, outputs)")
         super().__init__(name=name or _unique_name(camel_to_snake(type(self).__name__)),
                          **kwargs)
+        self._ad_compiled = None   # what compile() set (training/trainer.py)
 
     def __call__(self, *args, **kwargs):
         if "_ad_weights" not in vars(self):
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                f"before it assigns layers (as in Keras)")
-        if "training" in kwargs and "training" not in inspect.signature(self.call).parameters:
-            del kwargs["training"]
+        if args and has_symbolic(args[0], args[1:], kwargs):
+            return symbolic_call(self, args[0], args[1:], kwargs)
+        parameters = inspect.signature(self.call).parameters
+        for key in ("training", "mask"):
+            if key in kwargs and key not in parameters:
+                del kwargs[key]
         self.built = True
-        return self.call(*args, **kwargs)
+        return self._call_counting_losses(args[0] if args else kwargs.pop("inputs"), args[1:],
+                                          kwargs)
 
     def call(self, inputs, training=None):
         raise NotImplementedError(f"{type(self).__name__} must define call(self, inputs, ...)")
@@ -78,51 +95,27 @@ class Model(Layer):
         """The layers this model holds directly, in the order they were assigned."""
         return [leaf for leaf in self._own_leaves() if isinstance(leaf, Layer)]
 
-    def summary(self, print_fn=print):
-        """Prints each layer's name, type and number of parameters, and the totals."""
-        rows = [(f"{layer.name} ({type(layer).__name__})",
-                 sum(int(v.numpy().size) for v in layer.variables)) for layer in self.layers]
-        width = max([len(r[0]) for r in rows] + [20])
-        lines = [f'Model: "{self.name}"', f"{'Layer (type)':<{width}}  {'Param #':>10}"]
-        lines += [f"{text:<{width}}  {count:>10,}" for text, count in rows]
-        trainable = sum(int(v.numpy().size) for v in self.trainable_variables)
-        total = sum(int(v.numpy().size) for v in self.variables)
-        lines += [f"Total params: {total:,}", f"Trainable params: {trainable:,}",
-                  f"Non-trainable params: {total - trainable:,}"]
-        print_fn("\n".join(lines))
+    def get_layer(self, name=None, index=None):
+        """The layer named ``name`` (or at ``index`` in ``layers``).
 
+        Raises:
+            ValueError: no layer of that name, naming the model's layers.
+        """
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[layer.name for layer in self.layers]}.")
 
-class InputLayer(Layer):
-    """The shape (and dtype) of one example, for the first place of a ``Sequential``.
-
-    Args:
-        shape: the example's shape, without the batch axis.
-        batch_size: an optional fixed batch size.
-        dtype: the inputs' dtype (default float32).
-    """
-
-    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
-        super().__init__(name=name or _unique_name("input_layer"), dtype=dtype, **kwargs)
-        if shape is None:
-            raise ValueError("InputLayer: give the shape of one example, e.g. shape=(3,)")
-        self.shape = (batch_size,) + tuple(shape)
-
-    def call(self, inputs):
-        return inputs
-
-
-def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802 (Keras' name)
-    """The input of a ``Sequential`` model: ``ad.keras.Sequential([ad.keras.Input((3,)), ...])``.
-
-    Args:
-        shape: the shape of one example, without the batch axis.
-        batch_size: an optional fixed batch size.
-        dtype: the inputs' dtype.
-
-    Returns:
-        An ``InputLayer``; ``Sequential`` builds its layers from its shape at once.
-    """
-    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """Prints each layer's name and type, output shape and number of parameters, and
+        the totals, as Keras' ``summary()`` (without its box drawing)."""
+        from .functional.summary import summary_text
+        (print_fn or print)(summary_text(self, expand_nested=expand_nested,
+                                         show_trainable=show_trainable))
 
 
 class Sequential(Model):
@@ -134,7 +127,9 @@ class Sequential(Model):
         trainable: False makes the variables its layers create non-trainable.
         name: the model's name (default ``'sequential'``, made unique).
 
-    ``training=`` is passed to the layers that take it (Dropout, BatchNormalization).
+    ``training=`` is passed to the layers that take it (Dropout,
+    BatchNormalization), and an ``Embedding(mask_zero=True)``'s mask to the
+    layers that take ``mask`` (the recurrent layers).
 
     >>> model = ad.keras.Sequential([ad.keras.layers.Dense(4, input_shape=(3,)),
     ...                              ad.keras.layers.Dense(1)])
@@ -151,15 +146,17 @@ class Sequential(Model):
 
     def add(self, layer):
         """Appends ``layer`` (builds the model when the input shape is known)."""
+        if isinstance(layer, KerasTensor) and isinstance(layer._ad_history[0].layer, InputLayer):
+            layer = layer._ad_history[0].layer
         if isinstance(layer, InputLayer):
             if self._layers:
                 raise ValueError("Sequential.add: an Input can only come first")
-            self._ad_input = (layer.shape, layer.dtype)
+            self._ad_input = (layer.batch_shape, layer.dtype)
             return self._build_now()
         if not isinstance(layer, Layer):
             raise ValueError(f"Only instances of `ad.keras.layers.Layer` can be added to a "
-                            f"Sequential model. Received: {layer!r} "
-                            f"(of type {type(layer).__name__})")
+                             f"Sequential model. Received: {layer!r} "
+                             f"(of type {type(layer).__name__})")
         self._layers.append(layer)
         if len(self._layers) == 1 and layer._ad_input_shape is not None and self._ad_input is None:
             self._ad_input = ((None,) + layer._ad_input_shape, layer.dtype)
@@ -175,6 +172,10 @@ class Sequential(Model):
     def layers(self):
         return list(self._layers)
 
+    @property
+    def input_shape(self):
+        return None if self._ad_input is None else self._ad_input[0]
+
     def _build_now(self):
         if self._ad_input is None or not self._layers:
             return
@@ -184,13 +185,53 @@ class Sequential(Model):
             self(example, training=False)   # each layer makes its variables from the shape
         self.built = True
 
-    def build(self, input_shape):
+    def build(self, input_shape=None):
         """Builds every layer for inputs of ``input_shape`` (batch axis included)."""
         self._ad_input = (tuple(input_shape), self.dtype)
         self._build_now()
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         outputs = inputs
         for layer in self._layers:
-            outputs = layer(outputs) if training is None else layer(outputs, training=training)
+            kwargs = {} if training is None else {"training": training}
+            if mask is not None and "mask" in inspect.signature(layer.call).parameters:
+                kwargs["mask"] = mask
+            before = outputs
+            outputs = layer(outputs, **kwargs)
+            mask = layer.compute_mask(before, mask)
         return outputs
+
+    def get_config(self):
+        from .saving.config import serialize_layer
+        layers = [serialize_layer(layer) for layer in self._layers]
+        if self._ad_input is not None:
+            shape, dtype = self._ad_input
+            layers.insert(0, {"module": "keras.layers", "class_name": "InputLayer",
+                              "config": {"batch_shape": list(shape), "dtype": dtype.name,
+                                         "sparse": False, "ragged": False,
+                                         "name": f"input_layer{_suffix(self.name)}"},
+                              "registered_name": None})
+        from .layers.base import _dtype_policy
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": _dtype_policy(self.dtype), "layers": layers}
+
+    @classmethod
+    def from_config(cls, config):
+        from .saving.config import deserialize_layer
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        for layer_config in config.get("layers", []):
+            if layer_config.get("class_name") == "InputLayer":
+                c = layer_config["config"]
+                model.add(InputLayer(batch_shape=c.get("batch_shape") or c.get("batch_input_shape"),
+                                     dtype=c.get("dtype")))
+            else:   # built by the model, inside its scope, as Keras 3 names the paths
+                model.add(deserialize_layer(dict(layer_config, build_config=None)))
+        shape = config.get("build_input_shape")
+        if shape is not None and not model.built:
+            model.build(shape)
+        return model
+
+
+def _suffix(name):
+    tail = name.rpartition("_")[2]
+    return f"_{tail}" if tail.isdigit() else ""

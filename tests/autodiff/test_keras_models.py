@@ -69,9 +69,12 @@ def test_a_model_that_forgot_super_init_says_so():
         Broken()(ad.ones([1, 2]))
 
 
-def test_the_functional_api_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="functional API"):
+def test_a_functional_model_needs_keras_tensors_and_connected_inputs():
+    with pytest.raises(ValueError, match="must be a KerasTensor.*got NoneType"):
         keras.Model(inputs=keras.Input((2,)), outputs=None)
+    a, b = keras.Input((2,)), keras.Input((2,))
+    with pytest.raises(ValueError, match="Graph disconnected"):
+        keras.Model(a, keras.layers.Dense(1)(b))
 
 
 def test_input_must_come_first_and_pop_removes_the_last_layer():

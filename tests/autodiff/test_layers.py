@@ -69,8 +69,9 @@ def test_dense_builds_on_first_call_with_keras_names_and_shapes():
     assert layer.built and y.shape == (7, 10)
     assert layer.kernel.shape == (5, 10) and layer.bias.shape == (10,)
     assert re.fullmatch(r"dense(_\d+)?", layer.name)
-    assert [v.name for v in layer.trainable_variables] == [f"{layer.name}/kernel:0",
-                                                           f"{layer.name}/bias:0"]
+    assert [v.name for v in layer.trainable_variables] == ["kernel", "bias"]   # Keras 3
+    assert [v.path for v in layer.trainable_variables] == [f"{layer.name}/kernel",
+                                                           f"{layer.name}/bias"]
 
 
 def test_dense_layer_names_are_unique_like_keras():
@@ -148,9 +149,9 @@ def test_dense_gradients_match_finite_differences_to_second_order():
 def test_batch_normalization_variables_are_gamma_beta_and_moving_statistics():
     bn = ad.layers.BatchNormalization()
     bn(ad.ones([2, 3]))
-    assert [v.name.split("/")[1] for v in bn.trainable_variables] == ["gamma:0", "beta:0"]
-    assert [v.name.split("/")[1] for v in bn.non_trainable_variables] == \
-        ["moving_mean:0", "moving_variance:0"]
+    assert [v.name for v in bn.trainable_variables] == ["gamma", "beta"]
+    assert [v.path for v in bn.non_trainable_variables] == \
+        [f"{bn.name}/moving_mean", f"{bn.name}/moving_variance"]
     assert all(v.shape == (3,) for v in bn.variables)
 
 

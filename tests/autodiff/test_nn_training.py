@@ -292,7 +292,7 @@ def test_conv2d_layer_builds_names_and_scopes_its_records():
     with ad.GradientTape() as tape:
         y = layer(x)
     assert y.shape == (2, 8, 8, 4) and layer.kernel.shape == (3, 3, 3, 4)
-    assert [v.name for v in layer.trainable_variables] == ["conv/kernel:0", "conv/bias:0"]
+    assert [v.path for v in layer.trainable_variables] == ["conv/kernel", "conv/bias"]
     assert [(r.op_type, r.scope) for r in tape.records] == [
         ("Conv2D", "conv"), ("AddV2", "conv"), ("Relu", "conv")]
     assert ad.layers.Conv2D(2, 2).name.startswith("conv2d")

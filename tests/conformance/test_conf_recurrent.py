@@ -16,7 +16,7 @@ import pytest
 
 import autodiff as ad
 from autodiff.layers import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
-from autodiff.models.layers.base import orthogonal
+from autodiff.models.initializers import Orthogonal
 
 BATCH, TIME, FEATURES, UNITS = 3, 5, 4, 6
 RTOL, ATOL = 1e-5, 1e-6
@@ -158,7 +158,7 @@ def test_rnn_around_a_gru_cell_equals_keras(tf, reset_after):
     x = _inputs(8)
     theirs(x), ours(ad.constant(x))
     _copy_random_weights(theirs, ours)
-    assert [v.name for v in ours.trainable_variables][0] == f"{ours.name}/{ours.cell.name}/kernel:0"
+    assert [v.path for v in ours.trainable_variables][0] == f"{ours.name}/{ours.cell.name}/kernel"
     their_result, their_grads = _run_keras(tf, theirs, x)
     our_result, our_grads = _run_ours(ours, x)
     _assert_same(our_result, their_result)
@@ -189,8 +189,8 @@ def test_variable_names_shapes_and_order_equal_keras(tf, kind):
     x = _inputs()
     theirs(x), ours(ad.constant(x))
     assert ours.name == theirs.name and ours.cell.name == theirs.cell.name
-    assert [v.name for v in ours.trainable_variables] == \
-        [v.path + ":0" for v in theirs.trainable_variables]
+    assert [(v.name, v.path) for v in ours.trainable_variables] == \
+        [(v.name, v.path) for v in theirs.trainable_variables]
     assert [tuple(v.shape) for v in ours.weights] == [tuple(v.shape) for v in theirs.weights]
 
 
@@ -231,7 +231,7 @@ def test_orthogonal_recurrent_kernel_has_orthonormal_rows_as_keras(tf, kind):
     for kernel in (theirs.cell.recurrent_kernel.numpy(), ours.cell.recurrent_kernel.numpy()):
         assert kernel.shape[0] <= kernel.shape[1]
         np.testing.assert_allclose(kernel @ kernel.T, np.eye(UNITS), atol=1e-5)
-    square = orthogonal((5, 2, 5), ad.float32).numpy().reshape(10, 5)   # rows > cols
+    square = Orthogonal()((5, 2, 5), ad.float32).numpy().reshape(10, 5)   # rows > cols
     np.testing.assert_allclose(square.T @ square, np.eye(5), atol=1e-5)
 
 

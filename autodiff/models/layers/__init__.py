@@ -25,9 +25,12 @@ updated outside every tape, with ``Variable.assign``, as in Keras.
 from .base import Layer
 from .conv import AveragePooling2D, Conv2D, MaxPooling2D
 from .core import Dense, Dropout, Embedding, Flatten
+from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract
 from .normalization import BatchNormalization, LayerNormalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
+
+from ..functional.keras_tensor import Input, InputLayer  # noqa: E402 (keras.layers.Input)
 
 # Keras' shorter names for the pooling layers
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
@@ -35,7 +38,8 @@ MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
 __all__ = ["Layer", "Dense", "Flatten", "Dropout", "Embedding", "Conv2D", "MaxPooling2D",
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
            "LayerNormalization", "RNN", "SimpleRNN", "GRU", "LSTM", "SimpleRNNCell", "GRUCell",
-           "LSTMCell"]
+           "LSTMCell", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+           "Concatenate", "Input", "InputLayer"]
 
 
 def __dir__():   # dir(ad.layers) and tab completion show the layers, not the package's modules

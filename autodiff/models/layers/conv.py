@@ -1,7 +1,7 @@
 """Layers over NHWC images: Conv2D, MaxPooling2D, AveragePooling2D."""
 
 from ... import nn
-from .base import Layer, _unique_name, get_activation
+from .base import Layer, _unique_name, get_activation, refuse
 
 __all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D"]
 
@@ -27,10 +27,14 @@ class Conv2D(Layer):
     (TensorShape([2, 8, 8, 4]), TensorShape([3, 3, 3, 4]))
     """
 
+    _ad_config = ("filters", "kernel_size", "strides", "padding", "dilation_rate", "activation",
+                  "use_bias", "kernel_initializer", "bias_initializer")
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  dilation_rate=(1, 1), activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 name=None, **kwargs):
+                 name=None, kernel_regularizer=None, bias_regularizer=None, **kwargs):
+        refuse("Conv2D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer)
         # Keras' name is 'conv2d' (not the snake case of the class name, 'conv2_d')
         super().__init__(name=name or _unique_name("conv2d"), **kwargs)
         if int(filters) <= 0:
@@ -54,10 +58,9 @@ class Conv2D(Layer):
             raise ValueError(f"Conv2D layer {self.name!r}: its input must have rank 4 "
                              f"[batch, height, width, channels], got shape "
                              f"{tuple(input_shape)}")
-        self.kernel = self.add_weight(
-            "kernel", self.kernel_size + (input_shape[-1], self.filters), self.kernel_initializer)
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (input_shape[-1], self.filters), initializer=self.kernel_initializer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer)
 
     def call(self, inputs):
         outputs = nn.conv2d(inputs, self.kernel, strides=self.strides,
@@ -79,6 +82,7 @@ class _Pooling2D(Layer):
     """The shared part of the 2-D pooling layers: window, strides, padding."""
 
     _pool = None   # the ad.nn function
+    _ad_config = ("pool_size", "padding", "strides")
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):

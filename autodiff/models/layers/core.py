@@ -6,6 +6,7 @@ from ...ops.matmul import matmul
 from ...ops.nn_compositions import dropout
 from ...ops.shape import reshape
 from ...ops.slicing import gather
+from .. import regularizers
 from .base import Layer, get_activation
 
 __all__ = ["Dense", "Flatten", "Dropout", "Embedding"]
@@ -29,9 +30,15 @@ class Dense(Layer):
     (TensorShape([2, 3]), TensorShape([4, 3]))
     """
 
+    _ad_config = ("units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
+                  "kernel_regularizer", "bias_regularizer")
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 **kwargs):
         super().__init__(**kwargs)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         if isinstance(units, bool) or not hasattr(units, "__index__") or int(units) <= 0:
             raise ValueError(f"Dense: units must be a positive int (the number of outputs), "
                              f"not {units!r}")
@@ -46,9 +53,12 @@ class Dense(Layer):
         if len(input_shape) < 2 or input_shape[-1] is None:
             raise ValueError(f"Dense layer {self.name!r}: its input needs rank 2 or more with "
                              f"a known last axis, got shape {tuple(input_shape)}")
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], self.units), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight(name="bias", shape=(self.units,),
+                                        initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer)
 
     def call(self, inputs):
         if inputs.shape[-1] != self.kernel.shape[0]:
@@ -73,6 +83,8 @@ class Flatten(Layer):
     TensorShape([2, 12])
     """
 
+    _ad_config = ()
+
     def call(self, inputs):
         if inputs.ndim < 2:
             return reshape(inputs, (-1, 1))
@@ -96,6 +108,8 @@ class Dropout(Layer):
     >>> layer(ad.ones([4]), training=False).numpy()      # inference: unchanged
     array([1., 1., 1., 1.], dtype=float32)
     """
+
+    _ad_config = ("rate", "seed", "noise_shape")
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -140,8 +154,8 @@ class Embedding(Layer):
         self.embeddings = None
 
     def build(self, input_shape):
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                                          self.embeddings_initializer)
+        self.embeddings = self.add_weight(name="embeddings", shape=(self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer)
 
     def call(self, inputs):
         if not inputs.dtype.is_integer:

@@ -29,9 +29,9 @@ class _Normalization(Layer):
         self._ad_rank = ndim
         self._ad_param_shape = tuple(input_shape[a] for a in axes)
         if self.scale:
-            self.gamma = self.add_weight("gamma", self._ad_param_shape, "ones")
+            self.gamma = self.add_weight(name="gamma", shape=self._ad_param_shape, initializer="ones")
         if self.center:
-            self.beta = self.add_weight("beta", self._ad_param_shape, "zeros")
+            self.beta = self.add_weight(name="beta", shape=self._ad_param_shape, initializer="zeros")
 
     def _broadcastable(self, t, ndim):
         """A per-feature tensor reshaped so it broadcasts against the input."""
@@ -66,6 +66,8 @@ class BatchNormalization(_Normalization):
     ``moving_variance`` (not trainable).
     """
 
+    _ad_config = ("axis", "momentum", "epsilon", "center", "scale")
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
                  **kwargs):
         super().__init__(axis, epsilon, center, scale, **kwargs)
@@ -74,9 +76,9 @@ class BatchNormalization(_Normalization):
 
     def build(self, input_shape):
         super().build(input_shape)
-        self.moving_mean = self.add_weight("moving_mean", self._ad_param_shape, "zeros",
+        self.moving_mean = self.add_weight(name="moving_mean", shape=self._ad_param_shape, initializer="zeros",
                                            trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", self._ad_param_shape, "ones",
+        self.moving_variance = self.add_weight(name="moving_variance", shape=self._ad_param_shape, initializer="ones",
                                                trainable=False)
 
     def call(self, inputs, training=False):
@@ -125,6 +127,8 @@ class LayerNormalization(_Normalization):
     >>> layer = ad.layers.LayerNormalization()
     >>> y = layer(ad.constant([[1.0, 2.0, 3.0]]))      # mean 0, variance ~1 per row
     """
+
+    _ad_config = ("axis", "epsilon", "center", "scale")
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
         super().__init__(axis, epsilon, center, scale, **kwargs)

@@ -10,7 +10,8 @@ from ...ops import creation
 from ...ops.join import concat, split
 from ...ops.matmul import matmul
 from ...tensor import Variable
-from .base import Layer, _initializer, get_activation
+from .. import initializers
+from .base import Layer, get_activation
 
 __all__ = ["SimpleRNNCell", "GRUCell", "LSTMCell"]
 
@@ -64,23 +65,14 @@ class _Cell(Layer):
         sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
         return [creation.zeros((batch_size, size), dtype=self.dtype) for size in sizes]
 
-    def add_weight(self, name, shape, initializer, trainable=True):
-        """As ``Layer.add_weight``; inside an RNN layer the name is Keras' path,
-        ``'gru/gru_cell/kernel:0'``, so two GRU layers never share variable names."""
-        prefix = f"{self._ad_owner}/{self.name}" if self._ad_owner else self.name
-        value = _initializer(initializer)(tuple(shape), self.dtype)
-        variable = Variable(value, trainable=trainable, name=f"{prefix}/{name}", dtype=self.dtype)
-        self._ad_weights.append(variable)
-        return variable
-
     def _build_kernels(self, input_shape, gates):
         if len(input_shape) != 2 or input_shape[-1] is None:
             raise ValueError(f"{type(self).__name__} {self.name!r}: its input must have rank 2 "
                              f"[batch, features], got shape {tuple(input_shape)}")
         width = gates * self.units
-        self.kernel = self.add_weight("kernel", (input_shape[-1], width), self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width),
-                                                self.recurrent_initializer)
+        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], width), initializer=self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight(name="recurrent_kernel", shape=(self.units, width),
+                                                initializer=self.recurrent_initializer)
 
     def _check_step(self, inputs):
         if inputs.ndim != 2 or inputs.shape[-1] != self.kernel.shape[0]:
@@ -119,7 +111,7 @@ class SimpleRNNCell(_Cell):
     def build(self, input_shape):
         self._build_kernels(input_shape, 1)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer)
 
     def call(self, inputs, states, training=False):
         self._check_step(inputs)
@@ -176,7 +168,7 @@ class GRUCell(_Cell):
         self._build_kernels(input_shape, 3)
         if self.use_bias:
             shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
-            self.bias = self.add_weight("bias", shape, self.bias_initializer)
+            self.bias = self.add_weight(name="bias", shape=shape, initializer=self.bias_initializer)
 
     def call(self, inputs, states, training=False):
         self._check_step(inputs)
@@ -244,14 +236,14 @@ class LSTMCell(_Cell):
     def build(self, input_shape):
         self._build_kernels(input_shape, 4)
         if self.use_bias:
-            init, u = _initializer(self.bias_initializer), self.units
+            init, u = initializers.get(self.bias_initializer), self.units
             if self.unit_forget_bias:
                 def bias_init(shape, dtype):   # Keras' order: i, f, c, o; f starts at one
                     return concat([init((u,), dtype), creation.ones((u,), dtype=dtype),
                                    init((2 * u,), dtype)], axis=0)
             else:
                 bias_init = init
-            self.bias = self.add_weight("bias", (4 * u,), bias_init)
+            self.bias = self.add_weight(name="bias", shape=(4 * u,), initializer=bias_init)
 
     def call(self, inputs, states, training=False):
         self._check_step(inputs)

@@ -41,6 +41,10 @@ class Adam(Optimizer):
         self.epsilon = float(epsilon)
         self.amsgrad = bool(amsgrad)
 
+    def _slot_groups(self):
+        groups = [(("momentum", 0.0), ("velocity", 0.0))]
+        return groups + [(("velocity_hat", 0.0),)] if self.amsgrad else groups
+
     def update_step(self, gradient, variable, learning_rate):
         step = _scalar(self.iterations + 1, variable)   # read with ops: traced, never frozen
         one = _scalar(1.0, variable)
@@ -116,6 +120,9 @@ class Lion(Optimizer):
                              f"optimizer degenerates to SignSGD. Received: beta_1={beta_1}.")
         self.beta_1 = float(beta_1)
         self.beta_2 = float(beta_2)
+
+    def _slot_groups(self):
+        return [(("momentum", 0.0),)]
 
     def update_step(self, gradient, variable, learning_rate):
         lr = _scalar(learning_rate, variable)

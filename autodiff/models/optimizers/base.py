@@ -171,10 +171,28 @@ class Optimizer:
             checked.append((elementwise.cast(g, v.dtype) if g.dtype != v.dtype else g, v))
         return run_atomically(self, checked)
 
+    def _slot_groups(self):
+        """The slots, grouped as Keras 3 creates them: ``[(names...), ...]``; the names in one
+        group alternate per variable, the groups follow one another."""
+        return []
+
+    def build(self, var_list):
+        """Creates every slot of every variable in ``var_list`` in Keras 3's order, so the
+        optimizer's ``variables`` line up with a Keras file's (done by the first step)."""
+        for group in self._slot_groups():
+            for variable in var_list:
+                for name, initial in group:
+                    self.slot(variable, name, initial)
+        self.built = True
+
+    built = False
+
     def _apply_now(self, pairs):
         """The step itself, eager, under ``self._lock``: clip, decay, update, count."""
-        grads = self._clip_gradients([g for g, _ in pairs])
         variables = [v for _, v in pairs]
+        if not self.built:
+            self.build(variables)
+        grads = self._clip_gradients([g for g, _ in pairs])
         lr = self.learning_rate
         self._apply_weight_decay(variables, lr)
         for g, v in zip(grads, variables):

@@ -36,6 +36,9 @@ class SGD(Optimizer):
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
+    def _slot_groups(self):
+        return [(("momentum", 0.0),)] if self.momentum else []
+
     def update_step(self, gradient, variable, learning_rate):
         lr = _scalar(learning_rate, variable)
         if self.momentum == 0:
@@ -81,6 +84,10 @@ class RMSprop(Optimizer):
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
         self.centered = bool(centered)
+
+    def _slot_groups(self):
+        return [(("velocity", 0.0),)] + ([(("momentum", 0.0),)] if self.momentum > 0 else []) \
+            + ([(("average_gradient", 0.0),)] if self.centered else [])
 
     def update_step(self, gradient, variable, learning_rate):
         lr = _scalar(learning_rate, variable)
@@ -129,6 +136,9 @@ class Adagrad(Optimizer):
         super().__init__(learning_rate, name or "adagrad", **kwargs)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
+
+    def _slot_groups(self):
+        return [(("accumulator", self.initial_accumulator_value),)]
 
     def update_step(self, gradient, variable, learning_rate):
         lr = _scalar(learning_rate, variable)
