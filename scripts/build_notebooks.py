@@ -83,7 +83,8 @@ Usage (from the repository root):
                                                       #   outputs from the committed teacher
                                                       #   editions (no kernel; a lesson whose
                                                       #   code changed is refused: build it)
-    python scripts/build_notebooks.py --check         # sources and .ipynb agree? (no kernel)
+    python scripts/build_notebooks.py --check         # sources and .ipynb agree, and the stored
+                                                      #   players are the widgets'? (no kernel)
     python scripts/build_notebooks.py --out DIR ...   # write DIR/NN_*.ipynb and DIR/student/
                                                       #   instead of notebooks/ (with any of the
                                                       #   above but --check)
