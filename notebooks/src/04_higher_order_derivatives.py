@@ -328,7 +328,7 @@ with ad.GradientTape() as outer:
 
 grads = outer.gradient(penalty, layer.trainable_variables)
 for variable, g in zip(layer.trainable_variables, grads):
-    print(f"{variable.name:>14}: variable {tuple(variable.shape)}, gradient {tuple(g.shape)}")
+    print(f"{variable.path:>14}: variable {tuple(variable.shape)}, gradient {tuple(g.shape)}")
 
 # %% [markdown]
 # One gradient per weight, shaped like it. A few steps of gradient descent on the penalty

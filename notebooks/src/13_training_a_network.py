@@ -127,7 +127,7 @@ check(my_prediction, n_parameters,
 
 # %% tags=["reveal"]
 for v in model.trainable_variables:
-    print(f"{v.name:28s} {tuple(v.shape)}")
+    print(f"{v.path:28s} {tuple(v.shape)}")
 
 # %% [markdown]
 # ## 3. One step by hand

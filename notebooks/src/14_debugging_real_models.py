@@ -361,7 +361,7 @@ print("gradients holding NaN:", sum(g is not None and bool(np.isnan(g.numpy()).a
 # e.g. `"logits"`.
 
 # %% tags=["solution"]
-none_layers = {v.name.split("/")[0] for v, g in zip(broken.trainable_variables, grads)
+none_layers = {v.path.split("/")[-2] for v, g in zip(broken.trainable_variables, grads)
                if g is None}
 
 my_prediction = ...  # your prediction, a layer name
