@@ -209,7 +209,8 @@ def test_argument_defaults_equal_keras(tf, cls):
     ours = inspect.signature(getattr(ad.layers, cls)).parameters
     theirs = inspect.signature(getattr(tf.keras.layers, cls)).parameters
     shared = [p for p in ours if p in theirs]
-    assert len(shared) >= len(ours) - 2   # only name and dtype are Keras kwargs
+    # name, dtype and zero_output_for_mask are in Keras' **kwargs
+    assert len(shared) >= len(ours) - 3
     for p in shared:
         assert ours[p].default == theirs[p].default, (cls, p)
     assert list(shared) == [p for p in theirs if p in ours], cls   # same order too
@@ -291,9 +292,24 @@ def test_dropout_raises_not_implemented_error(cls):
         cls(UNITS, recurrent_dropout=0.2)
 
 
-def test_stateful_and_masks_raise_not_implemented_error():
+def test_stateful_raises_not_implemented_error():
     with pytest.raises(NotImplementedError, match="stateful"):
         GRU(UNITS, stateful=True)
-    layer = GRU(UNITS)
-    with pytest.raises(NotImplementedError, match="mask"):
-        layer(ad.ones([BATCH, TIME, FEATURES]), mask=ad.ones([BATCH, TIME], dtype=ad.bool))
+
+
+@pytest.mark.parametrize("return_sequences", [True, False])
+@pytest.mark.parametrize("zero_output", [True, False])
+def test_a_masked_step_keeps_the_states_as_keras(tf, return_sequences, zero_output):
+    mask = np.ones([BATCH, TIME], bool)
+    mask[0, 2:] = False
+    mask[1, :1] = False
+    theirs = tf.keras.layers.GRU(UNITS, return_sequences=return_sequences, return_state=True,
+                                 zero_output_for_mask=zero_output)
+    ours = GRU(UNITS, return_sequences=return_sequences, return_state=True,
+               zero_output_for_mask=zero_output)
+    x = _inputs()
+    theirs(x), ours(ad.constant(x))
+    ours.set_weights(theirs.get_weights())
+    for a, t in zip(ours(ad.constant(x), mask=ad.constant(mask)),
+                    theirs(x, mask=tf.constant(mask))):
+        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=2e-5, atol=2e-6)

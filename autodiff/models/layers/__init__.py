@@ -8,13 +8,19 @@ when it knows the input's last dimension (Keras calls this *building*):
     >>> layer.built
     False
     >>> y = layer(ad.random.normal([7, 5]))          # builds: kernel (5, 10), bias (10,)
-    >>> [v.name for v in layer.trainable_variables]
-    ['dense/kernel:0', 'dense/bias:0']
+    >>> [(v.name, v.path) for v in layer.trainable_variables]
+    [('kernel', 'dense/kernel'), ('bias', 'dense/bias')]
 
-Names follow Keras: the snake_case class name, made unique per program run
-(``dense``, ``dense_1``, ...), and variables named ``layer/variable:0``. A
-layer lists its own variables in creation order (kernel, then bias), not
-sorted by attribute name as a plain ``ad.Module`` would.
+Names follow Keras 3: the snake_case class name, made unique per program run
+(``dense``, ``dense_1``, ...); a variable's ``name`` is short and its
+``path`` names the scopes it was built in (``weights.py``). A layer lists
+its own variables in creation order (kernel, then bias), not sorted by
+attribute name as a plain ``ad.Module`` would.
+
+Files, one concept each: ``base.py`` (building, add_weight, losses,
+configs), ``weights.py``, ``core.py``, ``activation.py``, ``conv.py``,
+``pooling.py``, ``normalization.py``, ``merging.py``, ``attention.py``,
+``recurrent_cells.py``, ``recurrent.py``, ``wrappers.py``.
 
 Everything a layer computes is ordinary ops, so a tape differentiates a
 layer like any other code, to any order (the guides take Jacobians and
@@ -22,13 +28,18 @@ Hessians through them). Only batch normalization's moving statistics are
 updated outside every tape, with ``Variable.assign``, as in Keras.
 """
 
+from .activation import Activation, LeakyReLU, ReLU, Reshape, Softmax
+from .attention import MultiHeadAttention
 from .base import Layer
-from .conv import AveragePooling2D, Conv2D, MaxPooling2D
-from .core import Dense, Dropout, Embedding, Flatten
+from .conv import AveragePooling2D, Conv1D, Conv2D, MaxPooling2D
+from .core import Dense, Dropout, Embedding, Flatten, SpatialDropout2D
 from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract
-from .normalization import BatchNormalization, LayerNormalization
+from .normalization import BatchNormalization, GroupNormalization, LayerNormalization
+from .pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
+                      GlobalMaxPooling2D)
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
+from .wrappers import Bidirectional, TimeDistributed
 
 from ..functional.keras_tensor import Input, InputLayer  # noqa: E402 (keras.layers.Input)
 
@@ -39,7 +50,10 @@ __all__ = ["Layer", "Dense", "Flatten", "Dropout", "Embedding", "Conv2D", "MaxPo
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
            "LayerNormalization", "RNN", "SimpleRNN", "GRU", "LSTM", "SimpleRNNCell", "GRUCell",
            "LSTMCell", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-           "Concatenate", "Input", "InputLayer"]
+           "Concatenate", "Input", "InputLayer", "Activation", "ReLU", "LeakyReLU", "Softmax",
+           "Reshape", "Conv1D", "MultiHeadAttention", "GroupNormalization", "SpatialDropout2D",
+           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "GlobalAveragePooling1D",
+           "GlobalMaxPooling1D", "TimeDistributed", "Bidirectional"]
 
 
 def __dir__():   # dir(ad.layers) and tab completion show the layers, not the package's modules

@@ -16,6 +16,7 @@ layer computes nothing: it records the call for a functional model
 
 import inspect
 import itertools
+import re
 import threading
 
 from ... import dtypes, nest
@@ -23,7 +24,7 @@ from ... import tape as _tape
 from ...ops import elementwise
 from ...tensor import Tensor, convert_to_tensor
 from .. import activations, initializers, regularizers
-from ..module import Module, _flatten, _calling, camel_to_snake
+from ..module import Module, _flatten, _calling
 from .weights import KerasVariable, parse_add_weight
 
 __all__ = ["Layer", "get_activation", "refuse"]
@@ -40,10 +41,19 @@ KERAS_DEFAULTS = {"kernel_constraint": None, "bias_constraint": None, "recurrent
                   "moving_variance_initializer": "ones", "beta_initializer": "zeros",
                   "gamma_initializer": "ones", "activity_regularizer": None,
                   "input_length": None, "beta_regularizer": None, "gamma_regularizer": None,
-                  "recurrent_regularizer": None}
+                  "recurrent_regularizer": None, "kernel_regularizer": None,
+                  "bias_regularizer": None}
 
 _name_counters = {}  # base name -> itertools.count, so names are unique per run (Keras' uids)
 _calls = threading.local()   # .depth: nesting of layer calls in this thread (losses reset at 0)
+
+
+def keras_snake(name):
+    """Keras' snake case for a class name: ``'GlobalAveragePooling2D'`` ->
+    ``'global_average_pooling2d'``, ``'ReLU'`` -> ``'re_lu'`` (a digit does not start a word,
+    unlike TensorFlow's module names)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def _unique_name(base):
@@ -90,7 +100,7 @@ class Layer(Module):
     def __init__(self, name=None, dtype=None, trainable=True, input_shape=None, input_dim=None,
                  activity_regularizer=None, autocast=True, **kwargs):
         check_keras_only(type(self).__name__, kwargs)
-        super().__init__(name=name or _unique_name(camel_to_snake(type(self).__name__)))
+        super().__init__(name=name or _unique_name(keras_snake(type(self).__name__)))
         if isinstance(dtype, dict):   # Keras 3's stored DTypePolicy
             dtype = (dtype.get("config") or {}).get("name")
         self.dtype = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)

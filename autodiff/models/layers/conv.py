@@ -1,9 +1,11 @@
-"""Layers over NHWC images: Conv2D, MaxPooling2D, AveragePooling2D."""
+"""Convolution and pooling layers, channels last: Conv1D (NWC), Conv2D, MaxPooling2D,
+AveragePooling2D (NHWC)."""
 
 from ... import nn
+from ...ops.join import pad
 from .base import Layer, _unique_name, get_activation, refuse
 
-__all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D"]
+__all__ = ["Conv1D", "Conv2D", "MaxPooling2D", "AveragePooling2D"]
 
 
 class Conv2D(Layer):
@@ -68,6 +70,73 @@ class Conv2D(Layer):
         if self.use_bias:
             outputs = outputs + self.bias
         return outputs if self.activation is None else self.activation(outputs)
+
+
+class Conv1D(Layer):
+    """A 1-D convolution over sequences ``[batch, steps, channels]``, as Keras' Conv1D.
+
+    Args:
+        filters, activation, use_bias, kernel_initializer, bias_initializer: as ``Conv2D``.
+        kernel_size, strides, dilation_rate: ints (or one-element tuples).
+        padding: ``'valid'``, ``'same'`` or ``'causal'`` (zeros on the left only, so
+            an output step never sees a later input step).
+
+    The kernel is ``(kernel_size, channels, filters)``.
+
+    >>> ad.keras.layers.Conv1D(4, 3, padding="causal")(ad.ones([2, 10, 3])).shape
+    TensorShape([2, 10, 4])
+    """
+
+    _ad_config = ("filters", "kernel_size", "strides", "padding", "dilation_rate", "activation",
+                  "use_bias", "kernel_initializer", "bias_initializer")
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", dilation_rate=1,
+                 activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 name=None, **kwargs):
+        refuse("Conv1D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer)
+        super().__init__(name=name or _unique_name("conv1d"), **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = (_one_int(kernel_size, "kernel_size"),)
+        self.strides = (_one_int(strides, "strides"),)
+        self.dilation_rate = (_one_int(dilation_rate, "dilation_rate"),)
+        self.padding = str(padding).lower()
+        if self.padding not in ("valid", "same", "causal"):
+            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', not "
+                             f"{padding!r}")
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(f"Conv1D layer {self.name!r}: its input must have rank 3 "
+                             f"[batch, steps, channels], got shape {tuple(input_shape)}")
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (
+            input_shape[-1], self.filters), initializer=self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.filters,),
+                                        initializer=self.bias_initializer)
+
+    def call(self, inputs):
+        padding = self.padding.upper()
+        if padding == "CAUSAL":   # Keras: pad (kernel - 1) * dilation steps on the left
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            inputs = pad(inputs, [[0, 0], [left, 0], [0, 0]])
+            padding = "VALID"
+        outputs = nn.conv1d(inputs, self.kernel, stride=self.strides[0], padding=padding,
+                            dilations=self.dilation_rate[0])
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return self.activation(outputs)
+
+
+def _one_int(value, what):
+    value = value[0] if isinstance(value, (tuple, list)) and len(value) == 1 else value
+    if not isinstance(value, int) or value < 1:
+        raise ValueError(f"Conv1D: {what} must be a positive int, not {value!r}")
+    return value
 
 
 def _int_pair(value, what, layer="Conv2D"):

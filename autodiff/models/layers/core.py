@@ -1,4 +1,4 @@
-"""The core layers: Dense, Flatten, Dropout, Embedding."""
+"""The core layers: Dense, Flatten, Dropout, SpatialDropout2D, Embedding (with mask_zero)."""
 
 from ...dtypes import int32
 from ...ops.elementwise import cast
@@ -7,9 +7,10 @@ from ...ops.nn_compositions import dropout
 from ...ops.shape import reshape
 from ...ops.slicing import gather
 from .. import regularizers
-from .base import Layer, get_activation
+from ...ops.predicates import not_equal
+from .base import Layer, _unique_name, get_activation
 
-__all__ = ["Dense", "Flatten", "Dropout", "Embedding"]
+__all__ = ["Dense", "Flatten", "Dropout", "SpatialDropout2D", "Embedding"]
 
 
 class Dense(Layer):
@@ -126,6 +127,33 @@ class Dropout(Layer):
         return dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
 
+class SpatialDropout2D(Dropout):
+    """Dropout of whole channels: while training, each channel of each example (NHWC) is
+    zeroed with probability ``rate`` everywhere at once, the rest scaled by ``1 / (1 - rate)``.
+
+    >>> ad.keras.layers.SpatialDropout2D(0.5)(ad.ones([1, 2, 2, 3]), training=False).shape
+    TensorShape([1, 2, 2, 3])
+    """
+
+    _ad_config = ("rate", "seed")
+
+    def __init__(self, rate, data_format=None, seed=None, name=None, **kwargs):
+        if data_format not in (None, "channels_last"):
+            raise NotImplementedError(f"SpatialDropout2D: data_format={data_format!r} is not "
+                                      f"implemented (channels_last only)")
+        super().__init__(rate, seed=seed, name=name or _unique_name("spatial_dropout2d"),
+                         **kwargs)
+
+    def call(self, inputs, training=False):
+        if inputs.ndim != 4:
+            raise ValueError(f"SpatialDropout2D layer {self.name!r}: expected rank 4 "
+                             f"[batch, height, width, channels], got shape {tuple(inputs.shape)}")
+        if not training or self.rate == 0:
+            return inputs
+        shape = (inputs.shape[0], 1, 1, inputs.shape[3])
+        return dropout(inputs, self.rate, noise_shape=shape, seed=self.seed)
+
+
 class Embedding(Layer):
     """A lookup table: row ``i`` of ``embeddings`` for each integer ``i`` in the input.
 
@@ -133,6 +161,10 @@ class Embedding(Layer):
         input_dim: the vocabulary size (rows of the table).
         output_dim: the size of each vector.
         embeddings_initializer: Keras' default ``'uniform'`` is U(-0.05, 0.05).
+        mask_zero: id 0 is padding: the layer's mask (``compute_mask``) is
+            ``ids != 0``, and a Sequential or functional model passes it to the
+            layers after it that take a ``mask`` (the recurrent layers skip those
+            steps), as Keras.
 
     The gradient reaches only the rows that were looked up (dense here:
     zeros elsewhere; TensorFlow hands back ``IndexedSlices``).
@@ -142,8 +174,12 @@ class Embedding(Layer):
     TensorShape([2, 2, 3])
     """
 
-    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", **kwargs):
+    _ad_config = ("input_dim", "output_dim", "embeddings_initializer", "mask_zero")
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False,
+                 **kwargs):
         super().__init__(**kwargs)
+        self.mask_zero = bool(mask_zero)
         for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Both `input_dim` and `output_dim` should be positive, "
@@ -161,3 +197,6 @@ class Embedding(Layer):
         if not inputs.dtype.is_integer:
             inputs = cast(inputs, int32)   # Keras casts float ids to int32
         return gather(self.embeddings, inputs)
+
+    def compute_mask(self, inputs, mask=None):
+        return not_equal(inputs, 0) if self.mask_zero else None

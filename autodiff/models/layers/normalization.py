@@ -1,11 +1,12 @@
-"""Normalization layers: BatchNormalization (over the batch, with moving statistics) and
-LayerNormalization (over each example's features)."""
+"""Normalization layers: BatchNormalization (over the batch, with moving statistics),
+LayerNormalization (over each example's features) and GroupNormalization (over groups of
+channels)."""
 
 from ...ops import elementwise, reduce
 from ...ops.shape import STOP_GRADIENT, reshape
 from .base import Layer
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization"]
 
 
 class _Normalization(Layer):
@@ -145,3 +146,59 @@ class LayerNormalization(_Normalization):
         if self.center:
             shift = shift + self._broadcastable(self.beta, ndim)
         return inputs * inv + shift
+
+
+class GroupNormalization(Layer):
+    """Normalizes each example over groups of channels (Wu and He), as Keras 3's.
+
+    The channels (``axis``, default the last) are split into ``groups``
+    equal groups; each group of each example is normalized by its own mean
+    and variance over every other axis, then scaled by ``gamma`` and shifted
+    by ``beta`` per channel. ``groups=1`` normalizes over all channels (like
+    layer normalization over every axis); ``groups=channels`` is instance
+    normalization.
+
+    Args:
+        groups: how many groups (must divide the number of channels).
+        axis: the channel axis (default -1).
+        epsilon: added to the variance before the square root.
+        center, scale: whether to have ``beta`` / ``gamma`` (trainable, one per channel).
+
+    Raises:
+        ValueError: ``groups`` that does not divide the channels, naming both.
+    """
+
+    _ad_config = ("groups", "axis", "epsilon", "center", "scale")
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        self.groups, self.axis, self.epsilon = int(groups), int(axis), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.gamma = self.beta = None
+
+    def build(self, input_shape):
+        channels = input_shape[self.axis]
+        if channels is None or channels % self.groups or self.groups > channels:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number "
+                             f"of channels ({channels}) for layer {self.name!r}.")
+        if self.scale:
+            self.gamma = self.add_weight(name="gamma", shape=(channels,), initializer="ones")
+        if self.center:
+            self.beta = self.add_weight(name="beta", shape=(channels,), initializer="zeros")
+
+    def call(self, inputs):
+        shape = tuple(inputs.shape)
+        axis = self.axis % len(shape)
+        if axis != len(shape) - 1:
+            raise NotImplementedError(f"GroupNormalization: only the last axis as channels is "
+                                      f"implemented (axis={self.axis})")
+        channels = shape[-1]
+        grouped = reshape(inputs, shape[:-1] + (self.groups, channels // self.groups))
+        axes = tuple(range(1, len(shape) - 1)) + (len(shape),)   # all but batch and group
+        mean = reduce.reduce_mean(grouped, axis=axes, keepdims=True)
+        variance = reduce.reduce_mean(elementwise.square(grouped - mean), axis=axes,
+                                      keepdims=True)
+        normalized = reshape((grouped - mean) * elementwise.rsqrt(variance + self.epsilon), shape)
+        if self.scale:
+            normalized = normalized * self.gamma
+        return normalized + self.beta if self.center else normalized

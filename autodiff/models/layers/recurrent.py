@@ -12,12 +12,14 @@ reverse walk and nothing more) and ``ad.function`` traces the unrolled loop.
 Everything follows Keras 3, so weights copied from a Keras layer give the same
 outputs: argument names and defaults, variable names and shapes (``kernel``,
 ``recurrent_kernel``, ``bias``, listed in that order), the gate order (GRU: z,
-r, h; LSTM: i, f, c, o) and each cell's equations. Not here: dropout, masks,
-stateful layers and stacked cells (they raise NotImplementedError).
+r, h; LSTM: i, f, c, o) and each cell's equations. Not here: dropout, stateful
+layers and stacked cells (they raise NotImplementedError).
 """
 
 from ...ops import creation, elementwise
 from ...ops.join import stack, unstack
+from ...ops.predicates import where
+from ...ops.shape import expand_dims
 from ...tensor import convert_to_tensor
 from .base import Layer
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, _as_list, _Cell, _checked_units
@@ -42,7 +44,10 @@ class RNN(Layer):
             returned sequence is in that (reversed) order too, as in Keras.
         stateful, unroll, zero_output_for_mask: Keras' arguments. Only
             ``stateful=False`` works; ``unroll`` changes nothing (the loop is
-            always unrolled here); masks are not supported.
+            always unrolled here). With a ``mask`` (``[batch, time]`` booleans, or
+            an ``Embedding(mask_zero=True)`` before it in a model), a masked step
+            keeps the states and repeats the last output (zeros with
+            ``zero_output_for_mask=True``), as Keras.
 
     Call arguments: ``inputs``; ``initial_state``, a tensor or a list of one
     per state (each ``[batch, size]``); ``training`` (passed to the cell).
@@ -53,7 +58,8 @@ class RNN(Layer):
     """
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
-                 stateful=False, unroll=False, zero_output_for_mask=False, name=None, dtype=None):
+                 stateful=False, unroll=False, zero_output_for_mask=False, name=None, dtype=None,
+                 **kwargs):
         who = type(self).__name__
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError(f"{who}: a list of cells (Keras' StackedRNNCells) is not "
@@ -64,7 +70,7 @@ class RNN(Layer):
         if stateful:
             raise NotImplementedError(f"{who}: stateful=True is not implemented; carry the "
                                       f"states yourself with return_state and initial_state")
-        super().__init__(name=name, dtype=dtype)
+        super().__init__(name=name, dtype=dtype, **kwargs)
         self.cell = cell    # an attribute, so trainable_variables walks into the cell's
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
@@ -74,6 +80,10 @@ class RNN(Layer):
         self.zero_output_for_mask = bool(zero_output_for_mask)
         size = cell.state_size
         self.state_size = [size] if isinstance(size, int) else list(size)
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask goes on with the sequence (``return_sequences``), as Keras."""
+        return mask if self.return_sequences else None
 
     def _check_sequences(self, shape):
         if len(shape) != 3 or shape[-1] is None:
@@ -111,25 +121,31 @@ class RNN(Layer):
 
     def call(self, inputs, initial_state=None, mask=None, training=False):
         self._check_sequences(inputs.shape)
-        if mask is not None:
-            raise NotImplementedError(f"{type(self).__name__} layer {self.name!r}: masks are "
-                                      f"not implemented")
         states = self._initial_states(inputs.shape[0], initial_state)
         steps = unstack(inputs, axis=1)
+        masks = [None] * len(steps) if mask is None else \
+            unstack(expand_dims(convert_to_tensor(mask), -1), axis=1)
         if self.go_backwards:
-            steps = steps[::-1]
+            steps, masks = steps[::-1], masks[::-1]
         kwargs = {"training": training} if isinstance(self.cell, Layer) else {}
         outputs = []
-        for x_t in steps:
-            output, states = self.cell(x_t, states, **kwargs)
-            states = _as_list(states)
+        for x_t, m_t in zip(steps, masks):
+            output, new_states = self.cell(x_t, states, **kwargs)
+            new_states = _as_list(new_states)
+            if m_t is not None:   # a masked step keeps the states and repeats the last output
+                before = outputs[-1] if outputs and not self.zero_output_for_mask \
+                    else creation.zeros_like(output)
+                output = where(m_t, output, before)
+                new_states = [where(m_t, n, s) for n, s in zip(new_states, states)]
+            states = new_states
             outputs.append(output)
         output = stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return (output, *states) if self.return_state else output
 
 
 _CELL_ATTRIBUTES = {"units", "activation", "recurrent_activation", "use_bias", "reset_after",
-                    "unit_forget_bias", "dropout", "recurrent_dropout"}
+                    "unit_forget_bias", "dropout", "recurrent_dropout", "kernel_initializer",
+                    "recurrent_initializer", "bias_initializer", "seed"}
 
 
 class _OwnCellRNN(RNN):
@@ -137,6 +153,19 @@ class _OwnCellRNN(RNN):
 
     Each checks its arguments before making the cell, so that an error names
     the layer the user asked for (``GRU``) rather than its cell."""
+
+    def get_config(self):
+        """Keras' config: the constructor's arguments, read from the layer or its cell."""
+        import inspect
+        from .base import _dtype_policy, _serialized
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": _dtype_policy(self.dtype)}
+        for key in inspect.signature(type(self).__init__).parameters:
+            if key in ("self", "name", "dtype", "kwargs"):
+                continue
+            value = getattr(self, key) if key in vars(self) else getattr(self.cell, key)
+            config[key] = _serialized(value, key)
+        return config
 
     def __getattr__(self, attribute):   # only called for what the layer itself lacks
         if attribute in _CELL_ATTRIBUTES and "cell" in self.__dict__:
@@ -153,25 +182,26 @@ class SimpleRNN(_OwnCellRNN):
         return_sequences, return_state, go_backwards, stateful, unroll: ``RNN``'s.
 
     The cell is named ``'simple_rnn_cell'``, its variables
-    ``'simple_rnn/simple_rnn_cell/kernel:0'`` and so on, as Keras' paths.
+    ``'simple_rnn/simple_rnn_cell/kernel'`` and so on, as Keras' paths.
 
     >>> layer = ad.layers.SimpleRNN(3, return_state=True)
     >>> output, state = layer(ad.ones([2, 5, 4]))
-    >>> output.shape, [v.name for v in layer.trainable_variables][1]
-    (TensorShape([2, 3]), 'simple_rnn/simple_rnn_cell/recurrent_kernel:0')
+    >>> output.shape, [v.path for v in layer.trainable_variables][1]
+    (TensorShape([2, 3]), 'simple_rnn/simple_rnn_cell/recurrent_kernel')
     """
 
     def __init__(self, units, activation="tanh", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, seed=None, name=None, dtype=None):
+                 unroll=False, seed=None, name=None, dtype=None, zero_output_for_mask=False,
+                 **kwargs):
         _checked_units("SimpleRNN", units, dropout, recurrent_dropout)
         cell = SimpleRNNCell(units, activation, use_bias, kernel_initializer,
                              recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
                              seed, name="simple_rnn_cell", dtype=dtype)
         super().__init__(cell, return_sequences, return_state, go_backwards, stateful, unroll,
-                         name=name, dtype=dtype)
+                         zero_output_for_mask, name=name, dtype=dtype, **kwargs)
 
 
 class GRU(_OwnCellRNN):
@@ -192,13 +222,14 @@ class GRU(_OwnCellRNN):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, reset_after=True, name=None, dtype=None):
+                 unroll=False, reset_after=True, name=None, dtype=None,
+                 zero_output_for_mask=False, **kwargs):
         _checked_units("GRU", units, dropout, recurrent_dropout)
         cell = GRUCell(units, activation, recurrent_activation, use_bias, kernel_initializer,
                        recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
                        reset_after, seed, name="gru_cell", dtype=dtype)
         super().__init__(cell, return_sequences, return_state, go_backwards, stateful, unroll,
-                         name=name, dtype=dtype)
+                         zero_output_for_mask, name=name, dtype=dtype, **kwargs)
 
 
 class LSTM(_OwnCellRNN):
@@ -220,10 +251,11 @@ class LSTM(_OwnCellRNN):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", unit_forget_bias=True, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
-                 go_backwards=False, stateful=False, unroll=False, name=None, dtype=None):
+                 go_backwards=False, stateful=False, unroll=False, name=None, dtype=None,
+                 zero_output_for_mask=False, **kwargs):
         _checked_units("LSTM", units, dropout, recurrent_dropout)
         cell = LSTMCell(units, activation, recurrent_activation, use_bias, kernel_initializer,
                         recurrent_initializer, bias_initializer, unit_forget_bias, dropout,
                         recurrent_dropout, seed, name="lstm_cell", dtype=dtype)
         super().__init__(cell, return_sequences, return_state, go_backwards, stateful, unroll,
-                         name=name, dtype=dtype)
+                         zero_output_for_mask, name=name, dtype=dtype, **kwargs)

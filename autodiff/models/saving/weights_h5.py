@@ -34,8 +34,8 @@ def require_h5py():
 
 
 def _snake(name):
-    from ..module import camel_to_snake
-    return camel_to_snake(name)
+    from ..layers.base import keras_snake
+    return keras_snake(name)
 
 
 def _own_variables(obj):
