@@ -100,6 +100,31 @@ def test_snippet_shows_a_static_svg_until_the_script_runs():
     assert '<div class="tp-fallback"><svg' in snippet
 
 
+def test_players_built_by_different_kernels_have_different_ids_and_find_their_own_element(
+        monkeypatch):
+    """Every lesson is built by a kernel of its own: the first player of each got the id
+    tp-static-0, and in JupyterLab (one page for every open notebook) a restored tab's
+    script started the player in another notebook's element (issue 35, item 4)."""
+    import itertools
+    import re
+
+    from widgets.player.page import html_export
+
+    ids = []
+    for power in (2.0, 3.0):
+        monkeypatch.setattr(html_export, "_ids", itertools.count())
+        x = ad.Variable(1.5, name="x")
+        with ad.GradientTape() as tape:
+            y = x ** power
+        snippet = html_snippet(tape, y, x)
+        ids.append(re.search(r'<div class="tp-static" id="([^"]+)">', snippet).group(1))
+        # the script takes its own element from document.currentScript, before any await
+        assert "(async function (me) {" in snippet and "})(document.currentScript);" in snippet
+        assert 'const host = (me && me.closest(".tp-static")) || document.getElementById(' \
+            f'"{ids[-1]}");' in snippet
+    assert ids[0] != ids[1] and all(i.startswith("tp-static-0-") for i in ids)
+
+
 # ---- the Python SVG snapshot ------------------------------------------------
 def _svg_nodes(svg):
     root = ET.fromstring(svg)

@@ -25,6 +25,7 @@ function, and a tiny stand-in for anywidget's model (``get``, ``set``,
 """
 
 import base64
+import hashlib
 import gzip
 import itertools
 import json
@@ -199,18 +200,27 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
         An HTML string with no external references.
     """
     rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
-    uid = f"tp-static-{next(_ids)}"
     state = {"frame": int(frame) % len(rep.frames), "playing": bool(autoplay),
              "speed": float(speed), "classroom": bool(classroom)}
+    data = _data_script(rep.data)
+    # The script finds its own element (document.currentScript, taken before the
+    # first await). The id is only a fallback, and differs between players: a
+    # counter alone gave "tp-static-1" to the first player of EVERY lesson, and in
+    # JupyterLab, which keeps every open notebook in one page, each restored tab's
+    # script then started the player of the first lesson's element, not its own.
+    digest = hashlib.sha1(f"{data}{state}".encode("utf-8")).hexdigest()[:10]
+    uid = f"tp-static-{next(_ids)}-{digest}"
     return f"""<div class="tp-static" id="{uid}">
 <style>{player_css()}</style>
 <div class="tp-fallback">{_fallback(rep, picture)}</div>
-{_data_script(rep.data)}
+{data}
 <script type="application/json" class="tp-state">{_json_for_script(state)}</script>
 <script>
-(async function () {{
+(async function (me) {{
 {_module_body()}
-  const host = document.getElementById("{uid}");
+  const host = (me && me.closest(".tp-static")) || document.getElementById("{uid}");
+  if (!host || host.dataset.started) return;                // none, or started already
+  host.dataset.started = "1";
   const state = JSON.parse(host.querySelector("script.tp-state").textContent);
   const script = host.querySelector("script.tp-data");
   if (script.type === "application/gzip-base64") {{
@@ -239,7 +249,7 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
   const fallback = host.querySelector(".tp-fallback");
   if (fallback) fallback.remove();
   render({{ model, el }});
-}})();
+}})(document.currentScript);
 </script>
 </div>"""
 

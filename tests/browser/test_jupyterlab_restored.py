@@ -1,0 +1,117 @@
+"""Stored players start when JupyterLab restores several notebooks at once (issue 35, item 4).
+
+JupyterLab keeps every open notebook in one page. A stored player's HTML
+once found its element by an id made by a counter, "tp-static-0" for the
+first player of EVERY notebook: with another lesson's tab restored, each
+script started the player in the first notebook's element, and the others
+kept their still picture, no Play button (lessons 1, 5 and 14). Now a
+script starts the player in its own element (``document.currentScript``),
+and ids differ between players.
+
+The test writes two trusted notebooks (signed, as ``jupyter trust`` does:
+a stored player's script runs only in a trusted notebook), each with a
+stored player as ``scripts/build_notebooks.py`` saves it, opens both in one
+JupyterLab page, then reloads the page so that JupyterLab restores both
+tabs from its workspace, and checks, each time, that each notebook's player
+started in its own output (a Play button, no picture left) within 20 s, with
+no kernel asked to run anything. An untrusted notebook keeps the picture
+(tests/browser/test_jupyterlab_untrusted.py).
+"""
+
+import itertools
+
+import pytest
+
+import autodiff as ad
+from widgets.player.page import html_export
+from widgets.player.page.tape_player import TapePlayer
+
+from test_jupyterlab_player import jupyterlab  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+STARTED = """(name) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find((w) => w.context && w.context.path === name);
+  if (!panel) return null;
+  const out = panel.node.querySelector('.jp-OutputArea-output');
+  return {players: panel.node.querySelectorAll('.tp-root').length,
+          play: panel.node.querySelectorAll('.tp-root .tp-play').length,
+          pictures: panel.node.querySelectorAll('.tp-fallback').length,
+          title: out ? (out.querySelector('.tp-title') || {}).textContent || '' : ''};
+}"""
+READY = "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
+OPEN = """async (path) => {
+  await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+}"""
+
+
+def _player_notebook(path, power, notary):
+    """A notebook whose one cell holds a stored player of y = x ** power, signed."""
+    nbformat = pytest.importorskip("nbformat")
+    x = ad.Variable(1.5, name="x")
+    with ad.GradientTape() as tape:
+        y = x ** power
+    html_export._ids = itertools.count()      # each lesson is built by a kernel of its own
+    data, metadata = TapePlayer(tape, y, x, names={"y": y})._repr_mimebundle_()
+    data.pop("application/vnd.jupyter.widget-view+json", None)     # as the lessons store it
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(f"player  # y = x ** {power}", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# Player {power}"), cell]
+    notary.sign(nb)
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture
+def trusted_lab(tmp_path, monkeypatch, request):
+    """The JupyterLab of test_jupyterlab_player, with its own notary (a data folder here)."""
+    from nbformat.sign import NotebookNotary
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(data_dir))        # read by the server it starts
+    base, log_path = request.getfixturevalue("jupyterlab")
+    root = tmp_path / "lab" / "root"
+    notary = NotebookNotary(data_dir=str(data_dir))
+    names = []
+    for power in (2, 3):
+        names.append(f"player_{power}.ipynb")
+        _player_notebook(root / names[-1], power, notary)
+    return base, log_path, names
+
+
+def _wait_started(page, names, log_path):
+    for name in names:
+        try:
+            page.wait_for_function(f"() => {{ const s = ({STARTED})({name!r}); "
+                                   f"return s && s.play === 1 && s.pictures === 0; }}", timeout=20_000)
+        except Exception:
+            state = {n: page.evaluate(STARTED, n) for n in names}
+            pytest.fail(f"the stored player of {name} did not start within 20 s: {state}; "
+                        f"JupyterLab log:\n{log_path.read_text()[-2000:]}")
+    return {name: page.evaluate(STARTED, name) for name in names}
+
+
+def test_stored_players_start_in_every_restored_tab(chromium, trusted_lab, artifacts_dir):
+    base, log_path, names = trusted_lab
+    context = chromium.new_context(viewport={"width": 1280, "height": 720})
+    context.route("**/*", lambda route: route.continue_()
+                  if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{base}/lab", timeout=60_000)
+        page.wait_for_function(READY)
+        for name in names:                                  # both open in one page
+            page.evaluate(OPEN, name)
+        opened = _wait_started(page, names, log_path)
+        assert [opened[n]["title"] for n in names] == ["record 1: y = Pow(x, v0)"] * 2
+        page.wait_for_timeout(1500)                         # the workspace is saved
+        page.reload()                                       # JupyterLab restores both tabs
+        page.wait_for_function(READY)
+        restored = _wait_started(page, names, log_path)
+        assert all(s["players"] == 1 for s in restored.values()), restored
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_restored_tabs.png"))
+    finally:
+        context.close()
