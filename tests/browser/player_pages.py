@@ -3,6 +3,9 @@
     >>> with player_page(chromium, 1280, 720) as (page, errors):
     ...     open_player(page, path)
     ...     assert errors == []
+
+``lab_context``: a context for a test JupyterLab that reaches nothing but that
+server (and data: and blob: URLs): the offline classroom.
 """
 
 import contextlib
@@ -26,3 +29,11 @@ def open_player(page, path):
     """Goes to the exported player at ``path`` and waits for its first frame."""
     page.goto(path.as_uri())
     page.locator(".tp-root[data-frame]").wait_for()
+
+
+def lab_context(chromium, base, width, height):
+    """A browser context of ``width`` x ``height`` whose requests go only to ``base``."""
+    context = chromium.new_context(viewport={"width": width, "height": height})
+    context.route("**/*", lambda route: route.continue_()
+                  if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
+    return context

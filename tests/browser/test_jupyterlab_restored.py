@@ -26,6 +26,7 @@ import autodiff as ad
 from widgets.player.page import html_export
 from widgets.player.page.tape_player import TapePlayer
 
+from player_pages import lab_context
 from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -95,9 +96,7 @@ def _wait_started(page, names, log_path):
 
 def test_stored_players_start_in_every_restored_tab(chromium, trusted_lab, artifacts_dir):
     base, log_path, names = trusted_lab
-    context = chromium.new_context(viewport={"width": 1280, "height": 720})
-    context.route("**/*", lambda route: route.continue_()
-                  if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
+    context = lab_context(chromium, base, 1280, 720)
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:

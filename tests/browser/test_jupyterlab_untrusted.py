@@ -24,6 +24,7 @@ import pytest
 import autodiff as ad
 from widgets.player.page.tape_player import TapePlayer
 
+from player_pages import lab_context
 from test_jupyterlab_player import KERNEL_READY, KERNEL_TIMEOUT, jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -84,9 +85,7 @@ def test_untrusted_notebook_shows_the_picture_then_the_live_player_fits(
     base, log_path = jupyterlab
     name = "saved_player.ipynb"
     data = _saved_notebook(tmp_path / "lab" / "root" / name)    # the server's root folder
-    context = chromium.new_context(viewport={"width": 1280, "height": 720})
-    context.route("**/*", lambda route: route.continue_()
-                  if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
+    context = lab_context(chromium, base, 1280, 720)
     page = context.new_page()
     page.set_default_timeout(30_000)
     try:

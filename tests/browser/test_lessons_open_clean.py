@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from player_pages import lab_context
 from test_jupyterlab_player import (KERNEL_TIMEOUT, QUIET_SETTINGS, STARTUP_TIMEOUT, _answers,
                                     _free_port)
 
@@ -157,9 +158,7 @@ def lessons_lab(tmp_path_factory, prerequisite):
 def lab_page(chromium, lessons_lab):
     """One JupyterLab page for every lesson (loading the app once, not once a notebook)."""
     base, _, _ = lessons_lab
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/*", lambda route: route.continue_()
-                  if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
+    context = lab_context(chromium, base, 1400, 1000)
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(f"{base}/lab", timeout=60_000)
