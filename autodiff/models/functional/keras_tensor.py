@@ -72,8 +72,12 @@ class KerasTensor:
 
 
 def _operator(kind):
+    """The merge layer behind ``x + y`` on placeholders; like Keras' operations, it is not
+    listed in ``model.layers``."""
     from ..layers.merging import Add, Multiply, Subtract
-    return {"add": Add, "subtract": Subtract, "multiply": Multiply}[kind]()
+    layer = {"add": Add, "subtract": Subtract, "multiply": Multiply}[kind]()
+    layer._ad_operation = True
+    return layer
 
 
 class Node:

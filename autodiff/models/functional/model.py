@@ -58,8 +58,10 @@ class Functional(Model):
 
     @property
     def layers(self):
-        """Every layer of the graph, Input layers first, in Keras 3's order."""
-        return list(self._functional_layers)
+        """Every layer of the graph, Input layers first, in Keras 3's order (not the
+        operations that ``x + y`` on placeholders makes, as Keras)."""
+        return [layer for layer in self._functional_layers
+                if not layer.__dict__.get("_ad_operation")]
 
     @property
     def inputs(self):

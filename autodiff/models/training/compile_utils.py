@@ -64,6 +64,17 @@ class _FunctionLoss(_losses.Loss):
         return self.fn(y_true, y_pred)
 
 
+def by_output(value, names):
+    """Targets given as a dict by output name, put in the outputs' order (a list as is)."""
+    if not isinstance(value, dict):
+        return value
+    missing = sorted(set(names) - set(value))
+    if missing:
+        raise ValueError(f"The targets are missing the outputs {missing}; the model's outputs "
+                         f"are {names}")
+    return [value[name] for name in names]
+
+
 def _per_output(value, names, what):
     """``value`` as one entry per output: a list in output order, or a dict by output name."""
     if isinstance(value, dict):
@@ -98,6 +109,9 @@ class CompileLoss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         """``(total, per-output losses)``; outputs without a loss are skipped."""
+        y_true = by_output(y_true, self.output_names)
+        sample_weight = by_output(sample_weight, self.output_names) \
+            if isinstance(sample_weight, dict) else sample_weight
         y_true, y_pred = nest.flatten(y_true), nest.flatten(y_pred)
         if len(y_true) != len(y_pred):
             raise ValueError(f"The model has {len(y_pred)} outputs but {len(y_true)} targets "
@@ -163,7 +177,7 @@ class CompileMetrics:
         self.metrics = None   # (metric, output index, weighted) once built
 
     def build(self, y_true, y_pred):
-        y_true, y_pred = nest.flatten(y_true), nest.flatten(y_pred)
+        y_true, y_pred = nest.flatten(by_output(y_true, self.output_names)), nest.flatten(y_pred)
         self.metrics = []
         for spec, weighted in zip(self._spec, (False, True)):
             if not spec:
@@ -181,7 +195,7 @@ class CompileMetrics:
     def update_state(self, y_true, y_pred, sample_weight=None):
         if self.metrics is None:
             self.build(y_true, y_pred)
-        y_true, y_pred = nest.flatten(y_true), nest.flatten(y_pred)
+        y_true, y_pred = nest.flatten(by_output(y_true, self.output_names)), nest.flatten(y_pred)
         for metric, k, weighted in self.metrics:
             metric.update_state(y_true[k], y_pred[k], sample_weight if weighted else None)
 

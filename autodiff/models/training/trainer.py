@@ -103,7 +103,9 @@ class Trainer:
             total, parts = self._ad_compile_loss(y, y_pred, sample_weight)
             for tracker, part in zip(self._ad_output_loss_trackers, parts):
                 if part is not None:
-                    tracker.update_state(part, sample_weight=_batch_size(y_pred))
+                    # The plain mean over batches, as Keras 3's compiled step keeps it (its
+                    # traced batch size is None); its eager step weighs by batch size.
+                    tracker.update_state(part)
         penalty = total_regularization(self.losses, None)
         if penalty is not None:
             total = penalty if total is None else total + penalty
