@@ -37,6 +37,11 @@ def _rows(r):
     return {row["scope"]: row for row in r.data["debug"]["health"]}
 
 
+def _layer_name(variable):
+    """``d0/kernel``: a variable's layer and name (its path without the model)."""
+    return "/".join(variable.path.split("/")[-2:])
+
+
 def _reasons(row, rule):
     return [f["reason"] for f in row["flags"] if f["rule"] == rule]
 
@@ -57,7 +62,9 @@ def test_a_healthy_mlp_has_one_row_per_group_with_numpy_norms_and_no_flag():
     grads = tape.gradient(loss, variables)
     for i, row in enumerate(rows):
         kernel, bias = variables[2 * i], variables[2 * i + 1]
-        assert row["variables"] == [kernel.name[:-2], bias.name[:-2]]
+        # the tape's names: the layer and the variable (d0/kernel), not the model's path
+        assert row["variables"] == [_layer_name(kernel), _layer_name(bias)] == \
+            [f"d{i}/kernel" if i < 4 else "out/kernel", f"d{i}/bias" if i < 4 else "out/bias"]
         g = _norm([grads[2 * i].numpy(), grads[2 * i + 1].numpy()])
         w = _norm([kernel.numpy(), bias.numpy()])
         assert row["grad_of"] == "weights"
@@ -267,8 +274,8 @@ def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_explo
     assert _reasons(rows["mlp/aux"], "none_gradient") == \
         ["None: no gradient reaches its variables: stop_gradient on the path"]
     variables = model.trainable_variables
-    grads = dict(zip((v.name for v in variables), tape.gradient(loss, variables)))
-    assert grads["aux/kernel:0"] is None and grads["aux/bias:0"] is None
+    grads = dict(zip((_layer_name(v) for v in variables), tape.gradient(loss, variables)))
+    assert grads["aux/kernel"] is None and grads["aux/bias"] is None
     layers = [model.d0, model.nan_layer, model.fed, model.explode, model.aux, model.head]
     rms = {layer.name: _norm([layer.kernel, layer.bias]) /
            np.sqrt(layer.kernel.numpy().size + layer.bias.numpy().size) for layer in layers}
@@ -278,7 +285,7 @@ def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_explo
     assert _reasons(rows["mlp/explode"], "large_weights") == \
         [f"exploding weights: RMS {compact(rms['explode'])}, {compact(expected)}x the median of "
          f"the other groups ({compact(float(np.median(others)))})"]
-    g_explode = _norm([grads["explode/kernel:0"], grads["explode/bias:0"]])
+    g_explode = _norm([grads["explode/kernel"], grads["explode/bias"]])
     assert rows["mlp/explode"]["grad_norm"] == pytest.approx(g_explode, rel=1e-3)
     # the group sent its weights' gradient and more (to its input): its bar is at least that
     assert norms["mlp/explode"][-1][1] >= rows["mlp/explode"]["grad_norm"] * (1 - 1e-3)
