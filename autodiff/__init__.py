@@ -70,6 +70,7 @@ from .user_ops import RegisterGradient, no_gradient, primitive
 from .tracing import TensorSpec
 from .tracing.function import function
 from .control_flow import cond, foldl, foldr, map_fn, scan, switch_case, while_loop
+from . import autograph
 from .models import Module, keras, layers, optimizers
 from .models.keras import losses, metrics   # ad.losses, ad.metrics: as tf.losses, tf.metrics
 from . import saved_model
@@ -97,7 +98,7 @@ __version__ = "0.1.0"
 # The public names: every function, class and dtype above, and the public
 # namespaces; not the engine's modules (``ad.tape``, ``ad.backward``, ...),
 # which stay importable for readers of the source.
-_NAMESPACES = ("autodiff", "debugging", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
+_NAMESPACES = ("autodiff", "autograph", "debugging", "errors", "functional", "layers", "linalg", "math", "nest", "nn",
                "optimizers", "random", "saved_model", "testing", "keras", "losses",
                "metrics")
 __all__ = sorted([name for name, value in globals().items()

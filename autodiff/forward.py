@@ -231,7 +231,7 @@ def _fit(t, out):
     """A tangent with the output's shape (a rule may leave broadcasting undone)."""
     if t is None or t._value.shape == out._value.shape:
         return t
-    return ops.broadcast_to(t, out._value.shape)
+    return broadcast_gradient_to(t, out._value.shape)
 
 
 def _tangents_from_vjp(primitive, inputs, outputs, params, tangents):
@@ -373,5 +373,6 @@ def _attach_rules():
 
 
 from . import ops  # noqa: E402  (ops need the tape; this module needs ops)
+from .ops.shape import broadcast_gradient_to  # noqa: E402
 
 JVP_RULES = _attach_rules()  # op type -> the rule this module attached (read by the tests)

@@ -200,6 +200,8 @@ class Tensor:
 
     # ---- Python protocols -------------------------------------------------
     def __bool__(self):
+        if _tape.thread_state.active:
+            _refuse_if_traced(self)
         return bool(self._scalar("bool"))
 
     def __float__(self):
@@ -426,6 +428,22 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 # Imported last: these modules need the classes above.
+def _refuse_if_traced(tensor):
+    """A tensor that changes from call to call cannot decide a Python ``if`` while
+    ``ad.function`` traces: the trace would keep this call's branch for every later call."""
+    from . import validate
+    if validate.traced(tensor):
+        from .errors import OperatorNotAllowedInGraphError
+        raise OperatorNotAllowedInGraphError(
+            "Using a traced ad.Tensor as a Python `bool` is not allowed: its value changes "
+            "from call to call, and the trace would keep this call's answer for every later "
+            "call. Inside ad.function, AutoGraph (autograph=True, the default) turns an "
+            "`if`, `while` or `for` written directly in the decorated function into "
+            "ad.cond / ad.while_loop; elsewhere (a function it calls, a lambda, "
+            "autograph=False) use ad.cond, ad.while_loop or ad.where, or decorate that "
+            "function with ad.function too.")
+
+
 def _warn_if_traced(tensor, how, stacklevel=4):
     """Warns when ``ad.function`` is tracing and ``tensor``'s value, which comes from the
     traced function's arguments or from a Variable, is read on the host: the trace keeps

@@ -68,7 +68,15 @@ def compile_graph(graph, name="f", arg_names=()):
 
     Returns:
         A Program: ``.source`` (str) and ``.run(args)`` on Tensors.
+
+    Raises:
+        NotImplementedError: the graph holds control flow (an ``If`` or ``While`` node,
+            ``autodiff/control_flow``), which is not written out as a program yet.
     """
+    staged = sorted({node.op_type for node in graph.nodes if node.subgraphs})
+    if staged:
+        raise NotImplementedError(f"control-flow nodes ({', '.join(staged)}) are not written "
+                                  f"out as a program yet")
     return Program(graph, name, arg_names)
 
 

@@ -104,11 +104,13 @@ class Subgraph:
         return found
 
 
-def trace_function(fn, example_args, label):
+def trace_function(fn, example_args, label, convert=as_tensors):
     """Traces ``fn(*example_args)`` into a Subgraph (see the module docstring).
 
     ``example_args`` is a structure of tensors; ``fn`` receives fresh tensors
-    holding the same values, so the graph takes them as arguments.
+    holding the same values, so the graph takes them as arguments. ``convert``
+    turns what ``fn`` returns into the graph's outputs (default: every leaf a
+    tensor; AutoGraph keeps Python values, which the graph then returns as they are).
     """
     from ..tracing.graph import Tracer, trace
     parent = current_tracer()
@@ -119,7 +121,7 @@ def trace_function(fn, example_args, label):
     holder = {}
 
     def run():
-        holder["outputs"] = as_tensors(fn(*args), label)
+        holder["outputs"] = convert(fn(*args), label)
         return holder["outputs"]
 
     observers = _tape.thread_state.observers

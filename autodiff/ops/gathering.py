@@ -170,7 +170,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
                 f"params of shape {shape} (axis {b + j} has size {size})")
     if k == 0:   # every row picks the whole of params[batch]
         spread = reshape(x, shape[:b] + (1,) * rest + shape[b:])
-        return broadcast_to(spread, idx.shape[:-1] + shape[b:])
+        return broadcast_gradient_to(spread, idx.shape[:-1] + shape[b:])
     key = _batch_key(shape[:b], rest) + tuple(_index_array(idx[..., j]) for j in range(k))
     return GATHER(x, key=key)
 
@@ -189,5 +189,5 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 
 from .gather_dynamic import gather_traced  # noqa: E402
-from .shape import broadcast_to, reshape, transpose  # noqa: E402
+from .shape import broadcast_gradient_to, reshape, transpose  # noqa: E402
 from .slicing import getitem  # noqa: E402

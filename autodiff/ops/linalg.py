@@ -253,7 +253,7 @@ def _slogdet_grad(g, ans, x):
     # only the sign had one, the tape fills in zeros that may lack g's batch axes.
     g_sign, g_log = g
     if g_sign._value.ndim > g_log._value.ndim:
-        g_log = broadcast_to(g_log, g_sign._value.shape)
+        g_log = broadcast_gradient_to(g_log, g_sign._value.shape)
     return _as_matrix_scale(g_log) * inv(x, adjoint=True)
 
 
@@ -411,4 +411,4 @@ from .clip import norm  # noqa: E402,F401  (ad.norm: it lives with clip_by_norm)
 from .elementwise import log  # noqa: E402
 from .matmul import matmul  # noqa: E402
 from .reduce import reduce_sum  # noqa: E402
-from .shape import broadcast_to, matrix_transpose, reshape  # noqa: E402
+from .shape import broadcast_gradient_to, matrix_transpose, reshape  # noqa: E402

@@ -56,7 +56,7 @@ def _keep_dims(g, x, ans, axis):
 def _spread(g, x, ans, axis):
     """``g`` copied back over the reduced axes: batch + x's shape."""
     g = _keep_dims(g, x, ans, axis)
-    return broadcast_to(g, g._value.shape[:g._value.ndim - x._value.ndim] + x._value.shape)
+    return broadcast_gradient_to(g, g._value.shape[:g._value.ndim - x._value.ndim] + x._value.shape)
 
 
 def _size(x, axis):
@@ -286,5 +286,5 @@ def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
 from .elementwise import abs, cast, exp, log  # noqa: E402,A004
 from .predicates import equal, where  # noqa: E402
 from .creation import zeros, zeros_like  # noqa: E402
-from .shape import STOP_GRADIENT, broadcast_to, reshape, transpose  # noqa: E402
+from .shape import STOP_GRADIENT, broadcast_gradient_to, reshape, transpose  # noqa: E402
 from .scan import CUMSUM, cumprod, cumsum  # noqa: E402,F401  (exported from here too)

@@ -102,6 +102,12 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     return BROADCAST_TO(x, shape=static_shape(shape, "BroadcastTo"))
 
 
+def broadcast_gradient_to(g, shape):
+    """``g`` broadcast to ``shape`` for a gradient rule: ``g`` itself when it has that shape
+    already (a rule may return its cotangent; only the public op must make a new tensor)."""
+    return g if tuple(g._value.shape) == tuple(shape) else BROADCAST_TO(g, shape=tuple(shape))
+
+
 IDENTITY = Primitive("Identity", lambda xp, x: x, (lambda g, ans, x: g,), saves="shapes",
                      domain=REALS, doc="d identity(x) = dx")
 

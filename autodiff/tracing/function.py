@@ -157,7 +157,7 @@ class Function:
     """
 
     def __init__(self, python_function, input_signature=None, name=None, instance=None,
-                 jit_compile=False):
+                 jit_compile=False, autograph=True):
         if input_signature is not None:
             input_signature = tuple(input_signature)
             for spec in nest.flatten(input_signature):
@@ -165,6 +165,8 @@ class Function:
                     raise TypeError(f"input_signature must be a list of ad.TensorSpec (nested "
                                     f"lists allowed), got {spec!r}")
         self._python_function = python_function
+        self._autograph = bool(autograph)
+        self._traced_function = None   # the AutoGraph-converted function, made on first trace
         self._jit_compile = bool(jit_compile)
         self._input_signature = input_signature
         self._instance = instance
@@ -209,7 +211,8 @@ class Function:
         bound = cache.get(id(self))
         if bound is None:
             bound = cache[id(self)] = Function(self._python_function, self._input_signature,
-                                               self._name, instance, self._jit_compile)
+                                               self._name, instance, self._jit_compile,
+                                               self._autograph)
         return bound
 
     def __call__(self, *args, **kwargs):
@@ -293,7 +296,8 @@ class Function:
         if self._instance is not None:
             args = [self._instance] + list(args)
         self._tracing_count += 1
-        graph = trace(Tracer(placeholders), lambda: self._python_function(*args, **kwargs))
+        python_function = self._function_to_trace()
+        graph = trace(Tracer(placeholders), lambda: python_function(*args, **kwargs))
         concrete = ConcreteFunction(graph, self._name, description, self._jit_compile,
                                     self._placeholder_names(structure))
         # Objects in the key are keyed by id, so the trace must keep them alive: except
@@ -307,6 +311,15 @@ class Function:
             concrete._variable_refs = [weakref.ref(v, evict) for v in arguments]
             _hold_weakly(graph, {id(v) for v in arguments})
         return concrete
+
+    def _function_to_trace(self):
+        """The Python function, converted by AutoGraph when ``autograph=True``."""
+        if not self._autograph:
+            return self._python_function
+        if self._traced_function is None:
+            from .. import autograph
+            self._traced_function = autograph.convert(self._python_function)
+        return self._traced_function
 
     def _placeholder_names(self, structure):
         """A name per tensor argument, for compiled source: ``x``, or ``x_0, x_1`` in a list."""
@@ -399,8 +412,13 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
             program over the backend's arrays (``compiler/program.py``) and runs that
             when no tape records; ``f.experimental_get_compiler_ir(*args)()``
             shows it. Results equal the uncompiled ones.
-        autograph, reduce_retracing: accepted for TensorFlow compatibility;
-            they change nothing here.
+        autograph: True (the default, as in TensorFlow) traces a converted copy
+            of the function in which a Python ``if``/``while``/``for`` on a tensor
+            becomes ``ad.cond``/``ad.while_loop`` (``autodiff/autograph``;
+            ``ad.autograph.to_code(f)`` shows it). False traces it as written,
+            and a traced tensor used as a Python bool raises
+            ``ad.errors.OperatorNotAllowedInGraphError``.
+        reduce_retracing: accepted for TensorFlow compatibility; it changes nothing here.
         name: a name for the traces (default: the function's).
 
     Returns:
@@ -413,5 +431,6 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     array([2., 4.], dtype=float32)
     """
     if func is None:
-        return lambda f: Function(f, input_signature, name, jit_compile=jit_compile)
-    return Function(func, input_signature, name, jit_compile=jit_compile)
+        return lambda f: Function(f, input_signature, name, jit_compile=jit_compile,
+                                  autograph=autograph)
+    return Function(func, input_signature, name, jit_compile=jit_compile, autograph=autograph)

@@ -9,7 +9,8 @@
 # 1. the function reads a **Variable** that is not one of its inputs;
 # 2. an outer tape differentiates the gradient function again (**second derivatives**),
 #    and `stop_gradient` or a nested custom gradient decides what it sees;
-# 3. the model is **traced** (its Python runs once, and a Python `if` is frozen) and
+# 3. the model is **traced** (its Python runs once, and AutoGraph turns a Python `if` on a
+#    tensor into a graph op) and
 #    **saved**, then loaded in another process, where the Python function is gone.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
@@ -247,12 +248,13 @@ print("x as input:  first %s, second %s" % first_and_second(square_nested, 3.0))
 # shapes and dtypes of the tensor arguments) runs `f`'s Python once and records its ops as a
 # graph; later calls with that signature replay the graph and do not run the Python again.
 #
-# What happens to a Python `if` on a tensor's value? Here is lesson 3's `clipped_square`
-# ($x^2$ below 1, the constant 1 above), traced.
+# What happens to a Python `if` on a tensor's value? It runs once, while tracing, on the
+# first call's value; if the graph only kept the branch taken then, every later call would
+# take it too. Here is lesson 3's `clipped_square` ($x^2$ below 1, the constant 1 above),
+# traced.
 #
 # **Predict.** The check cell calls it first with $x = 0.5$ (that call traces it), then with
-# $x = 3$. What does the second call return: `1.0`, as the plain Python function would, or
-# another number (which)?
+# $x = 3$ (no new trace: same signature). What does the second call return?
 
 # %% tags=["solution"]
 @ad.function
@@ -263,30 +265,56 @@ def traced_clipped_square(x):
 
 my_prediction = ...  # your prediction
 ### BEGIN SOLUTION
-my_prediction = 9.0
+my_prediction = 1.0
 ### END SOLUTION
 
 # %% tags=["check"]
-at_half = traced_clipped_square(ad.constant(0.5))               # traces: the if runs here
+at_half = traced_clipped_square(ad.constant(0.5))               # traces
 at_three = float(traced_clipped_square(ad.constant(3.0)))      # same signature: replays
 check(my_prediction, at_three,
-      hint="the if ran once, during the first call: which branch did the graph keep?")
+      hint="ad.function rewrites the function before it traces it: what could a graph "
+           "hold instead of one branch?")
 
 # %% tags=["reveal"]
 print("x = 0.5:", at_half)
 print("x = 3.0:", at_three)
+print("traces:", traced_clipped_square.experimental_get_tracing_count())
 
 # %% [markdown]
-# 9.0: the `if` was decided once, while tracing with $x = 0.5$, and the graph kept the
-# branch `x * x` for every later call with the same signature. The warning printed while
-# tracing says so.
+# 1.0, what the plain Python function gives, from the one trace made at $x = 0.5$. Before
+# tracing, `ad.function` hands the function to **AutoGraph** (as `tf.function` does in
+# TensorFlow 2): an `if` whose condition is a tensor becomes a call that, while tracing,
+# traces *both* branches and stores them in one `If` node, which picks a branch on every
+# call. `ad.autograph.to_code` shows the code that was traced (the `return`s became a
+# `retval_` variable, the blocks became small functions), and the graph shows the `If` node
+# with its two branches under it:
+
+# %%
+print(ad.autograph.to_code(traced_clipped_square))
+print(traced_clipped_square.get_concrete_function(ad.constant(0.5)).graph)
+
+# %% [markdown]
+# `while` and `for` on tensors become `ad.while_loop` the same way, and you can write these
+# ops yourself: `ad.cond(x < 1.0, lambda: x * x, lambda: ad.constant(1.0))`. The gradient
+# of an `If` is the gradient of the branch that ran.
 #
-# **There is no AutoGraph here.** TensorFlow's `tf.function` first runs *AutoGraph*, which
-# rewrites an `if` whose condition is a tensor into a graph conditional (`tf.cond`) holding
-# both branches: on TensorFlow 2 the same code returns 1.0 for $x = 3$, from the same single
-# trace. `ad.function` traces the Python as it is, so control flow that depends on a tensor's
-# value is frozen at trace time. Write such a choice with ops, which both libraries trace
-# the same way:
+# With `ad.function(f, autograph=False)` the function is traced as written. Its `if` would
+# have to decide once on a value that changes from call to call, so instead of keeping the
+# first call's branch the trace refuses, with the error TensorFlow raises there:
+
+# %%
+def clipped_square(x):
+    if x < 1.0:
+        return x * x
+    return ad.constant(1.0)
+
+try:
+    ad.function(clipped_square, autograph=False)(ad.constant(0.5))
+except ad.errors.OperatorNotAllowedInGraphError as err:
+    print(type(err).__name__ + ":", str(err).split(":")[0])
+
+# %% [markdown]
+# A choice made by an op needs no rewriting at all; both libraries trace it the same way:
 
 # %%
 @ad.function
@@ -433,7 +461,7 @@ del tape
 # | **first-order approximation** | a rule that drops second derivatives on purpose (`stop_gradient` inside `grad_fn`) |
 # | **tracing** | running a function's Python once to record its ops as a graph (`ad.function`) |
 # | **input signature** | the shapes and dtypes of a traced function's tensor arguments; one trace each |
-# | **AutoGraph** | TensorFlow's rewriting of Python `if`/`while` on tensors into graph ops; absent here |
+# | **AutoGraph** | the rewriting of Python `if`/`while`/`for` on tensors into graph ops (`ad.cond`, `ad.while_loop`), in `ad.function` as in `tf.function` |
 # | **saved model** | traced graphs and variables on disk, loadable without the Python code |
 #
 # ## Summary
@@ -445,9 +473,11 @@ del tape
 #   tapes; a `stop_gradient` inside it removes that path from the second derivative.
 # * A nested custom gradient defines the derivative with respect to its *own inputs* only;
 #   a captured value is differentiated through ordinary ops.
-# * `ad.function` traces: the Python runs once per input signature, and an `if` on a
-#   tensor's value is frozen at trace time (there is no AutoGraph; TensorFlow's `tf.function`
-#   turns it into a `tf.cond`). Choose with ops (`ad.where`, `ad.minimum`) instead.
+# * `ad.function` traces: the Python runs once per input signature. AutoGraph turns an
+#   `if` on a tensor's value into an `If` node holding both branches (`ad.cond`), as
+#   TensorFlow's `tf.function` makes a `tf.cond`; with `autograph=False` the trace refuses
+#   such an `if` (`OperatorNotAllowedInGraphError`). Ops that choose (`ad.where`,
+#   `ad.minimum`) need no rewriting.
 # * Saved models keep custom gradients only with
 #   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
 # * A custom gradient does not change what a tape watches: unwatched constants get `None`.

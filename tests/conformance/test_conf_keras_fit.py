@@ -145,3 +145,27 @@ def test_csv_logger_writes_keras_columns(tf, tmp_path):
     for a, t in zip(ours[1:], theirs[1:]):
         np.testing.assert_allclose([float(v) for v in a.split(",")],
                                    [float(v) for v in t.split(",")], rtol=5e-5)
+
+
+def test_the_keras_fit_example_runs_on_tensorflow_with_only_its_import_changed(tf, tmp_path):
+    import importlib.util
+    import io
+    import pathlib
+
+    source = (pathlib.Path(__file__).parents[2] / "examples" / "keras_fit.py").read_text()
+    assert source.count("import autodiff as ad\n") == 1
+    results = {}
+    for name, line in (("ad", "import autodiff as ad\n"), ("tf", "import tensorflow as ad\n")):
+        path = tmp_path / f"keras_fit_{name}.py"
+        path.write_text(source.replace("import autodiff as ad\n", line))
+        spec = importlib.util.spec_from_file_location(f"keras_fit_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out = io.StringIO()
+        results[name] = module.main(epochs=6, verbose=0, out=out)
+        assert "test accuracy" in out.getvalue()
+    for name, (history, accuracy, difference) in results.items():
+        assert accuracy > 0.8, name                      # both learn the spirals
+        assert difference < 1e-6, name                   # and reload what they saved
+        assert sorted(history.history) == ["accuracy", "learning_rate", "loss",
+                                           "val_accuracy", "val_loss"], name

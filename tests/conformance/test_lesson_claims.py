@@ -102,25 +102,30 @@ def test_claim_lesson6_tf_function_autograph_turns_a_python_if_into_a_cond(tf):
     assert {"If", "StatelessIf"} & {op.type for op in graph.get_operations()}
 
 
-# 06_custom_gradients_deeper.py section 4 (the prediction): "9.0: the `if` was decided
-# once, while tracing with x = 0.5, and the graph kept the branch `x * x` ... The warning
-# printed while tracing says so"; "`ad.function` traces the Python as it is, so control
-# flow that depends on a tensor's value is frozen at trace time"; README "there is no
-# AutoGraph"
-def test_claim_lesson6_ad_function_freezes_a_python_if_at_trace_time():
-    @ad.function
-    def traced_clipped_square(x):
-        if x < 1.0:
-            return x * x
-        return ad.constant(1.0)
+# 06_custom_gradients_deeper.py section 4 (the prediction): "1.0, what the plain Python
+# function gives, from the one trace made at x = 0.5. Before tracing, `ad.function` hands the
+# function to **AutoGraph** (as `tf.function` does in TensorFlow 2) ... one `If` node"; "With
+# `ad.function(f, autograph=False)` ... the trace refuses, with the error TensorFlow raises
+# there"; the README's "AutoGraph converts `if`/`while`/`for` on tensors ... as TensorFlow's"
+def test_claim_lesson6_ad_function_converts_a_python_if_as_tensorflow_does(tf):
+    def clipped_square(xp):
+        def f(x):
+            if x < 1.0:
+                return x * x
+            return xp.constant(1.0)
+        return f
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        first = float(traced_clipped_square(ad.constant(0.5)))
-    assert first == 0.25
-    assert any(issubclass(w.category, ad.AutodiffWarning) and "bool()" in str(w.message)
-               for w in caught)
-    assert float(traced_clipped_square(ad.constant(3.0))) == 9.0
+    ours, theirs = ad.function(clipped_square(ad)), tf.function(clipped_square(tf))
+    for f, xp in ((ours, ad), (theirs, tf)):
+        assert float(f(xp.constant(0.5))) == 0.25
+        assert float(f(xp.constant(3.0))) == 1.0
+        assert f.experimental_get_tracing_count() == 1
+    graph = ours.get_concrete_function(ad.constant(0.5)).graph
+    assert [node.op_type for node in graph.nodes].count("If") == 1
+    for function, xp in ((ad.function, ad), (tf.function, tf)):
+        with pytest.raises(Exception) as caught:
+            function(clipped_square(xp), autograph=False)(xp.constant(0.5))
+        assert type(caught.value).__name__ == "OperatorNotAllowedInGraphError"
 
 
 # 06_custom_gradients_deeper.py, the words of the lesson: "**AutoGraph** | TensorFlow's
