@@ -10,7 +10,11 @@ Tapes of real models (``benchmarks/model_tapes.py``), unrolled to about 10,
   the scope ``gru/gru_cell``) under a ``Dense`` head and a mean squared loss;
 - ``rnn``: a hand-written cell ``h = tanh(h @ W + x_t @ U + b)`` (five records
   a step, each step in its scope ``rnn/step_<t>``: 2,001 groups at 10,000
-  records, so it measures the health panel too) and a ``reduce_sum``.
+  records, so it measures the health panel too) and a ``reduce_sum``;
+- ``transformer``: a stack of pre-norm transformer blocks with real tensor
+  sizes (``benchmarks/transformer_tapes.py``: batch 16, 8 tokens, width 32,
+  MLP 64; about 55 records and 9 groups a block), the tapes of issue 35
+  (the page opened in the browser has the NaN and None bugs planted).
 
 Python stages, the median of ``--repeats`` runs and their range, CPU time
 of this process (``time.process_time``: on a shared machine other processes'
@@ -20,7 +24,8 @@ load moves wall time far more):
   frames, scope tree and layout, health);
 - **layout**: ``widgets.player.layout.graph_layout.graph_layout`` alone (part of replay);
 - **export**: ``widgets.player.page.html_export.export_html`` of the finished Replay, and
-  the page's size (bytes and bytes per record).
+  the page's size (bytes and bytes per record);
+- **from tape**: replay and export together, as ``export_html(tape, ...)`` runs them.
 
 With ``--browser``, each page of 1,000 records or more (a NaN planted
 half-way) is opened ``--rounds`` times in Chromium at 1280x720
@@ -43,9 +48,19 @@ from widgets.player.page.html_export import export_html
 from widgets.player.replay import gc_paused, replay
 
 from .model_tapes import HIDDEN, gru_tape, lesson14_mlp, planted_mlp, rnn_tape  # noqa: F401
+from .transformer_tapes import transformer_tape
+
+
+def transformer(n_records, nan_at=None):
+    """``transformer_tape`` as the other models: ``(tape, loss, variables)``; with
+    ``nan_at`` (any value) the NaN and None bugs planted."""
+    bugs = ("nan", "none") if nan_at is not None else ()
+    tape, loss, model, _ = transformer_tape(n_records, bugs=bugs)
+    return tape, loss, model.trainable_variables
+
 
 SIZES = (10, 100, 1000, 5000, 10000)
-MODELS = {"gru": gru_tape, "rnn": rnn_tape}
+MODELS = {"gru": gru_tape, "rnn": rnn_tape, "transformer": transformer}
 SCREENS = ((1280, 720), (1920, 1080))
 
 
@@ -61,7 +76,7 @@ def measure(model, n_records, repeats, keep=None):
 
     ``keep``: a folder to write the page to (for the browser), a NaN planted half-way.
     """
-    times = {"replay": [], "layout": [], "export": []}
+    times = {"replay": [], "layout": [], "export": [], "from tape": []}
     size = records = 0
     path = None
     for _ in range(repeats):
@@ -75,11 +90,12 @@ def measure(model, n_records, repeats, keep=None):
         t2 = time.process_time()
         page = export_html(rep)
         t3 = time.process_time()
-        for stage, seconds in (("replay", t1 - t0), ("layout", t2 - t1), ("export", t3 - t2)):
+        for stage, seconds in (("replay", t1 - t0), ("layout", t2 - t1), ("export", t3 - t2),
+                               ("from tape", (t1 - t0) + (t3 - t2))):
             times[stage].append(seconds)
         size = len(page.encode("utf-8"))
     if keep is not None:
-        steps = max(1, records // (23 if model == "gru" else 5))
+        steps = max(1, records // (23 if model == "gru" else 5))   # transformer: any value
         tape, loss, sources = MODELS[model](n_records, nan_at=steps // 2)
         path = Path(keep) / f"{model}_{records}.html"
         export_html(tape, path, target=loss, sources=sources, names={"loss": loss})
@@ -147,7 +163,8 @@ def main(argv=None):
                         help="skip sizes above this (default: 10000)")
     parser.add_argument("--min-records", type=int, default=0, help="skip sizes below this")
     parser.add_argument("--repeats", type=int, default=3, help="runs per size (median kept)")
-    parser.add_argument("--model", default="gru,rnn", help="gru, rnn or both (comma-separated)")
+    parser.add_argument("--model", default="gru,rnn",
+                        help="gru, rnn, transformer, comma-separated (default: gru,rnn)")
     parser.add_argument("--browser", action="store_true",
                         help="also open each page of 1,000+ records in Chromium and time it")
     parser.add_argument("--rounds", type=int, default=5, help="browser rounds per page")
@@ -165,13 +182,14 @@ def main(argv=None):
             per_record[model, n] = statistics.median(
                 (r + e) / records for r, e in zip(t["replay"], t["export"]))
             rows.append([model, f"{records:,}", spread(t["replay"]), spread(t["layout"]),
-                         spread(t["export"]), f"{size:,}", f"{size // records:,}"])
+                         spread(t["export"]), spread(t["from tape"]), f"{size:,}",
+                         f"{size // records:,}"])
             print(*rows[-1], flush=True)
             if path:
                 pages.append(path)
     print(f"\nPython stages, CPU seconds, median (range) of {max(1, args.repeats)} runs")
-    _table(["model", "records", "replay s", "layout s", "export s", "page bytes", "bytes/record"],
-           rows, args.markdown)
+    _table(["model", "records", "replay s", "layout s", "export s", "from tape s", "page bytes",
+            "bytes/record"], rows, args.markdown)
     for model in args.model.split(","):
         if (model, 1000) in per_record and (model, max(sizes)) in per_record and max(sizes) > 1000:
             print(f"{model}: cost per record, {max(sizes):,} vs 1,000 records: "

@@ -9,6 +9,7 @@
 
 const MIN_SCALE = 0.002;
 const MAX_SCALE = 4;
+const MINIMAP_FRAMES = 200;      // open boxes drawn as outlines in the minimap, at most
 
 function createViewport(stage, svg, size, hooks) {
   const mini = stage.querySelector(".tp-minimap");
@@ -253,6 +254,7 @@ function drawMinimap(stage, rects, W, H, boxCount) {
     const r = rects.get(id);
     if (!r) continue;
     if (r.open) {
+      if (frames.length >= MINIMAP_FRAMES) continue;   // the outer ones (first) say the shape
       frames.push(`M${(r.x - r.w / 2).toFixed(0)},${(r.y - r.h / 2).toFixed(0)}h${r.w.toFixed(0)}v${r.h.toFixed(0)}h${(-r.w).toFixed(0)}z`);
       continue;
     }
