@@ -199,6 +199,8 @@ class Sequential(Model):
             before = outputs
             outputs = layer(outputs, **kwargs)
             mask = layer.compute_mask(before, mask)
+            if "_ad_output_shape" not in vars(layer) and hasattr(outputs, "shape"):   # summary()
+                layer._ad_output_shape = (None,) + tuple(outputs.shape[1:])
         return outputs
 
     def get_config(self):

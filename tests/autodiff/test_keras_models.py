@@ -44,6 +44,7 @@ def test_summary_counts_every_parameter():
     text = lines[0]
     assert 'Model: "mlp"' in text and "Total params: 21" in text
     assert "Trainable params: 21" in text and "Non-trainable params: 0" in text
+    assert "Output Shape" in text and text.count("(None, 4)") == 2   # Dense(4), Dropout
 
 
 def test_set_weights_refuses_the_wrong_number_or_shape_of_arrays():

@@ -34,7 +34,8 @@ def _bytes(variables):
 def _output_shape(layer):
     nodes = layer.__dict__.get("_ad_inbound") or []
     if not nodes:
-        return "?"
+        shape = layer.__dict__.get("_ad_output_shape")   # a Sequential's layer
+        return "?" if shape is None else str(shape)
     shapes = [t.shape for t in nest.flatten(nodes[-1].outputs)]
     return str(shapes[0]) if len(shapes) == 1 else str(shapes)
 
