@@ -93,6 +93,7 @@ Usage (from the repository root):
 import argparse
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -261,21 +262,47 @@ def _current_player_code():
     return html_export.player_css(), html_export._module_body()
 
 
+def player_skeleton(html):
+    """A stored player's HTML without what differs from one player to the next (its id, its
+    data, its starting state, its still picture): the stylesheet, the script and the
+    wrapper that starts it, which only the widgets' code decides."""
+    html = re.sub(r"tp-static-[\w-]+", "tp-static-ID", html)
+    html = re.sub(r'<div class="tp-fallback">.*?</div>\n(?=<script type="application/'
+                  r'(?:json|gzip-base64)" class="tp-data">)', '<div class="tp-fallback"></div>\n',
+                  html, flags=re.DOTALL)
+    html = re.sub(r'<script type="application/(?:json|gzip-base64)" class="tp-(data|state)">'
+                  r'.*?</script>', r'<script class="tp-\1"></script>', html, flags=re.DOTALL)
+    return html
+
+
+def _current_skeleton():
+    """The skeleton of a player the widgets make now (of a one-record tape)."""
+    _current_player_code()                      # puts the checkout on sys.path
+    import autodiff as ad
+    from widgets.player.page import html_export
+
+    x = ad.Variable(2.0)
+    with ad.GradientTape() as tape:
+        y = x * x
+    return player_skeleton(html_export.html_snippet(tape, target=y, sources=x))
+
+
 def stale_widget_cells(nb):
     """Ids of the code cells of ``nb`` whose stored tape player (the static ``text/html``
-    form, which inlines the player's stylesheet and script) is not the one the widgets
-    make now: a notebook built before ``widgets/player/static/`` changed.
+    form, which inlines the player's stylesheet and script and the wrapper that starts it)
+    is not the one the widgets make now: a notebook built before ``widgets/player/``
+    changed.
 
     nbval does not see this (it masks the static form), and a lesson rebuilt after such a
     change shows the whole new script in its diff; ``--check`` names these notebooks.
     """
-    css, script = _current_player_code()
+    expected = _current_skeleton()
     stale = []
     for cell in nb.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             html = output.get("data", {}).get("text/html", "")
             html = "".join(html) if isinstance(html, list) else html
-            if PLAYER_MARK in html and (css not in html or script not in html):
+            if PLAYER_MARK in html and player_skeleton(html) != expected:
                 stale.append(cell.id)
                 break
     return stale
@@ -284,7 +311,7 @@ def stale_widget_cells(nb):
 def check(paths):
     """Names of the notebooks that are missing or do not match their source: a teacher
     edition whose cells differ from the source's, whose metadata is not its kernel's
-    (``metadata_problems``) or whose stored tape players carry older widget code than the
+    (``metadata_problems``) or whose stored tape players carry other widget code than the
     package's (``stale_widget_cells``), or a student edition that differs from the one its
     source and committed teacher edition make."""
     stale = list(metadata_problems(paths))
@@ -393,8 +420,8 @@ def main(argv=None):
                 print(f"{name}: {metadata[name]}, so JupyterLab would open it modified; "
                       f"run: python scripts/build_notebooks.py --metadata")
             elif name.split("/")[-1] in old_players:
-                print(f"{name} holds a tape player older than widgets/player/static/ (its "
-                      f"inlined script or stylesheet differs); run: python "
+                print(f"{name} holds a tape player older than widgets/player/ (its inlined "
+                      f"script, stylesheet or starting code differs); run: python "
                       f"scripts/build_notebooks.py {name.split('/')[-1][:2]}")
             else:
                 print(f"{name} does not match notebooks/src/; run: python "

@@ -136,5 +136,10 @@ def test_check_notices_a_tape_player_older_than_the_widgets():
     _, script = builder._current_player_code()
     older = script.replace("function", "function ", 1)      # one character of difference
     assert older != script
-    output["data"]["text/html"] = output["data"]["text/html"].replace(script, older)
+    fresh = output["data"]["text/html"]
+    output["data"]["text/html"] = fresh.replace(script, older)
+    assert builder.stale_widget_cells(nb) == [players[0].id]
+    # the wrapper that starts the player counts too (24231ff changed only that)
+    output["data"]["text/html"] = fresh.replace("host.appendChild(el);", "host.append(el);")
+    assert output["data"]["text/html"] != fresh
     assert builder.stale_widget_cells(nb) == [players[0].id]

@@ -500,8 +500,8 @@ my_prediction = 8.0
 
 # %% tags=["check"]
 check(my_prediction, x.grad,
-      hint="y is 2 x**2; or add up the shares: Mul sends x to (x + x) and (x + x) to x, and "
-           "Add passes its share to x twice")
+      hint="simplify y first and differentiate; or add up the shares each record sends back "
+           "to x")
 
 # %% [markdown]
 # **Next:** lesson 3 collects the usual reasons a gradient comes back `None`, and the

@@ -432,7 +432,7 @@ my_prediction = float("inf")
 
 # %% tags=["check"]
 check(my_prediction, root_gradient,
-      hint="the derivative of sqrt(x) is 1 / (2 sqrt(x)): what is that at 0, with an upstream 1?")
+      hint="write down the derivative of sqrt, then put in x = 0")
 
 # %% [markdown]
 # **Exercise 3.** The arguments swapped: `ad.maximum(0.0, x)` at `x = 0`. What is the
@@ -451,7 +451,8 @@ my_prediction = 0.0
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(y, xm),
-      hint="at a tie, which argument of maximum gets the gradient? Here x is the second one")
+      hint="at a tie, maximum gives the whole gradient to one of its arguments: which one, "
+           "and where is x in the call?")
 
 # %% [markdown]
 # **Next:** lesson 8 asks for many gradients at once: Jacobians.

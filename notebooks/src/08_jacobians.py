@@ -531,7 +531,7 @@ my_prediction = (8, 2, 5)
 
 # %% tags=["check"]
 check(my_prediction, tuple(tape.batch_jacobian(y, x).shape),
-      hint="batch_jacobian keeps the batch axis once: (batch, target features, source features)")
+      hint="batch_jacobian keeps the batch axis once: what comes after it?")
 
 # %% [markdown]
 # **Exercise 7.** Is `batch_jacobian` safe here? Predict what `check_batch_independence`

@@ -408,7 +408,7 @@ my_prediction = 3.0
 
 # %% tags=["check"]
 check(my_prediction, x,
-      hint="a Newton step is x - f'(x) / f''(x); on a parabola it lands exactly on the minimum")
+      hint="a Newton step is x - f'(x) / f''(x): put in the starting point")
 
 # %% [markdown]
 # **Next:** lesson 10 gets curvature without the Hessian: Hessian-vector products, and

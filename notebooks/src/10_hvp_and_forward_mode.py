@@ -177,7 +177,7 @@ my_prediction = [2.0, 0.0, 0.0]
 
 # %% tags=["check"]
 check(my_prediction, acc.jvp(y),
-      hint="dy_i/dx_j is 2 x_i when i == j and 0 otherwise; the tangent picks column j = 0")
+      hint="which entries of y move when only x_0 moves, and how fast?")
 
 # %% [markdown]
 # The tangent $e_0$ picked the first column of the Jacobian, $\partial y / \partial x_0$.
@@ -452,7 +452,8 @@ my_prediction = [6.0, 12.0]
 # %% tags=["check"]
 check(my_prediction, ad.functional.hvp(lambda x: ad.reduce_sum(x ** 3),
                                        ad.constant([1.0, 2.0]), ad.constant([1.0, 1.0])),
-      hint="the Hessian of the sum of x_i**3 is diagonal, with 6 x_i on it; multiply it by v")
+      hint="write out the Hessian of the sum of x_i**3 (which entries are zero?), then "
+           "multiply it by v")
 
 # %% [markdown]
 # **Exercise 2.** Forward mode: $y = 3x_0 + x_1 x_2$ at $x = [1, 2, 5]$, with the tangent

@@ -536,7 +536,7 @@ my_prediction = "stateful_assignment"
 
 # %% tags=["check"]
 check(my_prediction, widgets.explain_none_gradient(tape, y, s, history=history).reason,
-      hint="the value reached total through an assignment, which the tape does not record")
+      hint="how did the value reach total? Section 3 names each way a path breaks")
 
 # %% [markdown]
 # **Exercise 6.** And the gradient itself, `tape.gradient(y, s)` from exercise 5?
@@ -570,7 +570,7 @@ my_prediction = 12.0
 
 # %% tags=["check"]
 check(my_prediction, widgets.replay(outer, dy_dx, x).gradients,
-      hint="the outer tape differentiates dy/dx = 3x**2 once more, at x = 2")
+      hint="differentiate x**3 twice, then put in x = 2")
 
 # %% [markdown]
 # **Next:** lesson 12 opens the engine itself: you build a tape in thirty lines, read the

@@ -220,7 +220,7 @@ my_prediction = [[3.0], [6.0]]
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(loss_one, kernel_one),
-      hint="x^T g: a (2, 1) column made of x's two features, each times g = 3")
+      hint="x^T g: what shape does it have, and what goes into each entry?")
 
 # %% [markdown]
 # ## 5. Adam
@@ -466,7 +466,8 @@ my_prediction = [[-0.5, 0.5]]
 
 # %% tags=["check"]
 check(my_prediction, tape.gradient(loss, logits),
-      hint="equal logits give the softmax [0.5, 0.5]; subtract the one-hot label [1, 0]")
+      hint="what is the softmax of two equal logits, and how does the gradient of the "
+           "cross-entropy with respect to the logits use it?")
 
 # %% [markdown]
 # **Exercise 3.** The `Dense` layer of section 4 on the board: two examples
@@ -522,7 +523,7 @@ my_prediction = -0.2
 
 # %% tags=["check"]
 check(my_prediction, round(float(w), 4),
-      hint="the gradient is 2 (3w - 1) times 3 at w = 1; subtract a tenth of it")
+      hint="differentiate (3w - 1)**2 at w = 1 (the chain rule), then step against it")
 
 # %% [markdown]
 # **Exercise 6 (homework).** Adam's first step on the same weight, starting again from

@@ -242,7 +242,7 @@ my_prediction = 0.0
 
 # %% tags=["check"]
 check(my_prediction, float(small[0]), atol=0.0,
-      hint="0.45 to the power 199 is about 1e-69: is that a float32 number?")
+      hint="how small is 0.45 to the power 199, and how small can a float32 be?")
 
 # %% [markdown]
 # > **Teaching moment: vanished means zero.** The smallest positive float32 is about
