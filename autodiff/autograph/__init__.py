@@ -190,6 +190,11 @@ def _factory(original, node):
     """A module defining ``ag__factory(ag__, *free variables)`` that returns the function."""
     free = list(original.__code__.co_freevars)
     factory = ast.parse(f"def ag__factory(ag__, {', '.join(free)}):\n    pass").body[0]
+    # Default values are the original's (set on the result); their expressions may name
+    # things only the original's scope knows, so the rewritten def does not evaluate them.
+    node.args.defaults = [ast.Constant(value=None) for _ in node.args.defaults]
+    node.args.kw_defaults = [None if d is None else ast.Constant(value=None)
+                             for d in node.args.kw_defaults]
     factory.body = [node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))]
     module = ast.Module(body=[factory], type_ignores=[])
     return ast.fix_missing_locations(module)

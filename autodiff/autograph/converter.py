@@ -231,6 +231,8 @@ class _ControlFlow(ast.NodeTransformer):
                                 ast.Lambda(args=_no_args(), body=node.orelse)])
 
     def _state(self, stmts, n):
+        """The names ``stmts`` assign, a ``nonlocal`` line for them, and the
+        ``get_state_n``/``set_state_n`` functions that read and write them."""
         names = assigned_names(stmts)
         self.state_names.update(names)
         listed = ", ".join(names)
@@ -278,11 +280,9 @@ class _ControlFlow(ast.NodeTransformer):
             raise NotImplementedError("for ... else is not converted")
         n = next(self.count)
         target_names = assigned_names([ast.Assign(targets=[node.target], value=node.iter)])
-        names, nl, state = self._state(node.body, n)
-        names_wo_target = [x for x in names if x not in target_names]
-        if names_wo_target != names:
-            names, nl, state = names_wo_target, *self._state_for(names_wo_target, n)
-        iterated = self.visit(node.iter)
+        names, nl, state = self._state([node] , n)
+        iterated = _range_call(node.iter)   # before the call is wrapped in ag__.ld
+        iterated = self.visit(iterated)
         flags = getattr(node, "_ag_stop_flags", [])
         extra = "None"
         pre = []
@@ -294,17 +294,9 @@ class _ControlFlow(ast.NodeTransformer):
         assign = ast.Assign(targets=[node.target], value=ast.Name(id="itr", ctx=ast.Load()))
         body = [assign] + self._block(node.body)
         call = _parse(f"ag__.for_stmt(ag__iter_, {extra}, loop_body_{n}, get_state_{n}, "
-                      f"set_state_{n}, {tuple(names)!r})")[0]
-        call.value.args[0] = _range_call(iterated)
+                      f"set_state_{n}, {tuple(names)!r}, {tuple(target_names)!r})")[0]
+        call.value.args[0] = iterated
         return state + pre + [self._function(f"loop_body_{n}", "itr", nl, body), call]
-
-    def _state_for(self, names, n):
-        listed = ", ".join(names)
-        nonlocal_line = f"nonlocal {listed}\n" if names else ""
-        getter = f"def get_state_{n}():\n    return ({listed}{',' if len(names) == 1 else ''})\n"
-        setter = f"def set_state_{n}(vars_):\n    {nonlocal_line.strip() or 'pass'}\n" + \
-                 (f"    ({listed}{',' if len(names) == 1 else ''}) = vars_\n" if names else "")
-        return nonlocal_line, _parse(getter) + _parse(setter)
 
     def _block(self, stmts):
         out = []
@@ -318,7 +310,8 @@ def _range_call(iterated):
     """``ad.range(...)`` (or ``tf.range``) as the loop's iterable becomes ``ag__.range_(...)``,
     so a tensor bound does not have to be read on the host."""
     if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and \
-            iterated.func.attr == "range" and not iterated.keywords:
+            iterated.func.attr == "range" and not iterated.keywords and \
+            not (isinstance(iterated.func.value, ast.Name) and iterated.func.value.id == "ag__"):
         return ast.Call(func=ast.Attribute(value=ast.Name(id="ag__", ctx=ast.Load()),
                                            attr="range_", ctx=ast.Load()),
                         args=[iterated.func] + iterated.args, keywords=[])

@@ -189,8 +189,9 @@ def while_stmt(test, body, get_state, set_state, names):
     _staged_loop(lambda: test(), body, get_state, set_state, names)
 
 
-def _staged_loop(test, body, get_state, set_state, names, prepare=None):
-    """``while test(): body()`` as ``ad.while_loop`` over the state's tensors."""
+def _staged_loop(test, body, get_state, set_state, names, targets=()):
+    """``while test(): body()`` as ``ad.while_loop`` over the state's tensors (a ``for``
+    loop's ``targets``, undefined before it, are not carried from one iteration to the next)."""
     state = [_as_state(v) for v in get_state()]
     if any(n == RETVAL and isinstance(v, Undefined) for n, v in zip(names, state)):
         state = _with_return_value(state, body, get_state, set_state, names)
@@ -213,7 +214,8 @@ def _staged_loop(test, body, get_state, set_state, names, prepare=None):
         body()
         after = [_as_state(v) for v in get_state()]
         for name, old, new in zip(names, state, after):
-            if isinstance(old, Undefined) and not isinstance(new, Undefined):
+            if isinstance(old, Undefined) and not isinstance(new, Undefined) and \
+                    name not in targets:
                 raise ValueError(f"'{name}' must be defined before the loop")
         return tuple(after[k] for k in positions)
 
@@ -245,11 +247,11 @@ def _with_return_value(state, body, get_state, set_state, names):
     return state
 
 
-def for_stmt(iterated, extra_test, body, get_state, set_state, names):
+def for_stmt(iterated, extra_test, body, get_state, set_state, names, targets=()):
     if isinstance(iterated, _Range):
-        return _staged_range(iterated, extra_test, body, get_state, set_state, names)
+        return _staged_range(iterated, extra_test, body, get_state, set_state, names, targets)
     if is_staged_value(iterated):
-        return _staged_rows(iterated, extra_test, body, get_state, set_state, names)
+        return _staged_rows(iterated, extra_test, body, get_state, set_state, names, targets)
     for item in iterated:
         if extra_test is not None:
             go_on = extra_test()
@@ -274,23 +276,22 @@ def range_(range_fn, start, limit=None, delta=1):
     return range_fn(start, limit, delta)
 
 
-def _staged_range(r, extra_test, body, get_state, set_state, names):
-    counter = ["ag__i"]
+def _staged_range(r, extra_test, body, get_state, set_state, names, targets):
     start = convert_to_tensor(r.start)
     limit = convert_to_tensor(r.limit, dtype=start.dtype)
     delta = convert_to_tensor(r.delta, dtype=start.dtype)
     _counted_loop(start, lambda i: (i < limit) if float(r.delta) > 0 else (i > limit),
-                  lambda i: i, delta, extra_test, body, get_state, set_state, names, counter)
+                  lambda i: i, delta, extra_test, body, get_state, set_state, names, targets)
 
 
-def _staged_rows(tensor, extra_test, body, get_state, set_state, names):
+def _staged_rows(tensor, extra_test, body, get_state, set_state, names, targets):
     n = tensor._value.shape[0]   # a shape is part of the trace's signature: fixed per trace
     _counted_loop(convert_to_tensor(0), lambda i: i < n, lambda i: tensor[i],
-                  convert_to_tensor(1), extra_test, body, get_state, set_state, names, ["ag__i"])
+                  convert_to_tensor(1), extra_test, body, get_state, set_state, names, targets)
 
 
 def _counted_loop(start, test, item, delta, extra_test, body, get_state, set_state, names,
-                  counter):
+                  targets):
     box = {"i": start}
 
     def get():
@@ -312,7 +313,7 @@ def _counted_loop(start, test, item, delta, extra_test, body, get_state, set_sta
         body(item(i))
         box["i"] = i + delta
 
-    _staged_loop(loop_test, loop_body, get, put, tuple(names) + tuple(counter))
+    _staged_loop(loop_test, loop_body, get, put, tuple(names) + ("ag__i",), targets)
 
 
 def _became_staged(what):
