@@ -1,0 +1,111 @@
+"""``ad.keras.ops``, ``activations``, ``initializers``, ``regularizers`` and ``random`` against
+Keras 3 on TensorFlow 2.21: the same values (ops, activations, regularizer penalties, their
+gradients) for the same inputs, and initializers with Keras' statistics (their random numbers
+are each library's own)."""
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+RNG = np.random.default_rng(99)
+X = RNG.standard_normal((3, 4)).astype(np.float32)
+Y = RNG.standard_normal((3, 4)).astype(np.float32)
+
+OPS = {
+    "sum_axis": lambda o, x, y: o.sum(x, axis=1, keepdims=True),
+    "mean": lambda o, x, y: o.mean(x),
+    "max": lambda o, x, y: o.max(x, axis=0),
+    "std": lambda o, x, y: o.std(x, axis=1),
+    "var": lambda o, x, y: o.var(x),
+    "logsumexp": lambda o, x, y: o.logsumexp(x, axis=-1),
+    "matmul": lambda o, x, y: o.matmul(x, o.transpose(y)),
+    "dot": lambda o, x, y: o.dot(x, o.transpose(y)),
+    "concatenate": lambda o, x, y: o.concatenate([x, y], axis=1),
+    "stack": lambda o, x, y: o.stack([x, y], axis=1),
+    "where_clip": lambda o, x, y: o.where(o.greater(x, 0.0), o.clip(x, -0.5, 0.5), y),
+    "reshape_expand_squeeze": lambda o, x, y: o.squeeze(o.expand_dims(o.reshape(x, (4, 3)), 0)),
+    "softmax_log_softmax": lambda o, x, y: o.softmax(x) + o.log_softmax(y, axis=0),
+    "gelu_default": lambda o, x, y: o.gelu(x),
+    "leaky_relu": lambda o, x, y: o.leaky_relu(x),
+    "norm": lambda o, x, y: o.norm(x, axis=1),
+    "take": lambda o, x, y: o.take(x, np.array([2, 0]), axis=0),
+    "one_hot_cast": lambda o, x, y: o.cast(o.one_hot(o.argmax(x, axis=1), 4), "float32") * y,
+    "cumsum": lambda o, x, y: o.cumsum(x, axis=1),
+    "square_sqrt_abs": lambda o, x, y: o.sqrt(o.abs(x)) + o.square(y),
+}
+
+ACTIVATIONS = ["relu", "relu6", "elu", "selu", "sigmoid", "hard_sigmoid", "tanh", "softmax",
+               "log_softmax", "softplus", "softsign", "gelu", "silu", "swish", "leaky_relu",
+               "mish", "exponential", "linear"]
+
+
+def _value_and_grad(m, fn, x, y):
+    x, y = m.constant(x), m.constant(y)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        tape.watch(y)
+        out = fn(x, y)
+        loss = m.reduce_sum(m.cast(out, "float32") * 0.7)
+    return out.numpy(), [np.zeros_like(X) if g is None else np.asarray(m.convert_to_tensor(g))
+                         for g in tape.gradient(loss, [x, y])]
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_keras_ops_equal_keras(tf, name):
+    import keras
+    theirs = _value_and_grad(tf, lambda x, y: OPS[name](keras.ops, x, y), X, Y)
+    ours = _value_and_grad(ad, lambda x, y: OPS[name](ad.keras.ops, x, y), X, Y)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+    for a, t in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activations_equal_keras(tf, name):
+    theirs = _value_and_grad(tf, lambda x, y: tf.keras.activations.get(name)(x), X, Y)
+    ours = _value_and_grad(ad, lambda x, y: ad.keras.activations.get(name)(x), X, Y)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[1][0], theirs[1][0], rtol=1e-5, atol=1e-6)
+
+
+def test_relu_options_equal_keras(tf):
+    kwargs = dict(negative_slope=0.1, max_value=0.9, threshold=0.3)
+    np.testing.assert_allclose(ad.keras.activations.relu(ad.constant(X), **kwargs).numpy(),
+                               tf.keras.activations.relu(tf.constant(X), **kwargs).numpy(),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda r: r.L1(0.3), lambda r: r.L2(0.02),
+                                  lambda r: r.L1L2(l1=0.1, l2=0.2)], ids=["l1", "l2", "l1_l2"])
+def test_regularizer_penalties_equal_keras(tf, make):
+    theirs = float(make(tf.keras.regularizers)(tf.constant(X)))
+    assert float(make(ad.keras.regularizers)(ad.constant(X))) == pytest.approx(theirs, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["he_normal", "he_uniform", "glorot_normal", "glorot_uniform",
+                                  "lecun_normal", "lecun_uniform", "truncated_normal",
+                                  "random_uniform", "orthogonal"])
+def test_initializers_have_keras_statistics(tf, name):
+    shape = (300, 200)
+    theirs = tf.keras.initializers.get(name)(shape).numpy()
+    ours = ad.keras.initializers.get(name)(shape).numpy()
+    assert ours.shape == theirs.shape
+    assert ours.std() == pytest.approx(theirs.std(), rel=0.03)
+    assert np.abs(ours).max() <= np.abs(theirs).max() * 1.3 + 1e-6
+    assert abs(ours.mean()) < 3 * theirs.std() / np.sqrt(ours.size) + 1e-6
+
+
+def test_keras_random_an_int_seed_repeats_its_draw_as_in_keras(tf):
+    import keras
+    assert np.array_equal(keras.random.normal((2, 3), seed=5).numpy(),
+                          keras.random.normal((2, 3), seed=5).numpy())
+    a = ad.keras.random.normal((2, 3), seed=5)
+    b = ad.keras.random.normal((2, 3), seed=5)
+    assert tuple(a.shape) == (2, 3) and np.array_equal(a.numpy(), b.numpy())
+    assert not np.array_equal(ad.keras.random.normal((2, 3)).numpy(),
+                              ad.keras.random.normal((2, 3)).numpy())
+    assert np.abs(ad.keras.random.truncated_normal((500,), seed=2).numpy()).max() <= 2.0
+    assert ad.keras.random.uniform((4,), 2.0, 3.0, seed=1).numpy().min() >= 2.0
+    with pytest.raises(NotImplementedError, match="SeedGenerator"):
+        ad.keras.random.normal((2,), seed=object())
