@@ -28,6 +28,7 @@ from .. import nest
 from ..tensor import Variable, constant
 from ..models.module import Module
 from ..tracing.function import ConcreteFunction
+from ..tracing.polymorphic import fits
 from ..tracing.signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
 from . import store
 from .arrays import ArrayFile
@@ -62,6 +63,9 @@ class LoadedFunction:
         structure = bind(args, kwargs, self.input_signature, self._arg_names, self.name)
         description = describe(structure)
         concrete = self._concrete.get(key_of(description))
+        if concrete is None:   # a trace saved with None sizes serves any size they allow
+            concrete = next((c for c in self._concrete.values()
+                             if fits(c.structured_input_signature, description)), None)
         if concrete is None:
             known = ", ".join(describe_text(c.structured_input_signature)
                               for c in self._concrete.values()) or "none"
@@ -222,7 +226,7 @@ def _call_leaf(kind, body, where):
     if kind == "tensor":
         if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], str)):
             raise FormatError(f"{where}: a tensor must be [shape, dtype], got {short_repr(body)}")
-        decode_shape(body[0], where)
+        decode_shape(body[0], where, allow_none=True)   # None: a size (or rank) left open
         decode_dtype(body[1], where)
     elif kind != "python" or not (body is None or isinstance(body, (bool, int, float, str))):
         raise FormatError(f"{where}: {short_repr(kind)} is not a valid call leaf")

@@ -225,8 +225,8 @@ def _functions_of(obj):
     found = {}
     for name in sorted(set(names)):
         fn = getattr(obj, name)
-        if fn.input_signature is not None and not fn.concrete_functions:
-            fn.get_concrete_function()  # trace it now (on the smallest shapes it allows)
+        if fn.input_signature is not None:
+            fn.check_any_size()   # trace it now, and learn whether one trace serves any size
         if fn.concrete_functions:
             found[name] = fn
     return found

@@ -30,14 +30,16 @@ How it works (the graph is described in ``graph.py``, keys in ``signature.py``):
    differentiating a traced function is exactly differentiating eager code
    (a custom gradient inside is traced too: see ``graph.py``).
 
-Differences from TensorFlow, all from tracing on concrete values: a graph
-is specialized to concrete shapes, so a signature with ``None`` dimensions
-traces once per concrete shape it meets (TensorFlow traces it once,
-symbolically); Python control flow on tensor values is frozen at trace time
-(TensorFlow's AutoGraph converts it; here reading a traced value on the host
-warns, see ``tensor._warn_if_traced``); a Variable passed as an argument
-without ``input_signature`` is captured by reference (one trace per
-variable).
+Differences from TensorFlow, all from tracing on concrete values: a trace
+is made at the first call's sizes, and a signature with ``None`` dimensions
+serves every size only once a second trace at another size has shown that
+nothing depended on the size (``polymorphic.py``; TensorFlow traces such a
+signature once, symbolically); reading a traced value on the host with
+``float()`` or ``.numpy()`` warns that the trace keeps it (see
+``tensor._warn_if_traced``; using it as a Python bool raises, and AutoGraph
+converts ``if``/``while``/``for``: ``autodiff/autograph``); a Variable passed
+as an argument without ``input_signature`` is captured by reference (one
+trace per variable).
 
 Traces are kept in a bounded cache (``MAX_TRACES`` per function, least
 recently used dropped first), and a trace keyed by a Variable holds it
@@ -59,6 +61,7 @@ from ..tape import AutodiffWarning
 from ..tensor import Tensor, Variable
 from ..compiler import STAGES, compile_graph
 from .graph import Tracer, trace
+from .polymorphic import fits, general_description, general_key, same_graph
 from .signature import (TensorSpec, bind, describe, describe_text, is_placeholder, key_of,
                         probe_value)
 
@@ -92,6 +95,12 @@ class ConcreteFunction:
         self._arg_names = arg_names
         self._program = None   # the compiled Program, or the error compiling it raised
         self._warned = False
+        self.serves_any_size = False   # True once checked to serve every size (polymorphic.py)
+
+    def serve_any_size(self, general):
+        """Marks this trace as serving every size its signature's None dimensions allow."""
+        self.serves_any_size = True
+        self.structured_input_signature = general
 
     def _run(self, flat_tensors):
         # A compiled program computes on raw arrays, which no tape could record:
@@ -135,7 +144,9 @@ class ConcreteFunction:
 
     def __call__(self, *args, **kwargs):
         structure = bind(args, kwargs, None, (), self.name)
-        if key_of(describe(structure)) != self._key:
+        if key_of(describe(structure)) != self._key and not (
+                self.serves_any_size and fits(self.structured_input_signature,
+                                               describe(structure))):
             raise TypeError(f"{self.name}: arguments {describe_text(describe(structure))} do "
                             f"not match this concrete function's "
                             f"{describe_text(self.structured_input_signature)}")
@@ -175,6 +186,7 @@ class Function:
         self._tracing_count = 0
         self._recent = collections.deque(maxlen=RETRACE_WINDOW)  # did each recent call trace?
         self._keys_by_shapes = {}   # tensor-only calls: ((shape, dtype), ...) -> signature key
+        self._by_general = {}       # a key with None sizes -> the first trace made for it
         self._retrace_warnings = 0
         functools.update_wrapper(self, python_function, updated=())
         try:
@@ -274,6 +286,16 @@ class Function:
         return self._concrete_for(bind(args, kwargs, self._input_signature, self._arg_names,
                                        self._name))
 
+    def check_any_size(self):
+        """Traces an ``input_signature`` with None sizes at two sizes (1 and 2), so that a
+        trace serving every size is known as such (``polymorphic.py``; saving does this)."""
+        if self._input_signature is None:
+            return
+        for size in (1, 2):
+            args = nest.map_structure(lambda spec: probe_value(spec, size),
+                                      list(self._input_signature))
+            self._concrete_for(bind(args, {}, self._input_signature, self._arg_names, self._name))
+
     def _concrete_for(self, structure):
         description = describe(structure)
         key = key_of(description)
@@ -281,8 +303,20 @@ class Function:
         if concrete is not None:
             self._concrete.move_to_end(key)
             return concrete
-        concrete = self._concrete[key] = self._trace(structure, description, key)
-        concrete._key = key
+        general = general_key(self._input_signature, description)
+        known = self._by_general.get(general) if general is not None else None
+        if known is not None and known.serves_any_size:
+            concrete = known           # one trace serves every size (polymorphic.py)
+        else:
+            concrete = self._trace(structure, description, key)
+            concrete._key = key
+            if known is not None and same_graph(known.graph, concrete.graph):
+                self._tracing_count -= 1   # a check that the first trace serves this size too
+                known.serve_any_size(general_description(self._input_signature, description))
+                concrete = known
+            elif general is not None and known is None:
+                self._by_general[general] = concrete
+        self._concrete[key] = concrete
         while len(self._concrete) > MAX_TRACES:
             self._concrete.popitem(last=False)
         return concrete

@@ -80,11 +80,11 @@ def shape_compatible(expected, shape):
                                                for e, s in zip(expected, shape))
 
 
-def probe_value(spec):
-    """A concrete value for tracing ``spec`` without a call: the smallest shape it allows
-    (unknown rank: a scalar; unknown size: 1), filled with fixed pseudo-random numbers
-    (so that tracing does not meet log(0) or a singular matrix)."""
-    shape = () if spec.shape is None else tuple(1 if d is None else d for d in spec.shape)
+def probe_value(spec, size=1):
+    """A concrete value for tracing ``spec`` without a call: ``size`` for each unknown size
+    (unknown rank: a scalar), filled with fixed pseudo-random numbers (so that tracing does
+    not meet log(0) or a singular matrix)."""
+    shape = () if spec.shape is None else tuple(size if d is None else d for d in spec.shape)
     dtype = spec.dtype._np
     if spec.dtype.is_floating or spec.dtype.is_complex:
         values = np.random.default_rng(0).standard_normal(shape).astype(dtype)
