@@ -22,16 +22,16 @@
 #
 # | part | minutes |
 # |---|---|
-# | introduction | 2 |
+# | introduction | 3 |
 # | 1. Variables inside a custom gradient | 3 |
 # | 2. Inside the function, only the rule counts | 6 |
 # | 3. Nested custom gradients | 7 |
-# | 4. Traced functions: the Python runs once | 7 |
+# | 4. Traced functions: the Python runs once | 9 |
 # | 5. Custom gradients in saved models | 8 |
 # | 6. Teaching moment: a custom gradient does not watch its inputs | 2 |
 # | summary and the words of the lesson | 3 |
 # | exercises 1 to 3 | 9 |
-# | in all | 47 |
+# | in all | 50 |
 #
 # Exercise 4 is homework.
 
