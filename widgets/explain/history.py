@@ -42,6 +42,7 @@ from autodiff.tape import GradientTape
 from autodiff.tensor import Tensor, Variable
 
 from .explanation import REASONS, PathStep
+from .tape_sweeps import _forward
 
 __all__ = ["record_history", "History", "HistoryOp", "history_of"]
 
@@ -172,16 +173,7 @@ class History:
             ``(reached, parent)``: the set of ids, and for each computed one
             ``(op, via)``: the op that first made it and its input on the way.
         """
-        reached, parent = {source_id}, {}
-        for op in self.ops:
-            for via in op.input_ids:
-                if via in reached:
-                    for o in op.output_ids:
-                        if o not in reached:
-                            reached.add(o)
-                            parent[o] = (op, via)
-                    break
-        return reached, parent
+        return _forward(self.ops, source_id)     # the tape's forward sweep, over every op
 
     def __repr__(self):
         return (f"<History: {len(self.ops)} ops, {len(self.reads)} reads, "

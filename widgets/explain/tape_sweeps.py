@@ -21,7 +21,10 @@ def _watched_ids(tape):
 
 
 def _forward(records, start):
-    """Ids computed from ``start`` on the tape, and the record that first reached each."""
+    """Ids computed from ``start`` on the tape, and the record that first reached each.
+
+    Anything with ``input_ids`` and ``output_ids`` in the order it ran will do: a
+    History's ops too (``History.reached_from``)."""
     reached, parent = {start}, {}
     for rec in records:
         for i in rec.input_ids:
