@@ -30,6 +30,8 @@ A reader's map, in reading order. The engine, at the front:
 Subsystems built on the engine (the engine imports none of them):
 
     tracing/             ``ad.function``: trace once per signature, replay the graph
+    control_flow/        ``ad.cond``, ``ad.while_loop``, ``ad.scan`` ...: one graph node each
+    autograph/           a Python ``if``/``while``/``for`` on a tensor made into control flow
     compiler/            ``jit_compile=True``: a trace written out as a Python program
     saved_model/         ``ad.saved_model``: save and load traced functions, no pickle
     models/              ``ad.Module`` and ``ad.keras``: layers, models, losses, optimizers

@@ -18,7 +18,7 @@ import pytest
 import autodiff as ad
 
 ROOT = pathlib.Path(ad.__file__).parent
-SUBSYSTEMS = ("tracing", "compiler", "saved_model", "models")
+SUBSYSTEMS = ("tracing", "control_flow", "autograph", "compiler", "saved_model", "models")
 
 
 def _module_name(path):

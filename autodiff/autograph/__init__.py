@@ -26,6 +26,9 @@ a tensor used as a Python bool there raises
 ``while``/``for`` with ``else``, functions with ``global``/``nonlocal`` or
 that use ``super()``, lambdas that share their line with another lambda of
 the same arguments, and functions whose source cannot be read.
+
+May import: the engine and ``autodiff.control_flow`` (what converted code
+becomes). ``autodiff.tracing`` imports this package when it traces.
 """
 
 import ast
@@ -122,6 +125,9 @@ def convert(fn):
     cannot be converted or has no ``if``/``while``/``for``/boolean operator to convert."""
     if getattr(fn, "__ag_do_not_convert__", False):
         return fn
+    if inspect.ismethod(fn):   # a bound method: its function converted, bound again
+        converted = convert(fn.__func__)
+        return fn if converted is fn.__func__ else converted.__get__(fn.__self__)
     try:
         original, node = _source_tree(fn)
     except (ConversionError, SyntaxError):

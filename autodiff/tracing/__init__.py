@@ -2,6 +2,7 @@
 
 Reading order: ``function.py`` (tracing, the trace cache, calling a trace),
 ``signature.py`` (how a call's arguments become a cache key; ``ad.TensorSpec``),
+``polymorphic.py`` (one trace for every size a ``None`` dimension allows),
 ``graph.py`` (the graph: its nodes, the Tracer that records them, replay),
 ``graph_custom_gradient.py`` (an ``ad.custom_gradient`` inside a graph).
 

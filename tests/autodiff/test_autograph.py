@@ -182,3 +182,17 @@ def test_a_variable_assigned_in_a_branch_is_assigned_on_every_call():
     for x, want in ((1.0, 1.0), (1.0, 2.0), (-1.0, 1.0)):
         assert float(step(ad.constant(x))) == want
     assert float(v) == 1.0
+
+
+def test_a_bound_method_keeps_its_self():
+    class Scaler:
+        factor = 3.0
+
+        def step(self, x, y):
+            if x > y:
+                return x * self.factor
+            return y
+
+    traced = ad.function(Scaler().step)
+    assert float(traced(ad.constant(2.0), ad.constant(1.0))) == 6.0
+    assert float(traced(ad.constant(0.0), ad.constant(1.0))) == 1.0

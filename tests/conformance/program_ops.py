@@ -269,6 +269,8 @@ def random_values(rng, shape, edge):
 # the families kept in files of their own
 from .program_ops_indexing import OPS as _INDEXING  # noqa: E402
 from .program_ops_nn import OPS as _NN  # noqa: E402
+from .program_ops_control_flow import OPS as _CONTROL_FLOW  # noqa: E402
 
 OPS.update(_INDEXING)
 OPS.update(_NN)
+OPS.update(_CONTROL_FLOW)
