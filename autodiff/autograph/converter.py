@@ -39,7 +39,7 @@ def _walk_local(node):
             stack.extend(ast.iter_child_nodes(child))
 
 
-def _contains(nodes, kinds, through_loops=True):
+def _contains(nodes, kinds):
     for node in nodes:
         if isinstance(node, kinds):
             return True

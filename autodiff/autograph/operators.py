@@ -15,7 +15,7 @@ out the same whichever way the code goes, as in TensorFlow:
 
 from .. import nest
 from ..control_flow.cond import _truth
-from ..control_flow.staged import is_staged_value, stage, tensor_leaves, trace_function
+from ..control_flow.staged import is_staged_value, stage, trace_function
 from ..control_flow.while_loop import while_loop
 from ..ops import zeros
 from ..tensor import Tensor, Variable, convert_to_tensor
@@ -322,7 +322,3 @@ def _became_staged(what):
         f"a Python {what} loop's condition became a tensor of the traced function after it "
         f"started as a Python value; start it with a tensor (ad.constant(0)) so that AutoGraph "
         f"makes the whole loop an ad.while_loop")
-
-
-def tensor_state(values):
-    return tensor_leaves(values)
