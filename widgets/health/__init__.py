@@ -7,11 +7,13 @@ the median of the others, and ``compact``: a number as the panel writes it),
 ``triage.py`` (``triage``: each row's rank, cause first, its plain word,
 and the flags that stay quiet; ``cause_order``), ``recorder.py``
 (``TrainingRecorder``: per-layer statistics over training steps, one line in
-a training loop), ``plot.py`` (``plot_recorder``: the recorder's trends and
+a training loop), ``fit_callback.py`` (the recorder as a ``model.fit``
+callback), ``plot.py`` (``plot_recorder``: the recorder's trends and
 histograms as a matplotlib Figure). The player shows
 the rows in its health panel (``player/static/health.js``).
 
-May import: ``widgets.tape_names`` (a layer's name). Not the player: the rows
+May import: ``widgets.tape_names`` (a layer's name), and ``ad.keras``'s
+``Callback`` base class (``fit_callback.py``). Not the player: the rows
 read the data dict of a replay that the player hands over. matplotlib only
 inside ``plot.py``'s functions.
 """

@@ -107,6 +107,14 @@ class TrainingRecorder:
         self._warned = False
 
     # ---- recording ---------------------------------------------------------
+    def callback(self, every=1):
+        """A Keras callback recording each step of ``model.fit`` here (``fit_callback.py``).
+
+        >>> model.fit(x, y, epochs=3, callbacks=[recorder.callback()])
+        """
+        from .fit_callback import RecorderCallback
+        return RecorderCallback(self, every)
+
     def record(self, grads, variables=None, step=None, *, target=None, updates=None):
         """Adds one step's statistics.
 

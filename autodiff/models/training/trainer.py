@@ -82,6 +82,7 @@ class Trainer:
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = jit_compile
         self._ad_steps = {}
+        self._ad_tap_gradients = False   # fit sets it when a callback wants each step's gradients
         self.compiled = True
         self.stop_training = False
 
@@ -120,12 +121,17 @@ class Trainer:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
         self._ad_loss_tracker.update_state(loss, sample_weight=_batch_size(x))
         variables = list(self.trainable_variables)
+        grads = None
         if variables:
             grads = tape.gradient(loss, variables)
             self.optimizer.apply_gradients(zip(grads, variables))
         else:
             warnings.warn("The model does not have any trainable weights.", stacklevel=2)
-        return self.compute_metrics(x, y, y_pred, sample_weight)
+        logs = self.compute_metrics(x, y, y_pred, sample_weight)
+        if self._ad_tap_gradients and grads is not None:
+            # handed to the callbacks that ask for them (``wants_gradients``), not logged
+            logs = dict(logs, **{GRADIENTS_KEY: [g for g in grads]})
+        return logs
 
     def test_step(self, x, y, sample_weight=None):
         y_pred = self(x, training=False)
@@ -170,10 +176,11 @@ class Trainer:
         if self.run_eagerly:
             return method(*args)
         from ...tracing.function import CompileError, function
-        step = self._ad_steps.get(kind)
+        cache = (kind, self._ad_tap_gradients)   # a step that hands out gradients is another trace
+        step = self._ad_steps.get(cache)
         if step is None:
             jit = self.jit_compile in ("auto", True)
-            step = self._ad_steps[kind] = function(method, jit_compile=jit, autograph=False)
+            step = self._ad_steps[cache] = function(method, jit_compile=jit, autograph=False)
         try:
             return step(*args)
         except CompileError as err:
@@ -181,8 +188,8 @@ class Trainer:
                 raise
             warnings.warn(f"fit: the step could not be compiled ({err}); it runs traced "
                           f"instead (jit_compile=False)", stacklevel=3)
-            self._ad_steps[kind] = function(method, jit_compile=False, autograph=False)
-            return self._ad_steps[kind](*args)
+            self._ad_steps[cache] = function(method, jit_compile=False, autograph=False)
+            return self._ad_steps[cache](*args)
 
     # ---- the loops ---------------------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -224,6 +231,8 @@ class Trainer:
         hooks = CallbackList(listed, self, {"verbose": verbose, "epochs": epochs,
                                             "steps": steps})
         self.stop_training = False
+        tappers = [c for c in listed if getattr(c, "wants_gradients", False)]
+        self._ad_tap_gradients = bool(tappers)
         hooks.call("on_train_begin", None)
         logs = {}
         for epoch in range(initial_epoch, epochs):
@@ -233,7 +242,12 @@ class Trainer:
                 if step >= steps:
                     break
                 hooks.call("on_train_batch_begin", step, None)
-                logs = _floats(self._step("train", batch))
+                raw = self._step("train", batch)
+                grads = raw.pop(GRADIENTS_KEY, None)
+                logs = _floats(raw)
+                if grads is not None:
+                    for callback in tappers:
+                        callback.on_train_batch_gradients(step, grads, logs)
                 hooks.call("on_train_batch_end", step, logs)
                 if self.stop_training:
                     break
@@ -245,6 +259,7 @@ class Trainer:
             hooks.call("on_epoch_end", epoch, epoch_logs)
             if self.stop_training:
                 break
+        self._ad_tap_gradients = False
         hooks.call("on_train_end", epoch_logs if epochs > initial_epoch else None)
         return self.history
 
@@ -338,6 +353,10 @@ class Trainer:
 def _batch_size(x):
     first = nest.flatten(x)[0]
     return float(first.shape[0])
+
+
+# The key under which a train step hands its gradients to fit (never logged).
+GRADIENTS_KEY = "_ad_gradients"
 
 
 def _floats(logs):
