@@ -18,13 +18,19 @@ import pytest
 
 from . import programs
 from .program_ops import OPS
+from .program_ops_control_flow import OPS as CONTROL_FLOW_OPS
 from .shrink import shrink
 
 DEFAULT_PROGRAMS = 4000
 TOTAL = int(os.environ.get("CONFORMANCE_PROGRAMS", DEFAULT_PROGRAMS))
-PER_OP = max(1, TOTAL // 4 // len(OPS))     # a quarter of the programs, spread over the ops
+# The data-flow ops keep the seeds, counts and draws they had before control flow joined
+# (so a new op never reshuffles the programs of the others); each control-flow op gets
+# programs of its own, drawn among the data-flow ops, after them.
+DATA_FLOW_OPS = sorted(set(OPS) - set(CONTROL_FLOW_OPS))
+SEED_ORDER = DATA_FLOW_OPS + sorted(CONTROL_FLOW_OPS)
+PER_OP = max(1, TOTAL // 4 // len(DATA_FLOW_OPS))   # a quarter of the programs, over the ops
 CHUNKS = 12
-PER_CHUNK = max(1, (TOTAL - PER_OP * len(OPS)) // CHUNKS)
+PER_CHUNK = max(1, (TOTAL - PER_OP * len(DATA_FLOW_OPS)) // CHUNKS)
 SHRINK_AT_MOST = 2     # distinct shrunk repros per failing test
 SHRINK_SECONDS = 8     # per shrink: a failing run stays bounded even when everything fails
 
@@ -68,12 +74,13 @@ def _check(tf, seeds, **gen_kwargs):
     pytest.fail("\n".join(report), pytrace=False)
 
 
-@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("op", SEED_ORDER)
 def test_generated_op(tf, op):
-    base = 100_000 + 1000 * sorted(OPS).index(op)
-    _check(tf, range(base, base + PER_OP), must_use=op)
+    base = 100_000 + 1000 * SEED_ORDER.index(op)
+    _check(tf, range(base, base + PER_OP), must_use=op,
+           op_names=DATA_FLOW_OPS if op in DATA_FLOW_OPS else DATA_FLOW_OPS + [op])
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_generated_mixed(tf, chunk):
-    _check(tf, range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK))
+    _check(tf, range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK), op_names=DATA_FLOW_OPS)
