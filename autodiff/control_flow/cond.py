@@ -14,7 +14,7 @@ tensors with the same dtypes (shapes may differ), as in TensorFlow.
 Gradients flow through the branch that ran, in every mode and order.
 """
 
-from .. import dtypes, nest
+from .. import backend, dtypes, nest
 from ..tensor import Tensor, convert_to_tensor
 from .staged import current_tracer, is_staged_value, stage, trace_function
 
@@ -120,7 +120,7 @@ def _truth(pred, op):
             raise ValueError(f"{op}: the truth value of a tensor with more than one element is "
                              f"ambiguous (pred has shape {tuple(pred.shape)}); reduce it with "
                              f"ad.reduce_all or ad.reduce_any")
-        return bool(pred._value.reshape(())[()])
+        return bool(backend.to_numpy(pred._value).reshape(())[()])   # one value to the host
     return bool(pred)
 
 
