@@ -90,15 +90,16 @@ def test_rnn_planted_nan_and_none_are_found_on_the_1001_record_tape(tmp_path):
     assert found["nan_op"] == "MatMul" and found["nan_scope"] == "rnn/step_150"
     assert found["nan_frame"] == 751 and found["nan_backward_frame"] > 1001
     assert found["lost_source"] == "h0" and found["lost_scope"] == "rnn/step_099"
-    assert found["reason_from_tape"] == "not_recorded" and found["reason"] == "left_library"
+    assert found["reason_from_tape"] == found["reason"] == "left_library"   # the tape alone names it too
     # the health panel: nothing flows back past step 99 (None), NaN from step 100 on
     assert found["statuses"] == {"none": (100, "rnn/step_000", "rnn/step_099"),
                                  "nan": (101, "rnn/step_100", "loss")}
     status, reasons = found["health"]["rnn/step_150"]
     assert status == "nan" and reasons[0] == \
-        "makes the first NaN/Inf of the forward pass (record 752: MatMul)"
+        "NaN made here: the first NaN/Inf of the forward pass (record 752: MatMul)"
     assert found["health"]["rnn/step_000"] == \
-        ("none", ["no gradient reaches its variables (None; not_recorded)"])
+        ("none", ["None: no gradient reaches its variables: the value left the library "
+                  "(.numpy() at rnn_vanishing_gradients.py:90: h = ad.constant(h.numpy()))"])
     page = _offline_page(found["path"])
     assert len(page.encode("utf-8")) == found["bytes"] < 1_001 * 1_000   # under 1 kB a record
 
@@ -118,7 +119,7 @@ def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_tr
     lost = result["lost"]
     assert [x["source"] for x in lost] == ["mlp/hidden1/kernel", "mlp/hidden1/bias"]
     for x in lost:
-        assert x["reason_from_tape"] == "not_recorded" and x["reason"] == "left_library"
+        assert x["reason_from_tape"] == x["reason"] == "left_library"   # the tape alone names it too
         assert x["jump_to"] == "v3" and ".numpy()" in x["message"]
         assert x["source"] in x["message"]
     assert result["fixed_finite"] is True and result["fixed_lost"] == []
@@ -127,9 +128,12 @@ def test_broken_model_nan_is_found_at_the_log_and_the_none_at_the_numpy_round_tr
     # the health panel, a row per layer: the None layer, the NaN ones, and where it began
     origin = "gradient is NaN (from record 10: Log in loss)"
     assert result["health"] == {
-        "mlp/hidden1": ("none", ["no gradient reaches its variables (None; not_recorded)"]),
+        "mlp/hidden1": ("none", [
+            "None: no gradient reaches its variables: the value left the library (.numpy() at "
+            "broken_model.py:74: h = ad.constant(np.maximum(h.numpy(), 0.0)))"]),
         "mlp/hidden2": ("nan", [origin]), "mlp/logits": ("nan", [origin]),
-        "loss": ("nan", ["makes the first NaN/Inf of the forward pass (record 10: Log)", origin])}
+        "loss": ("nan", ["NaN made here: the first NaN/Inf of the forward pass (record 10: Log)",
+                         origin])}
     assert {status for status, _ in result["fixed_health"].values()} == {"ok"}
     _offline_page(result["path"])
 
