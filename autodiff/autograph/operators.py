@@ -136,10 +136,14 @@ def _undefined_return_fill(subs, names):
         if name == RETVAL:
             for defined, other in ((a, b), (b, a)):
                 if isinstance(other, Undefined) and not isinstance(defined, Undefined):
-                    fill[k] = nest.map_structure(
-                        lambda t: zeros(t.shape, dtype=t.dtype) if isinstance(t, Tensor) else t,
-                        defined)
+                    fill[k] = _zeros_like(defined)
     return fill
+
+
+def _zeros_like(value):
+    """A stand-in for a return value not yet made: zeros in place of each tensor."""
+    return nest.map_structure(
+        lambda t: zeros(t.shape, dtype=t.dtype) if isinstance(t, Tensor) else t, value)
 
 
 def _filled(run, fill):
@@ -241,9 +245,7 @@ def _with_return_value(state, body, get_state, set_state, names):
     if isinstance(returned, Undefined):
         return state
     state = list(state)
-    state[k] = nest.map_structure(
-        lambda t: zeros(t.shape, dtype=t.dtype) if isinstance(t, Tensor) else t,
-        nest.map_structure(_as_state, returned))
+    state[k] = _zeros_like(nest.map_structure(_as_state, returned))
     return state
 
 
