@@ -12,8 +12,13 @@ one einsum:
 - a letter that occurs only in this operand was summed away; its gradient is
   ``g`` copied along it: an operand ``ones(n)`` puts the letter back;
 - a letter repeated in one operand (``'ii->i'`` reads a diagonal) cannot be
-  repeated in an einsum's output; the second copy is renamed to a fresh
-  letter and an identity matrix ties the two: ``einsum('i,ij->ij', g, eye)``;
+  repeated in an einsum's output: the einsum gives the gradient with the
+  letter once, and ``EmbedDiagonal`` writes it onto the diagonal, zeros
+  elsewhere. (Multiplying by an identity matrix would do the same until a
+  NaN or an infinity sits off the diagonal: 0 * NaN is NaN, so the second
+  derivative would turn NaN where TensorFlow's, which never reads those
+  entries, is 0.) The two ops are each other's gradient: reading a
+  diagonal is an einsum with the repeated letter;
 - an ellipsis axis of size 1 that broadcast against a larger one is summed
   away and put back as size 1 by a reshape.
 
@@ -111,27 +116,45 @@ def _operand_grad(i, g, operands, terms, output, sizes, fresh):
     batch = "".join(next(fresh) for _ in range(g._value.ndim - len(output)))
     subs = [batch + output] + [t for j, t in enumerate(terms) if j != i]
     args = [g] + [o for j, o in enumerate(operands) if j != i]
-    result, seen = "", set()
+    result = ""                             # x's letters, each once, that the gradient keeps
     for c, d in zip(terms[i], x._value.shape):
-        if c in seen:                       # a diagonal: rename, tie with an identity
-            f = next(fresh)
-            result += f
-            subs.append(c + f)
-            args.append(eye(sizes[c], dtype=g.dtype))
-        elif d == 1 and sizes[c] != 1:      # broadcast ellipsis axis: sum it, reshape below
-            seen.add(c)
-        else:
-            seen.add(c)
-            result += c
+        if c in result or (d == 1 and sizes[c] != 1):   # a diagonal, or a broadcast axis
+            continue
+        result += c
     covered = set("".join(subs))
     for c in result:
         if c not in covered:                # summed away inside this operand only
             subs.append(c)
             args.append(ones((sizes[c],), dtype=g.dtype))
             covered.add(c)
-    grad = EINSUM(*args, equation=",".join(subs) + "->" + batch + result)
+    equation = ",".join(subs) + "->" + batch + result
+    grad = g if equation == f"{batch + result}->{batch + result}" else EINSUM(*args,
+                                                                              equation=equation)
     shape = g._value.shape[:len(batch)] + x._value.shape
+    if len(set(terms[i])) < len(terms[i]):  # a repeated letter: onto the diagonal
+        return EMBED_DIAGONAL(grad, source=batch + result, target=batch + terms[i], shape=shape)
     return grad if grad._value.shape == shape else reshape(grad, shape)
+
+
+def _embed_diagonal_forward(xp, v, source, target, shape):
+    """Zeros of ``shape`` with ``v`` written where the ``target`` letters agree."""
+    out = xp.zeros(shape, dtype=v.dtype)
+    index = []
+    for c, d in zip(target, shape):
+        if c not in source:                 # a broadcast axis of size 1
+            index.append(0)
+            continue
+        k = source.index(c)
+        index.append(xp.arange(d).reshape([-1 if j == k else 1 for j in range(len(source))]))
+    out[tuple(index)] = v
+    return out
+
+
+def _embed_diagonal_vjp(g, ans, v, source, target, shape):
+    """Read the diagonal back: an einsum with the repeated letters (batch axes in front)."""
+    fresh = (c for c in _LETTERS if c not in target)
+    batch = "".join(next(fresh) for _ in range(g._value.ndim - len(shape)))
+    return [EINSUM(g, equation=f"{batch + target}->{batch + source}")]
 
 
 def _einsum_vjp(g, ans, *operands, equation):
@@ -156,6 +179,15 @@ EINSUM = Primitive(
            (((2, 3), (3,), (3, 2)), {"equation": "ij,j,jk->ik"}),
            (((2,), (3,)), {"equation": "i,j"})],
     doc="linear in each operand: its gradient contracts g with the other operands")
+
+
+EMBED_DIAGONAL = Primitive(
+    "EmbedDiagonal", _embed_diagonal_forward, _embed_diagonal_vjp, saves="shapes",
+    domain=(-2.0, 2.0), label="embed_diagonal('{source}->{target}', {0})",
+    cases=[(((3,),), {"source": "i", "target": "ii", "shape": (3, 3)}),
+           (((2, 3, 4),), {"source": "bxy", "target": "bxby", "shape": (2, 3, 2, 4)}),
+           (((2, 3),), {"source": "ij", "target": "jiij", "shape": (3, 2, 2, 3)})],
+    doc="einsum's gradient for a repeated letter: the cotangent's diagonal comes back")
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -190,5 +222,5 @@ def einsum(equation, *inputs, **kwargs):
     return EINSUM(*operands, equation=equation)
 
 
-from .creation import eye, ones  # noqa: E402
+from .creation import ones  # noqa: E402
 from .shape import reshape  # noqa: E402
