@@ -48,20 +48,27 @@ class LearningRateScheduler(Callback):
 
 
 class ModelCheckpoint(_Monitor):
-    """Saves the model (or its weights) after each epoch, or only when ``monitor`` improves.
+    """Saves the model (or its weights) after each epoch or every N batches, or only when
+    ``monitor`` improves.
 
     Args:
         filepath: ending in ``.keras`` (``model.save``) or, with
             ``save_weights_only=True``, ``.weights.h5``; may hold format
-            fields (``'model_{epoch:02d}_{val_loss:.2f}.keras'``, epoch from 1).
+            fields (``'model_{epoch:02d}_{val_loss:.2f}.keras'``, epoch from 1,
+            and with an int ``save_freq`` also ``{batch}``, from 1 in its epoch).
         monitor, mode: as ``EarlyStopping``.
         save_best_only: save only when ``monitor`` improves on the best so far.
         save_weights_only: ``save_weights`` instead of ``save``.
-        save_freq: only ``'epoch'`` (saving every N batches raises NotImplementedError).
+        save_freq: ``'epoch'``, or an int N: save after every N batches, counted
+            across epochs (Keras 3's count: an epoch's last batches carry over).
         initial_value_threshold: the value to beat first.
 
     Raises:
-        ValueError: a file name that does not end as Keras 3 requires.
+        ValueError: a file name that does not end as Keras 3 requires, or a
+            ``save_freq`` that is neither ``'epoch'`` nor an int.
+
+    Each save writes a temporary file and renames it over ``filepath``, so an
+    interrupted save never leaves a broken checkpoint.
     """
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
@@ -71,9 +78,13 @@ class ModelCheckpoint(_Monitor):
         self.filepath = os.fspath(filepath)
         self.verbose, self.save_best_only = verbose, save_best_only
         self.save_weights_only = save_weights_only
-        if save_freq != "epoch":
-            raise NotImplementedError(f"ModelCheckpoint: save_freq={save_freq!r} is not "
-                                      f"implemented (only 'epoch')")
+        if save_freq != "epoch" and (isinstance(save_freq, bool) or
+                                     not isinstance(save_freq, int)):
+            raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are "
+                             f"'epoch' or integer values")
+        self.save_freq = save_freq
+        self._batches_seen_since_last_saving, self._last_batch_seen = 0, None
+        self._current_epoch = 0
         if save_weights_only and not self.filepath.endswith(".weights.h5"):
             raise ValueError(f"When using `save_weights_only=True` in `ModelCheckpoint`, the "
                              f"filepath provided must end in `.weights.h5` (Keras weights "
@@ -83,9 +94,39 @@ class ModelCheckpoint(_Monitor):
                              f"format). Received: filepath={self.filepath}")
         self.best = initial_value_threshold
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._current_epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_save_on_batch(batch):
+            self._save(self._current_epoch, batch, logs)
+
     def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch, None, logs)
+
+    def _should_save_on_batch(self, batch):
+        """Keras 3's count: batches since the last save, across epochs (``batch`` restarts
+        at 0 each epoch)."""
+        if self.save_freq == "epoch":
+            return False
+        if self._last_batch_seen is None or batch <= self._last_batch_seen:
+            added = batch + 1   # a new epoch
+        else:
+            added = batch - self._last_batch_seen
+        self._batches_seen_since_last_saving += added
+        self._last_batch_seen = batch
+        if self._batches_seen_since_last_saving >= self.save_freq:
+            self._batches_seen_since_last_saving = 0
+            return True
+        return False
+
+    def _save(self, epoch, batch, logs):
         logs = logs or {}
-        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if batch is None or "batch" in logs:
+            path = self.filepath.format(epoch=epoch + 1, **logs)
+        else:
+            path = self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
         if self.save_best_only:
             current = self._current(logs)
             if current is None or not self._improved(current, self.best) or \
@@ -100,6 +141,9 @@ class ModelCheckpoint(_Monitor):
             self.best = current
         elif self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
         if self.save_weights_only:
             self.model.save_weights(path, overwrite=True)
         else:

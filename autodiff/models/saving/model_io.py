@@ -53,18 +53,31 @@ class SavingMixin:
                 write_weights(self, f)
 
     def load_weights(self, filepath, skip_mismatch=False):
-        """Assigns every variable from a ``.weights.h5`` file (Keras 3's or this library's).
+        """Assigns every variable from a ``.weights.h5`` file (Keras 3's or this library's),
+        or from a legacy ``.h5``/``.hdf5`` file (Keras 2's layout, read by layer order as
+        Keras 3 reads it: ``legacy_h5.py``).
+
+        Args:
+            skip_mismatch: load what fits and skip, with a warning, what does not:
+                a layer whose variables differ in number or shape (``.weights.h5``),
+                or a weight whose shape differs (legacy ``.h5``), as Keras 3.
 
         Raises:
             ValueError: a layer or shape that does not match, naming it (nothing changes).
         """
-        _check_suffix(filepath, ".weights.h5", "Keras 3's weights format")
-        if skip_mismatch:
-            raise NotImplementedError("load_weights: skip_mismatch=True is not implemented")
+        path = os.fspath(filepath)
+        legacy = path.endswith((".h5", ".hdf5")) and not path.endswith(".weights.h5")
+        if not legacy:
+            _check_suffix(filepath, ".weights.h5", "Keras 3's weights format")
         h5py = require_h5py()
+        if legacy:
+            from .legacy_h5 import read_legacy_weights
+            with h5py.File(filepath, "r") as f:
+                read_legacy_weights(self, f, path, skip_mismatch=skip_mismatch)
+            return
         with h5py.File(filepath, "r") as f:
             self._ad_prepare_optimizer(f)
-            read_weights(self, f, os.fspath(filepath))
+            read_weights(self, f, path, skip_mismatch=skip_mismatch)
 
     def _ad_prepare_optimizer(self, h5_file):
         """A file with optimizer state needs the optimizer's slots made first (Keras builds)."""

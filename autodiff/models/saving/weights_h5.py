@@ -18,6 +18,8 @@ reverse) for the layers both have. h5py is imported only when a file is
 read or written: it is an optional extra (``pip install tapeschool[keras]``).
 """
 
+import warnings
+
 from ...variable import Variable
 
 __all__ = ["walk", "write_weights", "read_weights", "require_h5py"]
@@ -103,30 +105,53 @@ def write_weights(obj, h5_file):
             group.create_dataset(str(k), data=variable.numpy())
 
 
-def read_weights(obj, h5_file, source="the file"):
+def read_weights(obj, h5_file, source="the file", skip_mismatch=False):
     """Assigns every variable under ``obj`` from the open h5py file.
 
+    Args:
+        skip_mismatch: as Keras 3, an object (layer, optimizer) whose variables do
+            not fit the file's (their number, or a shape) is skipped with a
+            warning and the rest are loaded; as in Keras, the object's variables
+            before the first one that does not fit are still assigned.
+
     Raises:
-        ValueError: a layer whose number of variables or a variable whose shape
-            differs from the file's, naming the path (nothing is assigned then).
+        ValueError: without ``skip_mismatch``, a layer whose number of variables or
+            a variable whose shape differs from the file's, naming the path
+            (nothing is assigned then).
     """
-    plan = []
+    plan, failed = [], []
     for path, item, variables in walk(obj):
-        key = f"{path}/vars" if path else "vars"
-        stored = h5_file[key] if key in h5_file else {}
-        if len(stored) != len(variables):
-            label = getattr(item, "name", path)
-            raise ValueError(f"Layer {label!r} (at {path or 'the top'!r} in {source}) expected "
-                             f"{len(variables)} variables, but received {len(stored)} "
-                             f"variables during loading.")
-        for k, variable in enumerate(variables):
-            value = stored[str(k)][()]
-            if tuple(value.shape) != tuple(variable.shape):
-                raise ValueError(f"{key}/{k} in {source} has shape {tuple(value.shape)}, but "
-                                 f"the variable {getattr(variable, 'path', variable.name)} has "
-                                 f"shape {tuple(variable.shape)}")
-            plan.append((variable, value))
+        try:
+            _plan_object(path, item, variables, h5_file, source, plan)
+        except ValueError as error:
+            if not skip_mismatch:
+                raise
+            failed.append((getattr(item, "name", path), error))
     for variable, value in plan:   # all checked first: a bad file changes nothing
         if isinstance(variable, Variable):
             variable.assign(value.astype(variable.dtype.as_numpy_dtype)
                             if hasattr(variable.dtype, "as_numpy_dtype") else value)
+    if failed:
+        warnings.warn(f"A total of {len(failed)} objects could not be loaded. Example error "
+                      f"message for object {failed[0][0]}:\n\n{failed[0][1]}\n\nList of "
+                      f"objects that could not be loaded:\n{[name for name, _ in failed]}",
+                      UserWarning, stacklevel=3)
+
+
+def _plan_object(path, item, variables, h5_file, source, plan):
+    """Adds ``(variable, value)`` for ``item``'s variables to ``plan``, up to the first that
+    does not fit; then raises ValueError naming it."""
+    key = f"{path}/vars" if path else "vars"
+    stored = h5_file[key] if key in h5_file else {}
+    if len(stored) != len(variables):
+        label = getattr(item, "name", path)
+        raise ValueError(f"Layer {label!r} (at {path or 'the top'!r} in {source}) expected "
+                         f"{len(variables)} variables, but received {len(stored)} "
+                         f"variables during loading.")
+    for k, variable in enumerate(variables):
+        value = stored[str(k)][()]
+        if tuple(value.shape) != tuple(variable.shape):
+            raise ValueError(f"{key}/{k} in {source} has shape {tuple(value.shape)}, but "
+                             f"the variable {getattr(variable, 'path', variable.name)} has "
+                             f"shape {tuple(variable.shape)}")
+        plan.append((variable, value))
