@@ -39,7 +39,8 @@ from autodiff.tensor import Tensor, Variable
 from ..health.rows import group_health
 from ..tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
 from .data.frames import Frames, preview, value_of
-from .data.scopes import debug_marks, explain_sources, lost_gradients, scope_groups, value_stats
+from .data.scopes import debug_marks, explain_sources, lost_gradients, scope_groups
+from .data.statistics import many_stats
 from .data.sentences import rule_text
 from .layout.graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout as _graph_layout
 
@@ -204,6 +205,7 @@ class _Builder:
         self.op_records = {}   # output ids -> a TapeRecord of it
         self.key_of = {}       # op node id -> output ids
         self.edges = []
+        self.unmeasured = []   # (node, tensor) whose stats take_stats has yet to take
         self.names = self._names(user_names)
 
     # ---- names --------------------------------------------------------------
@@ -243,10 +245,16 @@ class _Builder:
             value = value_of(tensor)
             if value["preview"] is not None:
                 node["preview"], node["data"] = value["preview"], value["data"]
-                node["stats"] = value_stats(tensor)
+                self.unmeasured.append((node, tensor))     # stats: all at once (take_stats)
         if tape_index is not None and tape_index not in node["tapes"]:
             node["tapes"].append(tape_index)
         return node
+
+    def take_stats(self):
+        """Every new tensor node's tooltip stats, in one batch (``many_stats``)."""
+        pending, self.unmeasured = self.unmeasured, []
+        for (node, _), stats in zip(pending, many_stats([t for _, t in pending])):
+            node["stats"] = stats
 
     def collect_records(self):
         for t, snap in enumerate(self.snapshots):
@@ -316,6 +324,7 @@ class _Builder:
         for t in list(targets) + list(sources):
             if isinstance(t, Tensor):
                 self.tensor(t)
+        self.take_stats()
         gradients = nest.flatten(trace.gradients)
         self.set_flags([t for t in targets if isinstance(t, Tensor)], sources, gradients)
         ops = sorted(self.ops.values(), key=lambda op: op["order"])

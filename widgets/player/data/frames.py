@@ -68,23 +68,51 @@ def _number(v):
 
 def value_of(tensor):
     """``{preview, data, shape}`` of a Tensor's value (data only when small and finite)."""
-    return _inspect(tensor)[0]
-
-
-def _inspect(tensor):
-    """``(value_of(tensor), whether it holds a NaN or an Inf)``, from one look at it."""
     if tensor is None:
-        return None, False
+        return None
     value = tensor._value
     if isinstance(value, ArraySpec):
-        return {"preview": None, "data": None, "shape": list(value.shape)}, False
+        return {"preview": None, "data": None, "shape": list(value.shape)}
     array = np.asarray(backend.to_numpy(value))
+    return _described(array, array.size <= MAX_DATA and _bad(array))
+
+
+def _described(array, bad):
+    data = array.tolist() if array.size <= MAX_DATA and array.dtype.kind in "fiub" and not bad \
+        else None
+    return {"preview": _preview_of(array), "data": data, "shape": list(array.shape)}
+
+
+def _bad(array, square_sum=None):
+    """Whether a float array holds a NaN or an Inf. A finite sum of squares
+    (``np.dot``, one pass, no temporary) proves it holds neither; only an
+    infinite or NaN one (or an overflow) is looked at value by value."""
     kind = array.dtype.kind
-    # ndarray methods, not np.all(): a replay makes tens of thousands of these, and
-    # NumPy's function wrappers cost more than the check on a few numbers
-    bad = kind in "fc" and not np.isfinite(array).all()
-    data = array.tolist() if array.size <= MAX_DATA and kind in "fiub" and not bad else None
-    return {"preview": _preview_of(array), "data": data, "shape": list(array.shape)}, bad
+    if kind not in "fc":
+        return False
+    if kind == "f":
+        if square_sum is None:
+            flat = array.reshape(-1)
+            square_sum = np.dot(flat, flat)
+        if square_sum - square_sum == 0:     # finite
+            return False
+    return not np.isfinite(array).all()
+
+
+def _inspect(tensor, with_norm=False):
+    """``(value_of(tensor), whether it holds a NaN or an Inf, its norm or None)``,
+    from one look at it (the norm only ``with_norm``)."""
+    if tensor is None:
+        return None, False, None
+    value = tensor._value
+    if isinstance(value, ArraySpec):
+        return {"preview": None, "data": None, "shape": list(value.shape)}, False, None
+    array = np.asarray(backend.to_numpy(value))
+    norm = square_sum = None
+    if with_norm:
+        norm, square_sum = _norm(array)
+    bad = _bad(array, square_sum)
+    return _described(array, bad), bad, norm
 
 
 def grads_at(data, k):
@@ -101,12 +129,13 @@ def grads_at(data, k):
     return known
 
 
-def _norm(value):
-    array = np.asarray(backend.to_numpy(value._value))
+def _norm(array):
+    """``(norm, sum of squares)`` of a value in float64 (0.0 and None for integers)."""
     if array.dtype.kind not in "fc":
-        return 0.0
+        return 0.0, None
     flat = (np.abs(array) if array.dtype.kind == "c" else array).reshape(-1).astype(np.float64)
-    return float(np.dot(flat, flat) ** 0.5)
+    square_sum = np.dot(flat, flat)
+    return float(square_sum ** 0.5), square_sum
 
 
 class Frames:
@@ -122,6 +151,7 @@ class Frames:
         self.changed = {}  # tensor node id -> preview, new since the last frame
         self.forward_bad, self.backward_bad = [], []   # frames with a NaN or an Inf
         self.norms = {}    # backward frame index -> [(op id, norm of what it sent)]
+        self.seen = {}       # id(value) -> (value, its _inspect): the value kept alive
         self.in_edges = {}   # (op id, kind) -> edge ids by slot
         for e in builder.edges:
             self.in_edges.setdefault((e["op"], e["kind"]), []).append(e)
@@ -134,6 +164,15 @@ class Frames:
         if stats is not None and not isinstance(tensor._value, ArraySpec):
             return stats["nonfinite"] > 0
         return nonfinite(tensor)
+
+    def inspect(self, tensor, with_norm=False):
+        """``_inspect``, once per value: a step's contribution is often the next
+        total, or another step's cotangent, as the same tensor."""
+        key = id(tensor)
+        seen = self.seen.get(key)
+        if seen is None or (with_norm and seen[3] is None and seen[0] is not None):
+            seen = self.seen[key] = (tensor, *_inspect(tensor, with_norm))
+        return seen[1:]
 
     def node_id(self, tid):
         return f"t{tid}"
@@ -211,25 +250,26 @@ class Frames:
         bad = False
         cotangents = []
         for oid, g in zip(rec.output_ids, step.cotangents):
-            value, worse = _inspect(g)
+            value, worse, _ = self.inspect(g)
             bad |= worse
             cotangents.append(self.named(oid, value))
-        contributions = []
+        contributions, norms = [], []
         for slot, (x_id, c) in enumerate(step.contributions):
-            value, worse = _inspect(c)
+            value, worse, norm = self.inspect(c, with_norm=True)
             bad |= worse
+            if c is not None:
+                norms.append((op["id"], norm))
             entry = self.named(x_id, value)
             entry["slot"] = slot
             entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
             contributions.append(entry)
         k = n_ops + 1 + i
-        sent = [c for _, c in step.contributions if c is not None]
         if bad:
             self.backward_bad.append(k)
-        self.norms[k] = [(op["id"], _norm(c)) for c in sent]
+        self.norms[k] = norms
         totals = []
         for x_id, total in step.totals.items():
-            value = value_of(total)
+            value = self.inspect(total)[0]
             totals.append(self.named(x_id, value))
             if value is not None:
                 self.changed[self.node_id(x_id)] = value["preview"]

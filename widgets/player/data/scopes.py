@@ -25,6 +25,8 @@ import numpy as np
 
 from autodiff import backend
 
+from .statistics import value_stats
+
 __all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources",
            "lost_gradients"]
 
@@ -230,58 +232,3 @@ def lost_gradients(answers, sources, gradients, nodes):
         lost.append({"source": sid, "reason": why.reason, "message": why.message, "node": node,
                      "why": f"{words} ({why.where})" if why.where else words})
     return lost
-
-
-def value_stats(tensor, bins=8):
-    """Min, max, mean (4 digits) and an 8-bin histogram of a float tensor, for tooltips.
-
-    Returns None for a tensor without a concrete float value. The histogram
-    counts as ``np.histogram`` does (a replay takes one per tensor: 10,000 of
-    them on a long tape, where NumPy's general version cost a second).
-    """
-    value = getattr(tensor, "_value", None)
-    if value is None or not hasattr(value, "dtype") or not hasattr(value, "size"):
-        return None
-    array = np.asarray(backend.to_numpy(value))
-    if array.dtype.kind not in "fiu" or array.size == 0:
-        return None
-    flat = array.reshape(-1)
-    if array.dtype.kind == "f":
-        ok = np.isfinite(flat)
-        finite = flat if ok.all() else flat[ok]
-    else:
-        finite = flat
-    stats = {"nonfinite": int(flat.size - finite.size)}
-    if finite.size == 0:
-        return {**stats, "min": None, "max": None, "mean": None, "hist": [0] * bins}
-    lo, hi = float(finite.min()), float(finite.max())
-    return {**stats, "min": float(f"{lo:.4g}"), "max": float(f"{hi:.4g}"),
-            "mean": float(f"{float(finite.mean()):.4g}"),
-            "hist": histogram(finite, lo, hi, bins)}
-
-
-_STEPS = {8: np.arange(9.0)}
-
-
-def histogram(values, lo, hi, bins):
-    """``np.histogram(values, bins, range=(lo, hi if hi > lo else lo + 1))[0]`` as a
-    list, for finite ``values`` within ``[lo, hi]``: the same index arithmetic and
-    edge correction, without its checks.
-
-    >>> histogram(np.array([0.0, 1.0, 1.0, 2.0]), 0.0, 2.0, 4)
-    [1, 0, 2, 1]
-    """
-    if hi <= lo:
-        hi = lo + 1.0
-    if bins not in _STEPS:
-        _STEPS[bins] = np.arange(bins + 1.0)
-    x = values.astype(np.float64, copy=False)
-    if not np.isfinite(hi - lo):      # -1e308 to 1e308 (np.histogram refuses): halve all
-        x, lo, hi = x * 0.5, lo * 0.5, hi * 0.5
-    edges = _STEPS[bins] * ((hi - lo) / bins) + lo     # np.linspace's arithmetic
-    edges[-1] = hi
-    index = ((x - lo) / (hi - lo) * bins).astype(np.intp)
-    index[index == bins] -= 1
-    index[x < edges[index]] -= 1            # rounding put a value one bin too high
-    index[(x >= edges[index + 1]) & (index != bins - 1)] += 1    # or one too low
-    return np.bincount(index, minlength=bins).tolist()

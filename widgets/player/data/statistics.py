@@ -1,0 +1,159 @@
+"""Statistics of tensor values for the player's tooltips: min, max, mean, histogram.
+
+``value_stats(tensor)`` takes one tensor's; ``many_stats(tensors)`` takes
+every tensor's of a replay at once. A 10,000-record tape of a real model
+holds about 8,500 float tensors of a few thousand numbers each: asked one by
+one, NumPy's fixed cost per call (min, max, mean, the histogram's passes)
+was most of the work. ``many_stats`` lays the values of many tensors end to
+end in one float64 buffer (at most ``CHUNK`` numbers at a time) and reduces
+each tensor's stretch of it with ``ufunc.reduceat``: a handful of NumPy calls
+per chunk instead of a dozen per tensor, with the same answers (the
+histogram's index arithmetic is the same float64 arithmetic, element by
+element). Tensors it cannot take that way (integers, a NaN or an Inf, a
+range too wide to subtract) go through ``value_stats``.
+
+Pure NumPy over values the engine already computed; nothing here differentiates.
+
+    >>> value_stats(ad.constant([0.0, 1.0, 1.0, 2.0]))["hist"]
+    [1, 0, 0, 0, 2, 0, 0, 1]
+"""
+
+import numpy as np
+
+from autodiff import backend
+
+__all__ = ["value_stats", "many_stats", "histogram", "BINS"]
+
+BINS = 8
+CHUNK = 1 << 21          # numbers per float64 buffer in many_stats (16 MB)
+
+
+def _array(tensor):
+    value = getattr(tensor, "_value", None)
+    if value is None or not hasattr(value, "dtype") or not hasattr(value, "size"):
+        return None
+    return np.asarray(backend.to_numpy(value))
+
+
+def value_stats(tensor, bins=BINS):
+    """Min, max, mean (4 digits) and an 8-bin histogram of a float tensor, for tooltips.
+
+    Returns None for a tensor without a concrete float value. The histogram
+    counts as ``np.histogram`` does.
+
+    >>> value_stats(ad.constant([0.0, 1.0, 1.0, 2.0, np.nan]))["nonfinite"]
+    1
+    """
+    array = _array(tensor)
+    if array is None or array.dtype.kind not in "fiu" or array.size == 0:
+        return None
+    flat = array.reshape(-1)
+    if array.dtype.kind == "f":
+        ok = np.isfinite(flat)
+        finite = flat if ok.all() else flat[ok]
+    else:
+        finite = flat
+    stats = {"nonfinite": int(flat.size - finite.size)}
+    if finite.size == 0:
+        return {**stats, "min": None, "max": None, "mean": None, "hist": [0] * bins}
+    lo, hi = float(finite.min()), float(finite.max())
+    return _stats(stats["nonfinite"], lo, hi, float(finite.mean()), histogram(finite, lo, hi, bins))
+
+
+def _stats(nonfinite, lo, hi, mean, hist):
+    return {"nonfinite": nonfinite, "min": float(f"{lo:.4g}"), "max": float(f"{hi:.4g}"),
+            "mean": float(f"{mean:.4g}"), "hist": hist}
+
+
+def many_stats(tensors, bins=BINS):
+    """``[value_stats(t) for t in tensors]``, computed a chunk of tensors at a time.
+
+    >>> [s["max"] for s in many_stats([ad.constant([1.0, 2.0]), ad.constant([3.0])])]
+    [2.0, 3.0]
+    """
+    out = [None] * len(tensors)
+    batch, size = [], 0
+    for i, tensor in enumerate(tensors):
+        array = _array(tensor)
+        if array is None or array.size == 0 or array.dtype.kind not in "fiu":
+            continue
+        if array.dtype.kind != "f":
+            out[i] = value_stats(tensor, bins)
+            continue
+        if size + array.size > CHUNK and batch:
+            _chunk(batch, out, bins)
+            batch, size = [], 0
+        batch.append((i, array.reshape(-1)))
+        size += array.size
+    if batch:
+        _chunk(batch, out, bins)
+    for i, tensor in enumerate(tensors):       # NaN, Inf or a range too wide: one at a time
+        if out[i] is False:
+            out[i] = value_stats(tensor, bins)
+    return out
+
+
+def _chunk(batch, out, bins):
+    """Stats of each ``(index, flat float array)`` of ``batch`` into ``out`` (False: redo)."""
+    with np.errstate(all="ignore"):     # a bad stretch's numbers are thrown away below
+        lo, hi, means, counts, good = _reduce([flat for _, flat in batch], bins)
+    for k, (i, _) in enumerate(batch):
+        out[i] = _stats(0, lo[k], hi[k], means[k], counts[k]) if good[k] else False
+
+
+def _reduce(flats, bins):
+    x = np.concatenate(flats, dtype=np.float64) if len(flats) > 1 else flats[0].astype(np.float64)
+    sizes = np.fromiter((f.size for f in flats), dtype=np.intp, count=len(flats))
+    starts = np.zeros(len(flats), dtype=np.intp)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    total = np.add.reduceat(x, starts)
+    lo, hi = np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)
+    # A NaN or an Inf anywhere in a stretch makes its sum non-finite; so can an
+    # overflow, which value_stats then sorts out.
+    good = np.isfinite(total) & np.isfinite(hi - lo)
+    # value_stats' arithmetic: hi = lo + 1 for a constant tensor, edges as np.linspace
+    top = np.where(hi > lo, hi, lo + 1.0)
+    seg = np.repeat(np.arange(len(flats)), sizes)
+    lo_x, top_x = np.repeat(lo, sizes), np.repeat(top, sizes)
+    edges = _steps(bins)[None, :] * ((top - lo) / bins)[:, None] + lo[:, None]
+    edges[:, -1] = top
+    index = np.nan_to_num((x - lo_x) / (top_x - lo_x) * bins, nan=0.0, posinf=0.0,
+                          neginf=0.0).astype(np.intp)
+    np.clip(index, 0, bins - 1, out=index)      # x == hi lands in the last bin
+    flat_edges = edges.reshape(-1)
+    base = seg * (bins + 1)
+    index[x < flat_edges[base + index]] -= 1                    # rounding: one bin too high
+    index[(x >= flat_edges[base + index + 1]) & (index != bins - 1)] += 1   # or too low
+    counts = np.bincount(seg * bins + index, minlength=len(flats) * bins).reshape(-1, bins)
+    return lo.tolist(), hi.tolist(), (total / sizes).tolist(), counts.tolist(), good.tolist()
+
+
+_STEPS = {}
+
+
+def _steps(bins):
+    if bins not in _STEPS:
+        _STEPS[bins] = np.arange(bins + 1.0)
+    return _STEPS[bins]
+
+
+def histogram(values, lo, hi, bins):
+    """``np.histogram(values, bins, range=(lo, hi if hi > lo else lo + 1))[0]`` as a
+    list, for finite ``values`` within ``[lo, hi]``: the same index arithmetic and
+    edge correction, without its checks.
+
+    >>> histogram(np.array([0.0, 1.0, 1.0, 2.0]), 0.0, 2.0, 4)
+    [1, 0, 2, 1]
+    """
+    if hi <= lo:
+        hi = lo + 1.0
+    x = values.astype(np.float64, copy=False)
+    if not np.isfinite(hi - lo):      # -1e308 to 1e308 (np.histogram refuses): halve all
+        x, lo, hi = x * 0.5, lo * 0.5, hi * 0.5
+    edges = _steps(bins) * ((hi - lo) / bins) + lo     # np.linspace's arithmetic
+    edges[-1] = hi
+    index = ((x - lo) / (hi - lo) * bins).astype(np.intp)
+    index[index == bins] -= 1
+    index[x < edges[index]] -= 1            # rounding put a value one bin too high
+    index[(x >= edges[index + 1]) & (index != bins - 1)] += 1    # or one too low
+    return np.bincount(index, minlength=bins).tolist()
