@@ -6,7 +6,9 @@ planned before writing: dead code, shared subexpressions, constants, buffer
 reuse), then the rewrites the plan applies: ``seeds.py`` (a Jacobian's
 one-hot seeds), ``zeros.py`` (forward mode's zero tangents, behind
 finiteness checks), ``concat.py`` (Jacobian chunks written into their
-result), and ``inline.py`` (simple ops as the expressions they compute).
+result), ``inline.py`` (simple ops as the expressions they compute), and
+``control_flow.py`` (branches and loops as ``if``/``while``/``for`` statements
+calling their own compiled programs).
 
 May import: the engine and the graph it compiles (``autodiff.tracing.graph``).
 It never imports ``tracing.function``, which calls it, and the engine never

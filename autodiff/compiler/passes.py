@@ -137,7 +137,7 @@ def plan(graph, skip_zero_tangents=True):
             epoch[node.inputs[0].index] = epoch.get(node.inputs[0].index, 0) + 1
             value_of[i] = []
             continue
-        pure = (node.custom is None and not node.primitive.stateful
+        pure = (node.custom is None and not node.primitive.stateful and not node.subgraphs
                 and not node.primitive.name.startswith(IMPURE_PREFIXES))
         single = _n_outputs(node) == 1
         key = _cse_key(node, inputs) if pure else None
@@ -166,6 +166,9 @@ def plan(graph, skip_zero_tangents=True):
         n = _n_outputs(node)
         steps.append(Step("op", i, node, inputs, n))
         value_of[i] = [("node", i, j) for j in range(n if n is not None else _max_output(graph, i))]
+        if node.subgraphs and node.primitive.stateful:   # a branch or body may assign: reads
+            for v in range(len(graph.variables)):          # after it see the new values
+                epoch[v] = epoch.get(v, 0) + 1
 
     outputs = [source(leaf) for leaf in nest.flatten(graph.outputs) if isinstance(leaf, Ref)]
     seeds.rewrite(steps, constants, spec)

@@ -48,6 +48,7 @@ import weakref
 from .. import backend, nest
 from ..tensor import Tensor
 from ..tracing.graph import ASSIGN, Ref
+from . import control_flow
 from .inline import expression, inline_template, shared_tanh_factors, transposed
 from .passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
 from .seeds import one_hot_rows_matmul
@@ -69,14 +70,9 @@ def compile_graph(graph, name="f", arg_names=()):
     Returns:
         A Program: ``.source`` (str) and ``.run(args)`` on Tensors.
 
-    Raises:
-        NotImplementedError: the graph holds control flow (an ``If`` or ``While`` node,
-            ``autodiff/control_flow``), which is not written out as a program yet.
+    Control-flow nodes become ``if``/``while``/``for`` statements calling their
+    branches and bodies, each compiled the same way (``control_flow.py``).
     """
-    staged = sorted({node.op_type for node in graph.nodes if node.subgraphs})
-    if staged:
-        raise NotImplementedError(f"control-flow nodes ({', '.join(staged)}) are not written "
-                                  f"out as a program yet")
     return Program(graph, name, arg_names)
 
 
@@ -87,17 +83,19 @@ class Program:
         self.graph = graph
         self.name = _identifier(name, "f")
         self.plan = plan(graph)
-        self.source, namespace = _write(graph, self.plan, self.name, arg_names)
+        self.source, namespace, called = _write(graph, self.plan, self.name, arg_names)
         self._fn = _exec(self.source, namespace, self.name)
         self._exact = None
         if self.plan.guarded:   # the same graph with every zero multiplied out
             exact_name = self.name + "_exact"
-            self.exact_source, namespace = _write(graph, plan(graph, skip_zero_tangents=False),
-                                                  exact_name, arg_names)
+            self.exact_source, namespace, _ = _write(graph, plan(graph, skip_zero_tangents=False),
+                                                     exact_name, arg_names)
             self._exact = _exec(self.exact_source, namespace, exact_name)
             self.source += (f"\n\n# When a guard above fails (a NaN or inf where zeros were skipped),"
                             f"\n# {self.name} returns None and this exact program runs instead:\n\n"
                             + self.exact_source)
+        if called:   # the branches and loop bodies first, as a reader meets their names below
+            self.source = "\n\n".join(called + [self.source])
         self._pack = _packer(graph.outputs)
 
     def __repr__(self):
@@ -106,11 +104,15 @@ class Program:
 
     def run(self, args):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs."""
-        arrays = [a._value for a in args]
-        results = self._fn(backend.xp, *arrays)
+        return self._pack(iter(self.call(backend.xp, *[a._value for a in args])))
+
+    def call(self, xp, *arrays):
+        """The program on raw arrays; returns a tuple of arrays (how an enclosing program
+        calls a branch or a loop body)."""
+        results = self._fn(xp, *arrays)
         if results is None:   # a guard failed: the exact program gives eager's NaNs
-            results = self._exact(backend.xp, *arrays)
-        return self._pack(iter(results))
+            results = self._exact(xp, *arrays)
+        return results
 
 
 def _exec(source, namespace, name):
@@ -158,9 +160,12 @@ class _Names:
 
 
 def _write(graph, plan, name, arg_names):
-    """The source text of ``plan`` and the namespace it runs in."""
-    names = _Names({"xp", name, "_assign", "all_finite", "isfinite"})
-    namespace = {"_assign": _assign, "all_finite": all_finite, "isfinite": isfinite}
+    """The source text of ``plan``, the namespace it runs in, and the sources of the
+    branches and loop bodies it calls."""
+    names = _Names({"xp", name, "_assign", "all_finite", "isfinite", *control_flow.helpers()})
+    namespace = {"_assign": _assign, "all_finite": all_finite, "isfinite": isfinite,
+                 **control_flow.helpers()}
+    called = []
     params = []
     for k in range(len(graph.arg_specs)):
         names.of[("arg", k)] = names.fresh(arg_names[k] if k < len(arg_names) else f"a{k}", f"a{k}")
@@ -219,6 +224,13 @@ def _write(graph, plan, name, arg_names):
             _free(lines, step, position, plan, names, returned)
             continue
         args = [text(s) for s in step.inputs]
+        if node is not None and node.subgraphs:
+            _write_control_flow(lines, step, args, name_result(step), names, namespace, called,
+                                name)
+            _free(lines, step, position, plan, names, returned)
+            if node.primitive.stateful:   # a branch or body may have assigned a Variable
+                read_epoch.clear()
+            continue
         if step.kind == "one_hot_matmul":
             target = name_result(step)
             namespace["one_hot_rows_matmul"] = one_hot_rows_matmul
@@ -295,7 +307,26 @@ def _write(graph, plan, name, arg_names):
         _free(lines, step, position, plan, names, returned)
     outs = [text(s) for s in plan.outputs]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    return "\n".join(lines) + "\n", namespace
+    return "\n".join(lines) + "\n", namespace, called
+
+
+def _write_control_flow(lines, step, args, target, names, namespace, called, name):
+    """A control-flow node as the statement that calls its compiled branches or bodies."""
+    names.of[("multi", step.index)] = True   # its outputs are a tuple: ``v2[0]``
+    op = step.node.primitive
+    if op.layout is None:   # a gradient node: its own code, called as it is
+        subprograms = [names.fresh(op.name, "op")]
+        namespace[subprograms[0]] = control_flow.recompute_call(op)
+    else:
+        subprograms = []
+        for sub in op.subgraphs:
+            sub_name = names.fresh(f"{name}_{sub.label}", f"{name}_fn")
+            program = compile_graph(sub.graph, sub_name)
+            namespace[sub_name] = program.call
+            called.append(program.source)
+            subprograms.append(sub_name)
+    lines.extend(control_flow.write_node(step.node, args, target, subprograms,
+                                         lambda wanted: names.fresh(wanted, "t")))
 
 
 def _write_matmul_into(lines, step, args, names, plan, text):

@@ -90,7 +90,9 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     body = trace_function(lambda e: _checked_output(fn(e), expected), (example,), "fn")
     template = nest.pack_sequence_as(expected, tensor_leaves(body.outputs)) \
         if len(nest.flatten(expected)) == len(tensor_leaves(body.outputs)) else body.outputs
-    return stage("MapFn", lambda tensors, fns: run(tensors, fns[0]), flat, [body], template)
+    empty = [((0,), _as_dtype(leaf).name) for leaf in nest.flatten(expected)]
+    return stage("MapFn", lambda tensors, fns: run(tensors, fns[0]), flat, [body], template,
+                 info={"empty": empty})
 
 
 # ---- scan and the folds --------------------------------------------------------------
@@ -116,8 +118,11 @@ def _sequence_op(name, fn, elems, initializer, reverse, collect):
     body = trace_function(fn, (acc, x), "fn")
     _same_structure(acc, body.outputs)
     template = _stacked([body.outputs], body.outputs) if collect else body.outputs
+    empty = [((0,) + tuple(t.shape), t.dtype.name) for t in init_flat]
     return stage(name, lambda tensors, fns: run(tensors, fns[0]), flat + init_flat, [body],
-                 template, {"reverse": reverse})
+                 template, {"reverse": reverse},
+                 info={"elements": len(flat), "initializer": has_init, "reverse": reverse,
+                       "collect": collect, "empty": empty})
 
 
 def _fold(fn, elems, flat, acc, reverse, collect, name):

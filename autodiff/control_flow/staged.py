@@ -154,6 +154,10 @@ class StagedOp(Primitive):
         self.params = dict(params or {})
         self.stateful = any(_stateful(sub.graph) for sub in self.subgraphs)
         self._gradient_op = None
+        # Which inputs are the op's own tensors and which each subgraph captures, and what the
+        # op needs beyond them (``stage`` sets both): what the compiler writes the node from.
+        # A gradient op keeps None: the compiler calls it as it is.
+        self.layout, self.info = None, {}
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -227,7 +231,7 @@ def _run_untraced(run, inputs, op):
             variable._value = value
 
 
-def stage(name, run, tensors, subgraphs, out_template, params=None):
+def stage(name, run, tensors, subgraphs, out_template, params=None, info=None):
     """Calls a control-flow op as one StagedOp node (see the module docstring).
 
     Args:
@@ -238,6 +242,8 @@ def stage(name, run, tensors, subgraphs, out_template, params=None):
         subgraphs: the traced functions, in the order ``run`` expects them.
         out_template: a structure whose tensor leaves the outputs replace.
         params: plain data shown with the node.
+        info: plain data the compiler needs to write the node as a loop
+            (``compiler/control_flow.py``): how many of ``tensors`` are elements, ...
 
     Returns:
         ``out_template`` with the node's outputs in place of its tensors.
@@ -271,6 +277,7 @@ def stage(name, run, tensors, subgraphs, out_template, params=None):
         return tensor_leaves(run([values[k] for k in own], callables))
 
     op = StagedOp(name, run_node, subgraphs, params)
+    op.layout, op.info = (own, per_subgraph), dict(info or {})
     outputs = op(*inputs)
     return pack_tensors(out_template, outputs)
 

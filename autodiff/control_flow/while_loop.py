@@ -109,7 +109,8 @@ def _staged_loop(structure, cond, body, maximum_iterations, invariants, repack, 
         return loop(start, fns[0], fns[1], bound)
 
     return stage("While", run, tensor_leaves(values) + limit, [cond_graph, body_graph], values,
-                 {"maximum_iterations": None if not limit else "input"})
+                 {"maximum_iterations": None if not limit else "input"},
+                 info={"maximum_iterations": bool(limit)})
 
 
 def _shapes(invariants, structure):

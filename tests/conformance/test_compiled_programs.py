@@ -51,16 +51,22 @@ def _program(spec):
     return run
 
 
-def _same(a, b, where):
+def _same(a, b, where, exact=False):
+    """Equal structure, None-ness, dtypes and shapes; values within 1e-6, or bit for bit
+    (NaN where NaN) when ``exact``."""
     if isinstance(a, (list, tuple)):
         assert isinstance(b, (list, tuple)) and len(a) == len(b), where
         for k, (u, v) in enumerate(zip(a, b)):
-            _same(u, v, f"{where}[{k}]")
+            _same(u, v, f"{where}[{k}]", exact)
         return
     if a is None or b is None:
         assert a is None and b is None, f"{where}: eager {a} vs compiled {b}"
         return
     assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), where
+    if exact:
+        assert np.array_equal(a.numpy(), b.numpy(), equal_nan=True), \
+            f"{where}: {a.numpy()} vs {b.numpy()}"
+        return
     np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-6, equal_nan=True,
                                err_msg=where)
 
