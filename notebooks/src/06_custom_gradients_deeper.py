@@ -9,8 +9,8 @@
 # 1. the function reads a **Variable** that is not one of its inputs;
 # 2. an outer tape differentiates the gradient function again (**second derivatives**),
 #    and `stop_gradient` or a nested custom gradient decides what it sees;
-# 3. the model is **traced** (its Python runs once, and AutoGraph turns a Python `if` on a
-#    tensor into a graph op) and
+# 3. the model is **traced** (its Python runs once, and AutoGraph turns a Python `if` or loop
+#    on a tensor into a graph op, whose gradient this lesson follows) and
 #    **saved**, then loaded in another process, where the Python function is gone.
 #
 # Cells marked **Predict** have a blank for your guess and a check below it.
@@ -22,16 +22,16 @@
 #
 # | part | minutes |
 # |---|---|
-# | introduction | 3 |
+# | introduction | 2 |
 # | 1. Variables inside a custom gradient | 3 |
 # | 2. Inside the function, only the rule counts | 6 |
-# | 3. Nested custom gradients | 7 |
-# | 4. Traced functions: the Python runs once | 9 |
-# | 5. Custom gradients in saved models | 8 |
+# | 3. Nested custom gradients | 6 |
+# | 4. Traced functions: the Python runs once | 15 |
+# | 5. Custom gradients in saved models | 7 |
 # | 6. Teaching moment: a custom gradient does not watch its inputs | 2 |
-# | summary and the words of the lesson | 3 |
+# | summary and the words of the lesson | 4 |
 # | exercises 1 to 3 | 9 |
-# | in all | 50 |
+# | in all | 54 |
 #
 # Exercise 4 is homework.
 
@@ -325,6 +325,80 @@ print("x = 0.5:", traced_clipped_square_ops(ad.constant(0.5)))
 print("x = 3.0:", traced_clipped_square_ops(ad.constant(3.0)))
 
 # %% [markdown]
+# ### Loops in a graph, and their gradients
+#
+# A loop whose length is a tensor has the same problem as the `if`: traced once, a Python
+# `for` would repeat the first call's count forever. AutoGraph turns `for _ in ad.range(n)`
+# with a tensor `n` into one `While` node, which runs its body as many times as each call
+# asks. `power` multiplies `x` by itself `n` times:
+#
+# **Predict.** The first call, with $n = 3$, traces `power`; the second, with $n = 5$, has the
+# same signature (two scalar tensors), so it reuses that trace. What does it return at
+# $x = 2$?
+
+# %% tags=["solution"]
+@ad.function
+def power(x, n):
+    y = ad.ones_like(x)
+    for _ in ad.range(n):           # a loop over a tensor's count
+        y = y * x
+    return y
+
+loop_prediction = ...  # your prediction
+### BEGIN SOLUTION
+loop_prediction = 32.0
+### END SOLUTION
+
+# %% tags=["check"]
+power(ad.constant(2.0), ad.constant(3))                           # traces
+check(loop_prediction, float(power(ad.constant(2.0), ad.constant(5))),
+      hint="the While node decides on every call how often its body runs")
+
+# %% [markdown]
+# 32, with one trace. The converted code shows the loop handed to `ag__.for_stmt` with its
+# body as a small function, and the graph holds a `While` node with a `cond` graph (is the
+# counter below `n`?) and a `body` graph (one `Mul`, one step of the counter):
+
+# %%
+print("traces:", power.experimental_get_tracing_count())
+print(ad.autograph.to_code(power))
+print(power.get_concrete_function(ad.constant(2.0), ad.constant(5)).graph)
+
+# %% [markdown]
+# **How the loop's gradient is computed.** $\frac{d}{dx} x^5 = 5x^4 = 80$ at $x = 2$. A tape
+# *outside* the traced function records each iteration's ops as the `While` node runs them:
+# five `Mul` records, each keeping the `y` it multiplied. The backward pass walks them back,
+# one iteration at a time, like any other ops on a tape.
+
+# %%
+x = ad.constant(2.0)
+with ad.GradientTape() as tape:
+    tape.watch(x)
+    y = power(x, ad.constant(5))
+print("recorded:", [record.op_type for record in tape.records])
+print("dy/dx:", tape.gradient(y, x))
+
+# %% [markdown]
+# A tape *inside* a traced function cannot do that: while tracing, no iteration has run yet.
+# There the gradient of the `While` node is another node, `WhileGrad`, that runs the loop
+# again under a tape on every call: it **recomputes** the iterations' values instead of
+# storing them. TensorFlow stores them instead: its traced loop pushes each iteration's
+# values onto a stack (an *accumulator*, the `TensorListPushBack` op) and the gradient loop
+# pops them in reverse. Both give the same numbers; recomputing costs time, storing costs
+# memory.
+
+# %%
+@ad.function
+def slope(x, n):
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = power(x, n)
+    return tape.gradient(y, x)
+
+print("at x = 2, n = 5:", slope(ad.constant(2.0), ad.constant(5)))
+print("at x = 3, n = 2:", slope(ad.constant(3.0), ad.constant(2)))
+
+# %% [markdown]
 # ## 5. Custom gradients in saved models
 #
 # A saved model stores the traced computation of each `ad.function` as data (op types and
@@ -462,6 +536,7 @@ del tape
 # | **tracing** | running a function's Python once to record its ops as a graph (`ad.function`) |
 # | **input signature** | the shapes and dtypes of a traced function's tensor arguments; one trace each |
 # | **AutoGraph** | the rewriting of Python `if`/`while`/`for` on tensors into graph ops (`ad.cond`, `ad.while_loop`), in `ad.function` as in `tf.function` |
+# | **accumulator** | the stack a traced TensorFlow loop pushes each iteration's values onto, for its gradient loop to pop |
 # | **saved model** | traced graphs and variables on disk, loadable without the Python code |
 #
 # ## Summary
@@ -478,6 +553,10 @@ del tape
 #   TensorFlow's `tf.function` makes a `tf.cond`; with `autograph=False` the trace refuses
 #   such an `if` (`OperatorNotAllowedInGraphError`). Ops that choose (`ad.where`,
 #   `ad.minimum`) need no rewriting.
+* A loop over `ad.range(n)` with a tensor `n` becomes a `While` node. A tape outside the
+  traced function records every iteration's ops and walks them back; a tape inside it gets a
+  `WhileGrad` node that runs the loop again (ad recomputes where TensorFlow keeps each
+  iteration's values in accumulators).
 # * Saved models keep custom gradients only with
 #   `SaveOptions(experimental_custom_gradients=True)`; test loading in a fresh process.
 # * A custom gradient does not change what a tape watches: unwatched constants get `None`.

@@ -145,6 +145,72 @@ def test_claim_lesson6_autograph_also_rewrites_while(tf):
     assert {"While", "StatelessWhile"} & {op.type for op in graph.get_operations()}
 
 
+def _power(m):
+    """Lesson 6's loop: x multiplied by itself n times, in a for over m.range(n)."""
+    @m.function
+    def power(x, n):
+        y = m.ones_like(x)
+        for _ in m.range(n):
+            y = y * x
+        return y
+    return power
+
+
+def _library_ops(concrete):
+    """Every op type of a TensorFlow concrete function, its loops' bodies included."""
+    types = {op.type for op in concrete.graph.get_operations()}
+    for function in concrete.graph.as_graph_def().library.function:
+        types |= {node.op for node in function.node_def}
+    return types
+
+
+# 06_custom_gradients_deeper.py section 4, loops: "AutoGraph turns `for _ in ad.range(n)` with
+# a tensor `n` into one `While` node, which runs its body as many times as each call asks"
+# (32 at n = 5 from the trace made at n = 3, one trace), as tf.function does
+def test_claim_lesson6_a_for_over_a_tensor_range_is_one_while_node(tf):
+    for m in (tf, ad):
+        power = _power(m)
+        assert float(power(m.constant(2.0), m.constant(3))) == 8.0
+        assert float(power(m.constant(2.0), m.constant(5))) == 32.0
+        assert power.experimental_get_tracing_count() == 1
+    concrete = _power(tf).get_concrete_function(tf.constant(2.0), tf.constant(5))
+    assert {"While", "StatelessWhile"} & {op.type for op in concrete.graph.get_operations()}
+    graph = _power(ad).get_concrete_function(ad.constant(2.0), ad.constant(5)).graph
+    assert [node.op_type for node in graph.nodes] == ["OnesLike", "While"]
+
+
+# 06_custom_gradients_deeper.py section 4, loops: "a tape outside the traced function records
+# each iteration's ops ... five `Mul` records" (dy/dx = 80); "TensorFlow stores them instead:
+# its traced loop pushes each iteration's values onto a stack (... the `TensorListPushBack`
+# op) and the gradient loop pops them in reverse. Both give the same numbers"
+def test_claim_lesson6_a_loops_gradient_inside_and_outside_the_trace(tf):
+    for m in (tf, ad):
+        power = _power(m)
+        x = m.constant(2.0)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = power(x, m.constant(5))
+        if m is ad:
+            assert [r.op_type for r in tape.records] == ["OnesLike"] + ["Mul"] * 5
+        assert float(tape.gradient(y, x)) == 80.0
+
+        @m.function
+        def slope(x, n, power=power, m=m):
+            with m.GradientTape() as tape:
+                tape.watch(x)
+                y = power(x, n)
+            return tape.gradient(y, x)
+
+        assert float(slope(m.constant(2.0), m.constant(5))) == 80.0
+        assert float(slope(m.constant(3.0), m.constant(2))) == 6.0
+        if m is tf:
+            ops = _library_ops(slope.get_concrete_function(tf.constant(2.0), tf.constant(5)))
+            assert {"TensorListPushBack", "TensorListPopBack"} <= ops
+        else:
+            graph = slope.get_concrete_function(ad.constant(2.0), ad.constant(5)).graph
+            assert "WhileGrad" in [node.op_type for node in graph.nodes]
+
+
 # 06_custom_gradients_deeper.py section 4: "Write such a choice with ops, which both
 # libraries trace the same way" (`minimum(x * x, 1.0)`: 0.25 and 1.0)
 def test_claim_lesson6_a_choice_written_with_ops_traces_the_same_on_both(tf):
