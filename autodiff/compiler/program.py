@@ -46,6 +46,7 @@ import re
 import weakref
 
 from .. import backend, nest
+from .. import tape as _tape
 from ..tensor import Tensor
 from ..tracing.graph import ASSIGN, Ref
 from . import control_flow
@@ -392,5 +393,20 @@ def _label(node, args):
 
 
 def _assign(variable, mode, value):
-    """An ``AssignVariableOp`` of the program: ``variable.assign*(value)``."""
-    getattr(variable, ASSIGN.methods[mode])(Tensor(value))
+    """An ``AssignVariableOp`` of the program: ``variable.assign*(value)``.
+
+    On raw arrays when nothing observes the thread and the value fits (the
+    moving statistics of a BatchNormalization, every step): ``add``/``sub``
+    compute a fresh array, so earlier snapshots keep theirs; ``assign``
+    copies, since the program may write over its value later (``passes.py``).
+    """
+    current = variable._value
+    if _tape.thread_state.observers or getattr(value, "dtype", None) != current.dtype \
+            or getattr(value, "shape", None) != current.shape:
+        getattr(variable, ASSIGN.methods[mode])(Tensor(value))
+        return
+    xp = backend.namespace(backend.backend_of(current))
+    if mode == "assign":
+        variable._value = xp.array(value, copy=True)
+    else:
+        variable._value = xp.asarray(current + value if mode == "add" else current - value)

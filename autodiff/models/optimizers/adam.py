@@ -45,22 +45,30 @@ class Adam(Optimizer):
         groups = [(("momentum", 0.0), ("velocity", 0.0))]
         return groups + [(("velocity_hat", 0.0),)] if self.amsgrad else groups
 
-    def update_step(self, gradient, variable, learning_rate):
-        step = _scalar(self.iterations + 1, variable)   # read with ops: traced, never frozen
+    def _step_scalars(self, learning_rate, variable):
+        # Read with ops at every step (traced, never frozen): the bias correction of step t,
+        # folded into alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
+        step = _scalar(self.iterations + 1, variable)
         one = _scalar(1.0, variable)
         beta_1_power = _scalar(self.beta_1, variable) ** step
         beta_2_power = _scalar(self.beta_2, variable) ** step
         alpha = _scalar(learning_rate, variable) * elementwise.sqrt(one - beta_2_power) / (
             one - beta_1_power)
-        m = self.slot(variable, "momentum")
-        v = self.slot(variable, "velocity")
-        m.assign_add((gradient - m) * (1 - self.beta_1))
-        v.assign_add((elementwise.square(gradient) - v) * (1 - self.beta_2))
+        return {"alpha": alpha._value}
+
+    def _update_arrays(self, xp, g, w, slots, scalars):
+        m = xp.subtract(g, slots["momentum"])            # m + (g - m) * (1 - beta_1)
+        xp.add(slots["momentum"], xp.multiply(m, 1 - self.beta_1, out=m), out=m)
+        v = xp.square(g)                                  # v + (g^2 - v) * (1 - beta_2)
+        xp.subtract(v, slots["velocity"], out=v)
+        xp.add(slots["velocity"], xp.multiply(v, 1 - self.beta_2, out=v), out=v)
+        new = {"momentum": m, "velocity": v}
         if self.amsgrad:
-            v_hat = self.slot(variable, "velocity_hat")
-            v_hat.assign(elementwise.maximum(v_hat, v))
-            v = v_hat
-        variable.assign_sub((m * alpha) / (elementwise.sqrt(v) + self.epsilon))
+            v = new["velocity_hat"] = xp.maximum(slots["velocity_hat"], v)
+        step = xp.add(xp.sqrt(v), self.epsilon)          # w - (m * alpha) / (sqrt(v) + epsilon)
+        xp.true_divide(xp.multiply(m, scalars["alpha"]), step, out=step)
+        new["variable"] = xp.subtract(w, step, out=step)
+        return new
 
     def _own_config(self):
         return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
@@ -124,12 +132,20 @@ class Lion(Optimizer):
     def _slot_groups(self):
         return [(("momentum", 0.0),)]
 
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
+    def _step_scalars(self, learning_rate, variable):
         beta_1, beta_2 = _scalar(self.beta_1, variable), _scalar(self.beta_2, variable)
-        m = self.slot(variable, "momentum")
-        variable.assign_sub(lr * elementwise.sign(m * beta_1 + gradient * (1.0 - beta_1)))
-        m.assign(m * beta_2 + gradient * (1.0 - beta_2))
+        return {"lr": _scalar(learning_rate, variable)._value, "beta_1": beta_1._value,
+                "beta_2": beta_2._value, "1-beta_1": (1.0 - beta_1)._value,
+                "1-beta_2": (1.0 - beta_2)._value}
+
+    def _update_arrays(self, xp, g, w, slots, scalars):
+        m = slots["momentum"]
+        step = xp.multiply(m, scalars["beta_1"])      # w - lr * sign(m beta_1 + g (1 - beta_1))
+        xp.add(step, xp.multiply(g, scalars["1-beta_1"]), out=step)
+        xp.multiply(scalars["lr"], xp.sign(step, out=step), out=step)
+        m_new = xp.multiply(m, scalars["beta_2"])     # m beta_2 + g (1 - beta_2), after the step
+        xp.add(m_new, xp.multiply(g, scalars["1-beta_2"]), out=m_new)
+        return {"variable": xp.subtract(w, step, out=step), "momentum": m_new}
 
     def _own_config(self):
         return {"beta_1": self.beta_1, "beta_2": self.beta_2}

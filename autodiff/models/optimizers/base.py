@@ -23,12 +23,24 @@ Everything that changes from step to step lives in Variables and is read
 with ops (the step counter, the learning rate or its schedule, the slots),
 and one ``apply_gradients`` call is one indivisible step, even with threads
 sharing the optimizer and inside ``ad.function`` (see ``atomic.py``).
+
+How a step runs: the scalars of the step (the learning rate or its
+schedule's value, Adam's bias correction) are computed with ops, once per
+step and dtype (``_step_scalars``); then each variable takes its step as a
+few array operations on raw arrays (``_update_arrays``: every slot written
+by one expression, temporaries updated in place with ``out=``), and the
+variable and its slots take the fresh arrays as their new values. Eager,
+``ad.function`` and ``jit_compile=True`` all run this same code (the traced
+step is one node that calls it), so the three agree bit for bit, and the
+floats are those of the op-by-op form Keras 3 writes (each array operation
+is the op the library's own forward would call).
 """
 
 import threading
 import warnings
 
-from ... import dtypes
+from ... import backend, dtypes
+from ... import tape as _tape
 from ...ops import creation, elementwise, predicates
 from ...ops.math_extra import add_n
 from ...ops.reduce import reduce_sum
@@ -195,9 +207,42 @@ class Optimizer:
         grads = self._clip_gradients([g for g, _ in pairs])
         lr = self.learning_rate
         self._apply_weight_decay(variables, lr)
-        for g, v in zip(grads, variables):
-            self.update_step(g, v, lr)
+        if type(self).update_step is not Optimizer.update_step:   # a subclass's own rule
+            for g, v in zip(grads, variables):
+                self.update_step(g, v, lr)
+        else:
+            scalars = {}   # dtype -> this step's scalars, computed once for all its variables
+            for g, v in zip(grads, variables):
+                if v.dtype not in scalars:
+                    scalars[v.dtype] = self._step_scalars(lr, v)
+                self._step_arrays(g._value, v, scalars[v.dtype])
         self.iterations.assign_add(1)
+
+    def _step_arrays(self, gradient, variable, scalars):
+        """One variable's step on raw arrays: ``_update_arrays``, then the new values stored."""
+        names = [name for group in self._slot_groups() for name, _ in group]
+        slots = {name: self.slot(variable, name) for name in names}
+        value = variable._value
+        shape = value.shape   # a 0-d variable steps as shape (1,): NumPy's ufuncs give
+        if not shape:         # scalars, not arrays, on 0-d arrays, and take no out= there
+            value, gradient = value.reshape(1), gradient.reshape(1)
+        new = self._update_arrays(backend.namespace(backend.backend_of(value)), gradient, value,
+                                  {name: slot._value.reshape(value.shape)
+                                   for name, slot in slots.items()}, scalars)
+        for name, array in new.items():
+            _store(variable if name == "variable" else slots[name], array.reshape(shape))
+
+    def _step_scalars(self, learning_rate, variable):
+        """The step's scalars as 0-d arrays of ``variable``'s dtype, computed with ops (so a
+        schedule is read at this step): ``{"lr": ...}`` here; subclasses add their own."""
+        return {"lr": _scalar(learning_rate, variable)._value}
+
+    def _update_arrays(self, xp, g, w, slots, scalars):
+        """The update rule on raw arrays: gradient ``g``, value ``w``, ``slots`` by name and
+        ``scalars`` (``_step_scalars``). Returns the new arrays by name (``"variable"``
+        and each slot written): fresh arrays, never ``w`` or a slot written in place."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither update_step "
+                                  f"nor _update_arrays")
 
     def _clip_gradients(self, grads):
         """Keras 3's order of precedence: ``clipnorm``, else ``global_clipnorm``, else
@@ -235,15 +280,28 @@ class Optimizer:
         return self.apply_gradients(zip(tape.gradient(loss, var_list), var_list))
 
     def update_step(self, gradient, variable, learning_rate):
-        raise NotImplementedError
+        """One variable's step (Keras 3's method), as ``apply_gradients`` takes it.
+
+        A subclass may override it with its own rule written with ops; the
+        built-in optimizers write theirs as ``_update_arrays`` instead.
+        """
+        self._step_arrays(convert_to_tensor(gradient, variable.dtype)._value, variable,
+                          self._step_scalars(learning_rate, variable))
 
     def _apply_weight_decay(self, variables, learning_rate):
         """Decoupled weight decay: ``w -= w * weight_decay * lr``, before the step."""
         if not self.weight_decay:
             return
+        factors = {}   # dtype -> (weight_decay, lr) as 0-d arrays of it
         for variable in variables:
-            variable.assign_sub(variable * _scalar(self.weight_decay, variable)
-                                * _scalar(learning_rate, variable))
+            if variable.dtype not in factors:
+                factors[variable.dtype] = (_scalar(self.weight_decay, variable)._value,
+                                           _scalar(learning_rate, variable)._value)
+            decay, lr = factors[variable.dtype]
+            w = variable._value
+            xp = backend.namespace(backend.backend_of(w))
+            shrink = xp.multiply(xp.multiply(w, decay), lr)  # w - w * weight_decay * lr
+            _store(variable, xp.asarray(xp.subtract(w, shrink)))
 
     def get_config(self):
         """The arguments this optimizer was made with (Keras' ``get_config``)."""
@@ -268,6 +326,16 @@ def _clip_by_norm(values, clip_norm):
     l2norm = predicates.where(positive, elementwise.sqrt(safe), l2sum)
     clip = _scalar(clip_norm, values)
     return values * clip / elementwise.maximum(l2norm, clip)
+
+
+def _store(variable, array):
+    """``variable``'s new value: ``array``, fresh from an update rule (so no snapshot of the
+    old value sees it change). A tracer or debugger observing this thread is told, through
+    ``assign``, as for any assignment."""
+    if _tape.thread_state.observers:
+        variable.assign(Tensor(array))
+    else:
+        variable._value = array
 
 
 def _scalar(value, variable):

@@ -39,18 +39,20 @@ class SGD(Optimizer):
     def _slot_groups(self):
         return [(("momentum", 0.0),)] if self.momentum else []
 
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
+    def _step_scalars(self, learning_rate, variable):
+        return {"lr": _scalar(learning_rate, variable)._value,
+                "momentum": _scalar(self.momentum, variable)._value}
+
+    def _update_arrays(self, xp, g, w, slots, scalars):
+        step = xp.multiply(g, scalars["lr"])               # g * lr
         if self.momentum == 0:
-            variable.assign_sub(gradient * lr)
-            return
-        m = self.slot(variable, "momentum")
-        momentum = _scalar(self.momentum, variable)
-        m.assign(m * momentum - gradient * lr)
-        if self.nesterov:
-            variable.assign_add(m * momentum - gradient * lr)
-        else:
-            variable.assign_add(m)
+            return {"variable": xp.subtract(w, step, out=step)}
+        m = xp.multiply(slots["momentum"], scalars["momentum"])   # m momentum - g lr
+        xp.subtract(m, step, out=m)
+        if self.nesterov:                                  # w + (m momentum - g lr)
+            xp.subtract(xp.multiply(m, scalars["momentum"]), step, out=step)
+            return {"momentum": m, "variable": xp.add(w, step, out=step)}
+        return {"momentum": m, "variable": xp.add(w, m, out=step)}
 
     def _own_config(self):
         return {"momentum": self.momentum, "nesterov": self.nesterov}
@@ -89,24 +91,26 @@ class RMSprop(Optimizer):
         return [(("velocity", 0.0),)] + ([(("momentum", 0.0),)] if self.momentum > 0 else []) \
             + ([(("average_gradient", 0.0),)] if self.centered else [])
 
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
+    def _update_arrays(self, xp, g, w, slots, scalars):
         rho = self.rho
-        velocity = self.slot(variable, "velocity")
-        velocity.assign(velocity * rho + elementwise.square(gradient) * (1 - rho))
-        if self.centered:
-            average = self.slot(variable, "average_gradient")
-            average.assign(average * rho + gradient * (1 - rho))
-            denominator = velocity - elementwise.square(average) + self.epsilon
+        velocity = xp.multiply(slots["velocity"], rho)    # v rho + g^2 (1 - rho)
+        xp.add(velocity, xp.multiply(xp.square(g), 1 - rho), out=velocity)
+        new = {"velocity": velocity}
+        if self.centered:                                  # v - average^2 + epsilon
+            average = new["average_gradient"] = xp.multiply(slots["average_gradient"], rho)
+            xp.add(average, xp.multiply(g, 1 - rho), out=average)
+            denominator = xp.subtract(velocity, xp.square(average))
+            xp.add(denominator, self.epsilon, out=denominator)
         else:
-            denominator = velocity + self.epsilon
-        increment = gradient * lr / elementwise.sqrt(denominator)
-        if self.momentum > 0:
-            momentum = self.slot(variable, "momentum")
-            momentum.assign(momentum * self.momentum + increment)
-            variable.assign_sub(momentum)
-        else:
-            variable.assign_sub(increment)
+            denominator = xp.add(velocity, self.epsilon)
+        increment = xp.multiply(g, scalars["lr"])          # g lr / sqrt(denominator)
+        xp.true_divide(increment, xp.sqrt(denominator, out=denominator), out=increment)
+        if self.momentum > 0:                              # w - (momentum m + increment)
+            momentum = new["momentum"] = xp.multiply(slots["momentum"], self.momentum)
+            xp.add(momentum, increment, out=momentum)
+            increment = momentum
+        new["variable"] = xp.subtract(w, increment)
+        return new
 
     def _own_config(self):
         return {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,
@@ -140,11 +144,11 @@ class Adagrad(Optimizer):
     def _slot_groups(self):
         return [(("accumulator", self.initial_accumulator_value),)]
 
-    def update_step(self, gradient, variable, learning_rate):
-        lr = _scalar(learning_rate, variable)
-        accumulator = self.slot(variable, "accumulator", self.initial_accumulator_value)
-        accumulator.assign_add(elementwise.square(gradient))
-        variable.assign_sub(lr * gradient / elementwise.sqrt(accumulator + self.epsilon))
+    def _update_arrays(self, xp, g, w, slots, scalars):
+        accumulator = xp.add(slots["accumulator"], xp.square(g))    # a + g^2
+        step = xp.multiply(scalars["lr"], g)               # w - lr g / sqrt(a + epsilon)
+        xp.true_divide(step, xp.sqrt(xp.add(accumulator, self.epsilon)), out=step)
+        return {"accumulator": accumulator, "variable": xp.subtract(w, step, out=step)}
 
     def _own_config(self):
         return {"initial_accumulator_value": self.initial_accumulator_value,
