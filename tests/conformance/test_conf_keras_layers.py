@@ -52,6 +52,14 @@ CASES = {
                                                                  output_shape=5),
                             [SEQ2, SEQ], "args"),
     "mha_causal": (lambda k: k.layers.MultiHeadAttention(2, 2), [SEQ, SEQ], "causal"),
+    # attention_axes: over axis 2 of [B, 4, 4, 6] (axis 1 is then a batch axis), over both,
+    # and an int counted from the end
+    "mha_attention_axes_2": (lambda k: k.layers.MultiHeadAttention(
+        2, 3, attention_axes=(2,)), [IMG, IMG[:, :, :3]], "args"),
+    "mha_attention_axes_1_2": (lambda k: k.layers.MultiHeadAttention(
+        2, 3, value_dim=2, attention_axes=(1, 2)), [IMG, IMG], "args"),
+    "mha_attention_axes_negative_int": (lambda k: k.layers.MultiHeadAttention(
+        3, 2, attention_axes=-2), [IMG[:, :3], IMG[:, :3]], "args"),
     # wrapped layers are named: each library numbers its own layers (gru, gru_1, ...)
     "time_distributed_dense": (lambda k: k.layers.TimeDistributed(
         k.layers.Dense(3, "tanh", name="step")), [SEQ], None),
@@ -131,3 +139,22 @@ def test_embedding_with_mask_zero_makes_keras_mask(tf):
         ad.keras.layers.Embedding(10, 3, mask_zero=True)
     np.testing.assert_array_equal(ours.compute_mask(ad.constant(IDS)).numpy(),
                                   theirs.compute_mask(tf.constant(IDS)).numpy())
+
+
+@pytest.mark.parametrize("axes", [(2,), (1, 2), None])
+def test_mha_attention_scores_over_attention_axes_equal_keras(tf, axes):
+    theirs = tf.keras.layers.MultiHeadAttention(2, 3, attention_axes=axes)
+    ours = ad.keras.layers.MultiHeadAttention(2, 3, attention_axes=axes)
+    query, value = IMG, IMG[:, :, :3]
+    tf_out, tf_scores = theirs(tf.constant(query), tf.constant(value),
+                               return_attention_scores=True)
+    ours(ad.constant(query), ad.constant(value))
+    ours.set_weights(theirs.get_weights())
+    ad_out, ad_scores = ours(ad.constant(query), ad.constant(value),
+                             return_attention_scores=True)
+    assert ad_scores.shape == tuple(tf_scores.shape)
+    np.testing.assert_allclose(ad_scores.numpy(), tf_scores.numpy(), rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(ad_out.numpy(), tf_out.numpy(), rtol=2e-5, atol=2e-6)
+    ours_axes, keras_axes = ours.get_config()["attention_axes"], theirs.get_config()["attention_axes"]
+    assert (None if ours_axes is None else list(ours_axes)) == \
+        (None if keras_axes is None else list(keras_axes))   # a JSON list in either file

@@ -77,20 +77,30 @@ class MultiHeadAttention(Layer):
     allowed), ``query_mask`` / ``value_mask`` / ``key_mask`` (``[B, T]`` /
     ``[B, S]``), ``use_causal_mask``, ``return_attention_scores``, ``training``.
 
+    ``attention_axes`` (an int or a tuple, as Keras): the axes of ``[B, T..., dim]``
+    inputs that attention runs over (default: every axis between the batch and
+    the features); the other axes are batch axes, and the softmax normalizes over
+    all the attention axes together. The scores come back as Keras', shaped
+    ``[B, other axes..., N, T..., S...]``.
+
     Raises:
-        NotImplementedError: ``attention_axes`` other than the default, naming it.
+        NotImplementedError: a mask together with inputs of rank above 3 or
+            ``attention_axes`` other than the sequence axis.
     """
 
     _ad_config = ("num_heads", "key_dim", "value_dim", "dropout", "use_bias", "output_shape",
-                  "kernel_initializer", "bias_initializer")
+                  "attention_axes", "kernel_initializer", "bias_initializer")
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", seed=None, flash_attention=None, **kwargs):
         super().__init__(**kwargs)
-        if attention_axes is not None:
-            raise NotImplementedError(f"MultiHeadAttention: attention_axes={attention_axes!r} "
-                                      f"is not implemented (attention over the sequence axis)")
+        if isinstance(attention_axes, int):
+            attention_axes = (attention_axes,)
+        elif attention_axes is not None and not isinstance(attention_axes, (list, tuple)):
+            raise ValueError(f"`attention_axes` must be an int, list, or tuple.Received: "
+                             f"attention_axes={attention_axes}")
+        self.attention_axes = None if attention_axes is None else tuple(attention_axes)
         if flash_attention:
             raise NotImplementedError("MultiHeadAttention: flash_attention=True is not "
                                       "implemented")
@@ -108,6 +118,8 @@ class MultiHeadAttention(Layer):
         value_shape = query_shape if value_shape is None else value_shape
         key_shape = value_shape if key_shape is None else key_shape
         n, h, hv = self.num_heads, self.key_dim, self.value_dim
+        # as Keras 3, building fixes the axes (None: all between batch and features)
+        self.attention_axes = self._axes(len(query_shape) + 1)[1]
         self.query_dense = self._projection((n, h), (n, h), 1, "query")
         self.query_dense.build(query_shape)
         self.key_dense = self._projection((n, h), (n, h), 1, "key")
@@ -136,21 +148,54 @@ class MultiHeadAttention(Layer):
              attention_mask=None, return_attention_scores=False, training=None,
              use_causal_mask=False):
         key = value if key is None else key
-        q = transpose(self.query_dense(query), [0, 2, 1, 3])     # [B, N, T, H]
-        k = transpose(self.key_dense(key), [0, 2, 1, 3])         # [B, N, S, H]
-        v = transpose(self.value_dense(value), [0, 2, 1, 3])     # [B, N, S, Hv]
-        q = q * (1.0 / math.sqrt(float(self.key_dim)))
-        logits = matmul(q, k, transpose_b=True)                  # [B, N, T, S]
-        mask = _attention_mask(q.shape[2], k.shape[2], query_mask, value_mask, key_mask,
-                               attention_mask, use_causal_mask)
-        if mask is not None:
+        q = self.query_dense(query)                              # [B, T..., N, H]
+        lead, attn, order = self._axes(len(q.shape))
+        q, t_shape = _heads_first(q * (1.0 / math.sqrt(float(self.key_dim))), order, lead)
+        k, s_shape = _heads_first(self.key_dense(key), order, lead)      # [b..., N, S, H]
+        v, _ = _heads_first(self.value_dense(value), order, lead)        # [b..., N, S, Hv]
+        logits = matmul(q, k, transpose_b=True)                  # [b..., N, T, S]
+        masks = (query_mask, value_mask, key_mask, attention_mask)
+        if use_causal_mask or any(m is not None for m in masks):
+            if lead != 2 or len(attn) != 1:
+                raise NotImplementedError(
+                    f"MultiHeadAttention: masks with attention_axes={self.attention_axes!r} on "
+                    f"inputs of rank {len(q.shape) - 1 + len(attn)} are not implemented (only "
+                    f"over one sequence axis of [batch, seq, dim] inputs)")
+            mask = _attention_mask(q.shape[2], k.shape[2], query_mask, value_mask, key_mask,
+                                   attention_mask, use_causal_mask)
             logits = where(expand_dims(mask, 1), logits, logits * 0.0 - 1e9)
-        scores = activations.softmax(logits, axis=-1)
+        scores = activations.softmax(logits, axis=-1)            # over all attention axes
         attended = dropout(scores, self.dropout, seed=self.seed) \
             if training and self.dropout > 0 else scores
-        heads = transpose(matmul(attended, v), [0, 2, 1, 3])    # [B, T, N, Hv]
+        heads = reshape(matmul(attended, v), tuple(q.shape[:lead]) + t_shape + (v.shape[-1],))
+        heads = transpose(heads, [order.index(i) for i in range(len(order))])   # [B, T..., N, Hv]
         output = self.output_dense(heads)
-        return (output, scores) if return_attention_scores else output
+        if not return_attention_scores:
+            return output
+        return output, reshape(scores, tuple(q.shape[:lead]) + t_shape + s_shape)
+
+    def _axes(self, rank):
+        """For projections of ``rank`` (``[B, T..., N, H]``): how many axes lead (the batch
+        axes and the heads), the attention axes, and the order that puts them
+        ``[batch..., N, attention..., H]`` (Keras 3's einsum equations)."""
+        if self.attention_axes is None:
+            attn = tuple(range(1, rank - 2))
+        else:
+            attn = tuple(a if a >= 0 else (rank - 1) + a for a in self.attention_axes)
+        if any(not 0 < a < rank - 2 for a in attn) or len(set(attn)) != len(attn):
+            raise ValueError(f"MultiHeadAttention: attention_axes={self.attention_axes!r} must "
+                             f"name distinct axes between the batch axis and the features of "
+                             f"inputs of rank {rank - 1}")
+        lead = [i for i in range(rank - 1) if i not in attn]     # the heads' axis is last
+        return len(lead), attn, lead + list(attn) + [rank - 1]
+
+
+def _heads_first(x, order, lead):
+    """``x`` put in ``order`` with its attention axes flattened into one: ``[b..., N, T, H]``,
+    and the attention axes' sizes."""
+    x = transpose(x, order)
+    shape = tuple(x.shape)
+    return reshape(x, shape[:lead] + (math.prod(shape[lead:-1]), shape[-1])), shape[lead:-1]
 
 
 def _symbolic(*values):
