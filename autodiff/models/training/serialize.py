@@ -67,55 +67,50 @@ def deserialize_optimizer(entry):
     return cls(**config)
 
 
-def _serialize_loss(loss):
-    if loss is None or isinstance(loss, str):
-        return loss
-    if isinstance(loss, (list, tuple)):
-        return [_serialize_loss(v) for v in loss]
-    if isinstance(loss, dict):
-        return {k: _serialize_loss(v) for k, v in loss.items()}
+def _nested(value, leaf):
+    """Keras' nesting of losses and metrics: None and names stay as they are, lists and
+    dicts (one entry per output) go entry by entry, and ``leaf`` takes the rest (an
+    object, or a stored ``{"class_name": ...}``)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_nested(v, leaf) for v in value]
+    if isinstance(value, dict) and "class_name" not in value:
+        return {k: _nested(v, leaf) for k, v in value.items()}
+    return leaf(value)
+
+
+def _loss_entry(loss):
     if isinstance(loss, _losses.Loss):
         return _object("keras.losses", loss, loss.get_config())
     raise ValueError(f"model.save: the loss {loss!r} cannot be saved (give it by name or as "
                      f"a Keras loss class)")
 
 
-def _deserialize_loss(entry):
-    if entry is None or isinstance(entry, str):
-        return entry
-    if isinstance(entry, list):
-        return [_deserialize_loss(v) for v in entry]
-    if "class_name" not in entry:
-        return {k: _deserialize_loss(v) for k, v in entry.items()}
-    table = {name: getattr(_losses, name) for name in _losses.__all__
-             if isinstance(getattr(_losses, name), type)}
-    cls = _by_class(table, entry, "loss")
-    return cls(**_accepted(cls, entry.get("config") or {}))
-
-
-def _serialize_metric(metric):
-    if metric is None or isinstance(metric, str):
-        return metric
-    if isinstance(metric, (list, tuple)):
-        return [_serialize_metric(m) for m in metric]
-    if isinstance(metric, dict):
-        return {k: _serialize_metric(v) for k, v in metric.items()}
+def _metric_entry(metric):
     if isinstance(metric, _metrics.Metric):
         return _object("keras.metrics", metric, {"name": metric.name,
                                                  "dtype": metric.dtype.name})
     raise ValueError(f"model.save: the metric {metric!r} cannot be saved (give it by name)")
 
 
+def _from_entry(table, what):
+    """Makes the ``what`` a stored entry names, from ``table`` only (never code)."""
+    def make(entry):
+        cls = _by_class(table, entry, what)
+        return cls(**_accepted(cls, entry.get("config") or {}))
+    return make
+
+
+def _deserialize_loss(entry):
+    table = {name: getattr(_losses, name) for name in _losses.__all__
+             if isinstance(getattr(_losses, name), type)}
+    return _nested(entry, _from_entry(table, "loss"))
+
+
 def _deserialize_metric(entry):
-    if entry is None or isinstance(entry, str):
-        return entry
-    if isinstance(entry, list):
-        return [_deserialize_metric(m) for m in entry]
-    if "class_name" not in entry:
-        return {k: _deserialize_metric(v) for k, v in entry.items()}
     table = {name: getattr(_metrics, name) for name in _metrics.__all__}
-    cls = _by_class(table, entry, "metric")
-    return cls(**_accepted(cls, entry.get("config") or {}))
+    return _nested(entry, _from_entry(table, "metric"))
 
 
 def serialize_compile(model):
@@ -124,9 +119,9 @@ def serialize_compile(model):
     if not getattr(model, "compiled", False) or args is None:
         return {}
     return {"optimizer": serialize_optimizer(model.optimizer),
-            "loss": _serialize_loss(args["loss"]), "loss_weights": args["loss_weights"],
-            "metrics": _serialize_metric(args["metrics"]),
-            "weighted_metrics": _serialize_metric(args["weighted_metrics"]),
+            "loss": _nested(args["loss"], _loss_entry), "loss_weights": args["loss_weights"],
+            "metrics": _nested(args["metrics"], _metric_entry),
+            "weighted_metrics": _nested(args["weighted_metrics"], _metric_entry),
             "run_eagerly": args["run_eagerly"], "steps_per_execution": 1,
             "jit_compile": args["jit_compile"], "auto_scale_loss": True}
 
