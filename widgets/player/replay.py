@@ -235,11 +235,11 @@ class _Builder:
         node = self.tensors.get(tid)
         if node is None:
             spec = tensor._value
-            dtype = np.dtype(spec.dtype)
-            self.kinds[tid] = dtype.kind
+            kind, dtype_name = _dtype_words(spec.dtype)
+            self.kinds[tid] = kind
             node = self.tensors[tid] = {
                 "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
-                "shape": [int(d) for d in spec.shape], "dtype": dtype.name,
+                "shape": [int(d) for d in spec.shape], "dtype": dtype_name,
                 "preview": None, "data": None, "stats": None, "flags": [], "tapes": []}
         if node["preview"] is None:    # a tensor is seen once per record that reads it
             value = value_of(tensor)
@@ -365,6 +365,19 @@ class _Builder:
         for tid in sorted(self.tensors):
             add(self.tensors[tid])
         return order
+
+
+_DTYPE_WORDS = {}
+
+
+def _dtype_words(dtype):
+    """``(kind, name)`` of a dtype, looked up once (NumPy's ``dtype.name`` is a Python
+    property that cost a second per 10,000-record replay)."""
+    words = _DTYPE_WORDS.get(dtype)
+    if words is None:
+        d = np.dtype(dtype)
+        words = _DTYPE_WORDS[dtype] = (d.kind, d.name)
+    return words
 
 
 def _params_text(params):

@@ -181,8 +181,10 @@ class Frames:
         return {"node": self.node_id(tid), "name": self.b.names[tid], "value": value}
 
     def edges_of(self, op_id, kind, slot=None):
-        return [e["id"] for e in self.in_edges.get((op_id, kind), ())
-                if slot is None or e["slot"] == slot]
+        edges = self.in_edges.get((op_id, kind), ())
+        if slot is None:
+            return [e["id"] for e in edges]
+        return [e["id"] for e in edges if e["slot"] == slot]
 
     def build(self):
         frames = []

@@ -2,15 +2,15 @@
 
 ``value_stats(tensor)`` takes one tensor's; ``many_stats(tensors)`` takes
 every tensor's of a replay at once. A 10,000-record tape of a real model
-holds about 8,500 float tensors of a few thousand numbers each: asked one by
-one, NumPy's fixed cost per call (min, max, mean, the histogram's passes)
-was most of the work. ``many_stats`` lays the values of many tensors end to
-end in one float64 buffer (at most ``CHUNK`` numbers at a time) and reduces
-each tensor's stretch of it with ``ufunc.reduceat``: a handful of NumPy calls
-per chunk instead of a dozen per tensor, with the same answers (the
-histogram's index arithmetic is the same float64 arithmetic, element by
-element). Tensors it cannot take that way (integers, a NaN or an Inf, a
-range too wide to subtract) go through ``value_stats``.
+holds about 8,500 float tensors of a few thousand numbers each, in a handful
+of sizes: asked one by one, NumPy's fixed cost per call (min, max, mean, the
+histogram's passes) was most of the work. ``many_stats`` stacks the tensors
+of one size into the rows of a float64 block (at most ``CHUNK`` numbers) and
+reduces along the rows: a dozen NumPy calls per block instead of per tensor.
+The histogram counts the numbers at or above each of np.histogram's edges
+(the same float64 edges), so its bins hold what np.histogram's do. Tensors
+it cannot take that way (integers, a NaN or an Inf, a range too wide to
+subtract) go through ``value_stats``.
 
 Pure NumPy over values the engine already computed; nothing here differentiates.
 
@@ -66,13 +66,13 @@ def _stats(nonfinite, lo, hi, mean, hist):
 
 
 def many_stats(tensors, bins=BINS):
-    """``[value_stats(t) for t in tensors]``, computed a chunk of tensors at a time.
+    """``[value_stats(t) for t in tensors]``, computed a block of tensors at a time.
 
     >>> [s["max"] for s in many_stats([ad.constant([1.0, 2.0]), ad.constant([3.0])])]
     [2.0, 3.0]
     """
     out = [None] * len(tensors)
-    batch, size = [], 0
+    same = {}               # (size, dtype) -> [(index, flat float array)]
     for i, tensor in enumerate(tensors):
         array = _array(tensor)
         if array is None or array.size == 0 or array.dtype.kind not in "fiu":
@@ -80,52 +80,40 @@ def many_stats(tensors, bins=BINS):
         if array.dtype.kind != "f":
             out[i] = value_stats(tensor, bins)
             continue
-        if size + array.size > CHUNK and batch:
-            _chunk(batch, out, bins)
-            batch, size = [], 0
-        batch.append((i, array.reshape(-1)))
-        size += array.size
-    if batch:
-        _chunk(batch, out, bins)
+        same.setdefault((array.size, array.dtype), []).append((i, array.reshape(-1)))
+    for (size, _), group in same.items():
+        rows = max(1, CHUNK // size)
+        for start in range(0, len(group), rows):
+            _block(group[start:start + rows], out, bins)
     for i, tensor in enumerate(tensors):       # NaN, Inf or a range too wide: one at a time
         if out[i] is False:
             out[i] = value_stats(tensor, bins)
     return out
 
 
-def _chunk(batch, out, bins):
-    """Stats of each ``(index, flat float array)`` of ``batch`` into ``out`` (False: redo)."""
-    with np.errstate(all="ignore"):     # a bad stretch's numbers are thrown away below
-        lo, hi, means, counts, good = _reduce([flat for _, flat in batch], bins)
-    for k, (i, _) in enumerate(batch):
+def _block(block, out, bins):
+    """Stats of each ``(index, flat float array)`` of ``block`` (all of one size) into
+    ``out`` (False: value_stats must redo it)."""
+    with np.errstate(all="ignore"):     # a bad row's numbers are thrown away below
+        x = np.stack([flat for _, flat in block]).astype(np.float64, copy=False)
+        lo, hi, total = x.min(axis=1), x.max(axis=1), x.sum(axis=1)
+        # A NaN or an Inf anywhere in a row makes its sum non-finite; so can an
+        # overflow, which value_stats then sorts out.
+        good = np.isfinite(total) & np.isfinite(hi - lo)
+        # value_stats' edges: np.linspace's arithmetic, hi = lo + 1 for a constant tensor
+        top = np.where(hi > lo, hi, lo + 1.0)
+        edges = _steps(bins)[None, :] * ((top - lo) / bins)[:, None] + lo[:, None]
+        edges[:, -1] = top
+        # np.histogram's bins hold edges[j] <= x < edges[j + 1] (the last one x == hi too):
+        # count the numbers at or above each edge, and take differences.
+        above = np.empty((len(block), bins + 1), dtype=np.intp)
+        above[:, 0], above[:, bins] = x.shape[1], 0
+        for j in range(1, bins):
+            above[:, j] = np.count_nonzero(x >= edges[:, j:j + 1], axis=1)
+    counts = (above[:, :-1] - above[:, 1:]).tolist()
+    lo, hi, means, good = lo.tolist(), hi.tolist(), (total / x.shape[1]).tolist(), good.tolist()
+    for k, (i, _) in enumerate(block):
         out[i] = _stats(0, lo[k], hi[k], means[k], counts[k]) if good[k] else False
-
-
-def _reduce(flats, bins):
-    x = np.concatenate(flats, dtype=np.float64) if len(flats) > 1 else flats[0].astype(np.float64)
-    sizes = np.fromiter((f.size for f in flats), dtype=np.intp, count=len(flats))
-    starts = np.zeros(len(flats), dtype=np.intp)
-    np.cumsum(sizes[:-1], out=starts[1:])
-    total = np.add.reduceat(x, starts)
-    lo, hi = np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)
-    # A NaN or an Inf anywhere in a stretch makes its sum non-finite; so can an
-    # overflow, which value_stats then sorts out.
-    good = np.isfinite(total) & np.isfinite(hi - lo)
-    # value_stats' arithmetic: hi = lo + 1 for a constant tensor, edges as np.linspace
-    top = np.where(hi > lo, hi, lo + 1.0)
-    seg = np.repeat(np.arange(len(flats)), sizes)
-    lo_x, top_x = np.repeat(lo, sizes), np.repeat(top, sizes)
-    edges = _steps(bins)[None, :] * ((top - lo) / bins)[:, None] + lo[:, None]
-    edges[:, -1] = top
-    index = np.nan_to_num((x - lo_x) / (top_x - lo_x) * bins, nan=0.0, posinf=0.0,
-                          neginf=0.0).astype(np.intp)
-    np.clip(index, 0, bins - 1, out=index)      # x == hi lands in the last bin
-    flat_edges = edges.reshape(-1)
-    base = seg * (bins + 1)
-    index[x < flat_edges[base + index]] -= 1                    # rounding: one bin too high
-    index[(x >= flat_edges[base + index + 1]) & (index != bins - 1)] += 1   # or too low
-    counts = np.bincount(seg * bins + index, minlength=len(flats) * bins).reshape(-1, bins)
-    return lo.tolist(), hi.tolist(), (total / sizes).tolist(), counts.tolist(), good.tolist()
 
 
 _STEPS = {}

@@ -64,12 +64,12 @@ def graph_layout(nodes, edges, aspect=ASPECT):
     for e in edges:
         if e["kind"] == "in":
             n_inputs[e["op"]] = n_inputs.get(e["op"], 0) + 1
-    paths = {}
+    paths, chains = {}, {}
     for e, (a, b) in zip(edges, ends):
         # fan the inputs out at the op, so x * x shows two edges
         fan = (e["slot"] - (n_inputs[e["op"]] - 1) / 2) * 12 if e["kind"] == "in" else 0.0
         paths[e["id"]] = route(rects[a], rects[b], _port(a, sizes), _port(b, sizes), fan,
-                               _gap(tree, rects, a, b))
+                               _gap(tree, rects, a, b, chains))
     boxes = {n: {"x": r["x"], "y": r["y"], "w": sizes[n][0], "h": sizes[n][1]}
              for n, r in rects.items() if n in sizes}
     return {"width": round(width, 1), "height": round(height, 1),
@@ -94,14 +94,19 @@ def route(a, b, port_a, port_b, fan=0.0, gap=None):
             f"L{x1:.1f},{gap:.1f} C{x1 - r:.1f},{gap:.1f} {x1 - r:.1f},{y1:.1f} {x1:.1f},{y1:.1f}")
 
 
-def _gap(tree, rects, a, b):
+def _gap(tree, rects, a, b, chains=None):
     """The y between bands where an edge from ``a`` back to ``b`` runs: under the band of
-    ``a``'s item in the box that holds both ends."""
-    boxes, home = tree.boxes, tree.home
-    up_a = [a] + [f"b{k}" for k in ancestors(boxes, home.get(a, 0))]
-    up_b = set([b] + [f"b{k}" for k in ancestors(boxes, home.get(b, 0))])
+    ``a``'s item in the box that holds both ends. ``chains``: a dict that keeps each
+    box's ancestors between calls (most edges stay inside one box)."""
+    chains = {} if chains is None else chains
+    home_a, home_b = tree.home.get(a, 0), tree.home.get(b, 0)
+    for k in (home_a, home_b):
+        if k not in chains:
+            up = [f"b{j}" for j in ancestors(tree.boxes, k)]
+            chains[k] = (up, set(up))
+    up_a, up_b = [a] + chains[home_a][0], chains[home_b][1]
     for item, parent in zip(up_a, up_a[1:]):
-        if parent in up_b:
+        if parent in up_b or parent == b:
             return rects[item]["band"] + 28.0 if item in rects else None
     return None
 

@@ -158,7 +158,9 @@ def _data_script(data):
     if len(data["frames"]) <= PACK_ABOVE:
         return f'<script type="application/json" class="tp-data">{_json_for_script(_compact(data))}</script>'
     text = json.dumps(page_model(data), allow_nan=False, separators=(",", ":"))
-    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    # Level 3, not 6: a 10,017-record transformer's 22 MB model packs in 0.25 s
+    # instead of 0.59, to 3.6 MB instead of 3.0 (the browser inflates either at once).
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=3, mtime=0))
     return f'<script type="application/gzip-base64" class="tp-data">{packed.decode("ascii")}</script>'
 
 

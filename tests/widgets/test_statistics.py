@@ -1,0 +1,52 @@
+"""The player's tooltip statistics: many_stats (a block of tensors at a time) gives
+what value_stats gives one tensor at a time, and both bin as np.histogram does."""
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from widgets.player.data import statistics
+from widgets.player.data.statistics import many_stats, value_stats
+
+
+def _tensors():
+    rng = np.random.default_rng(3)
+    values = [np.full((3, 4), 3.0),                              # constant: hi = lo + 1
+              np.array([0.0, 1.0, 1.0, 2.0, np.nan]),             # a NaN: one at a time
+              np.array([1.0, -np.inf, 2.0]),
+              np.array([-1e308, 0.0, 1e308]),                     # hi - lo overflows
+              np.arange(12).reshape(3, 4),                        # integers
+              np.arange(40) * 0.1,                                # values on the edges
+              np.array([2.5]), np.zeros((0, 3))]
+    for k in range(40):
+        a = rng.normal(size=(4, 8)) * 10.0 ** (k % 7 - 3)
+        values.append(a.astype(np.float32) if k % 2 else np.round(a * 4) / 4)
+    return [ad.constant(v) for v in values]
+
+
+@pytest.mark.parametrize("chunk", [1, 70, 1 << 21])
+def test_many_stats_gives_value_stats_for_every_tensor(chunk, monkeypatch):
+    monkeypatch.setattr(statistics, "CHUNK", chunk)
+    tensors = _tensors()
+    got = many_stats(tensors)
+    assert len(got) == len(tensors)
+    for tensor, stats in zip(tensors, got):
+        want = value_stats(tensor)
+        if want is None:
+            assert stats is None
+            continue
+        # the mean: float64 sums here, NumPy's own mean there (4 digits kept)
+        assert stats["mean"] == pytest.approx(want.pop("mean"), rel=2e-3, abs=1e-12)
+        stats = dict(stats)
+        stats.pop("mean")
+        assert stats == want
+
+
+def test_value_stats_bins_as_np_histogram():
+    for tensor in _tensors()[5:]:
+        values = tensor.numpy().reshape(-1)
+        if values.size == 0:
+            continue
+        lo, hi = values.min(), values.max()
+        want = np.histogram(values, 8, range=(lo, hi if hi > lo else lo + 1))[0].tolist()
+        assert many_stats([tensor])[0]["hist"] == value_stats(tensor)["hist"] == want
