@@ -85,14 +85,14 @@ def col2im(xp, cols, hw, kh, kw, strides, dilations, pads):
     return padded[..., pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w, :]
 
 
-# ---- the three ops ----------------------------------------------------------------------
+# ---- the three ops (the reference formulation; conv_kernels.py holds the fast ones) ------
 def _count(axes):
     """How many rows ``axes`` (N, Ho, Wo) make: spelled out, since a reshape to -1 is
     ambiguous when another axis has size 0."""
     return math.prod(axes)
 
 
-def _conv_forward(xp, x, w, strides, dilations, pads):
+def _reference_conv(xp, x, w, strides, dilations, pads):
     kh, kw, c, co = w.shape[-4:]
     cols = patches(xp, x, kh, kw, strides, dilations, pads)
     lead = cols.shape[:-2]                                   # (..., N, Ho, Wo)
@@ -101,7 +101,7 @@ def _conv_forward(xp, x, w, strides, dilations, pads):
     return y.reshape(y.shape[:-2] + lead[-3:] + (co,))
 
 
-def _backprop_filter_forward(xp, x, g, strides, dilations, pads, filter_hw):
+def _reference_backprop_filter(xp, x, g, strides, dilations, pads, filter_hw):
     kh, kw = filter_hw
     c, co = x.shape[-1], g.shape[-1]
     cols = patches(xp, x, kh, kw, strides, dilations, pads)
@@ -111,7 +111,7 @@ def _backprop_filter_forward(xp, x, g, strides, dilations, pads, filter_hw):
     return dw.reshape(dw.shape[:-2] + (kh, kw, c, co))
 
 
-def _backprop_input_forward(xp, g, w, strides, dilations, pads, input_hw):
+def _reference_backprop_input(xp, g, w, strides, dilations, pads, input_hw):
     kh, kw, c, co = w.shape[-4:]
     rows = xp.matmul(g.reshape(g.shape[:-4] + (_count(g.shape[-4:-1]), co)),
                      xp.swapaxes(w.reshape(w.shape[:-4] + (kh * kw * c, co)), -1, -2))
@@ -149,13 +149,13 @@ def _conv(x, w, **p):
 
 
 CONV2D = Primitive(
-    "Conv2D", _conv_forward,
+    "Conv2D", lambda xp, x, w, **p: conv_kernels.conv(xp, x, w, **p),
     (lambda g, ans, x, w, **p: _fit(conv2d_backprop_input(g, w, _hw(x, -3), **p), x, g, ans),
      lambda g, ans, x, w, **p: _fit(conv2d_backprop_filter(x, g, _hw(w, -4), **p), w, g, ans)),
     saves="inputs", domain=(-2.0, 2.0), label="conv2d({0}, {1})", cases=CONV_CASES,
     doc="linear in each input: dx = Conv2DBackpropInput(g, w), dw = Conv2DBackpropFilter(x, g)")
 CONV2D_BACKPROP_INPUT = Primitive(
-    "Conv2DBackpropInput", _backprop_input_forward,
+    "Conv2DBackpropInput", lambda xp, g, w, **p: conv_kernels.backprop_input(xp, g, w, **p),
     (lambda h, ans, g, w, input_hw, **p: _fit(_conv(h, w, **p), g, h, ans),
      lambda h, ans, g, w, input_hw, **p: _fit(conv2d_backprop_filter(h, g, _hw(w, -4), **p),
                                               w, h, ans)),
@@ -164,7 +164,8 @@ CONV2D_BACKPROP_INPUT = Primitive(
            (((1, 3, 5, 3), (3, 3, 2, 3)), {**CONV_CASES[1][1], "input_hw": (6, 5)})],
     doc="the adjoint of Conv2D in x: dg = Conv2D(h, w), dw = Conv2DBackpropFilter(h, g)")
 CONV2D_BACKPROP_FILTER = Primitive(
-    "Conv2DBackpropFilter", _backprop_filter_forward,
+    "Conv2DBackpropFilter",
+    lambda xp, x, g, **p: conv_kernels.backprop_filter(xp, x, g, **p),
     (lambda k, ans, x, g, filter_hw, **p: _fit(conv2d_backprop_input(g, k, _hw(x, -3), **p),
                                                x, k, ans),
      lambda k, ans, x, g, filter_hw, **p: _fit(_conv(x, k, **p), g, k, ans)),
@@ -322,5 +323,6 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  
     return squeeze(y, [-3])
 
 
+from . import conv_kernels  # noqa: E402
 from ..broadcast import sum_to  # noqa: E402
 from .shape import expand_dims, squeeze  # noqa: E402

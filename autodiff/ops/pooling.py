@@ -45,18 +45,34 @@ def _argmax_mask(xp, x, ksize, strides, pads, dilations=_ONE):
     return xp.arange(cols.shape[-2])[:, None] == first[..., None, :]
 
 
+def _blocks(xp, *arrays, ksize, strides, pads, dilations):
+    """Whether pool_kernels' block formulation applies (NumPy, rank 4, disjoint windows)."""
+    return xp is np and all(a.ndim == 4 for a in arrays) and pool_kernels.tiles(
+        arrays[0].shape, ksize, strides, pads, dilations)
+
+
 def _max_pool_forward(xp, x, ksize, strides, pads, dilations=_ONE):
+    if _blocks(xp, x, ksize=ksize, strides=strides, pads=pads, dilations=dilations):
+        return pool_kernels.max_pool(x, ksize)
     cols = patches(xp, x, ksize[0], ksize[1], strides, dilations, pads, pad_value=_lowest(x.dtype))
     return xp.max(cols, axis=-2)
 
 
 def _max_pool_grad_forward(xp, x, g, ksize, strides, pads, dilations=_ONE):
+    if _blocks(xp, x, g, ksize=ksize, strides=strides, pads=pads, dilations=dilations):
+        dx = pool_kernels.max_pool_grad(x, g, ksize)
+        if dx is not None:
+            return dx
     routed = xp.where(_argmax_mask(xp, x, ksize, strides, pads, dilations), g[..., None, :], 0)
     return col2im(xp, routed.astype(g.dtype, copy=False), x.shape[-3:-1], ksize[0], ksize[1],
                   strides, dilations, pads)
 
 
 def _max_pool_grad_grad_forward(xp, x, h, ksize, strides, pads, dilations=_ONE):
+    if _blocks(xp, x, h, ksize=ksize, strides=strides, pads=pads, dilations=dilations):
+        dh = pool_kernels.max_pool_grad_grad(x, h, ksize)
+        if dh is not None:
+            return dh
     cols = patches(xp, h, ksize[0], ksize[1], strides, dilations, pads)
     mask = _argmax_mask(xp, x, ksize, strides, pads, dilations)
     return xp.sum(xp.where(mask, cols, 0), axis=-2).astype(h.dtype, copy=False)
@@ -131,12 +147,17 @@ def _counts(xp, hw, ksize, strides, pads, dtype, dilations):
 
 
 def _avg_pool_forward(xp, x, ksize, strides, pads, dilations=_ONE):
+    if _blocks(xp, x, ksize=ksize, strides=strides, pads=pads, dilations=dilations):
+        return pool_kernels.avg_pool(x, ksize)
     cols = patches(xp, x, ksize[0], ksize[1], strides, dilations, pads)
     return (xp.sum(cols, axis=-2) / _counts(xp, x.shape[-3:-1], ksize, strides, pads,
                                              x.dtype, dilations)).astype(x.dtype, copy=False)
 
 
 def _avg_pool_grad_forward(xp, g, ksize, strides, pads, input_hw, dilations=_ONE):
+    if (xp is np and g.ndim == 4 and pool_kernels.tiles(
+            (g.shape[0],) + tuple(input_hw) + g.shape[-1:], ksize, strides, pads, dilations)):
+        return pool_kernels.avg_pool_grad(g, ksize, input_hw)
     share = g / _counts(xp, input_hw, ksize, strides, pads, g.dtype, dilations)
     cols = xp.broadcast_to(share[..., None, :], share.shape[:-1] + (ksize[0] * ksize[1],
                                                                   share.shape[-1]))
@@ -234,5 +255,6 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     return pool2d("AvgPool", input, ksize, strides, padding, data_format)
 
 
+from . import pool_kernels  # noqa: E402
 from ..broadcast import sum_to  # noqa: E402
 from .creation import zeros  # noqa: E402

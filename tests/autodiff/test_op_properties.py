@@ -135,7 +135,13 @@ FACTORIZING_OPS = {"MatrixDeterminant", "LogMatrixDeterminant", "MatrixInverse",
                    "Cholesky"}
 
 
-def _assert_matches_numpy(value, want, err_msg, factorized=False):
+# Ops whose NumPy forward picks a faster formulation than the other backends run
+# (ops/conv_kernels.py, ops/pool_kernels.py): the same sums in another order, so on
+# every other backend they agree with NumPy's answer to rounding, not bit for bit.
+REORDERED_OPS = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "AvgPool"}
+
+
+def _assert_matches_numpy(value, want, err_msg, factorized=False, reordered=False):
     """Bit for bit on the host backends; within a few ulps on a GPU.
 
     CUDA's transcendental functions (sin, erf, tanh, ...) and its linear
@@ -144,6 +150,13 @@ def _assert_matches_numpy(value, want, err_msg, factorized=False):
     value, or to one ulp of 1 near zero (erfc's tail, a flushed subnormal);
     results of a factorization to sqrt(eps) (``FACTORIZING_OPS``).
     """
+    if reordered and backend.get_backend() != "numpy" and want.dtype.kind in "fc":
+        eps = np.finfo(want.dtype).eps
+        finite = np.abs(want[np.isfinite(want)])
+        scale = float(finite.max()) if finite.size else 1.0
+        np.testing.assert_allclose(value, want, rtol=64 * eps, atol=64 * eps * max(scale, 1.0),
+                                   equal_nan=True, err_msg=err_msg)
+        return
     if backend.get_backend() in ("numpy", "strict") or want.dtype.kind not in "fc":
         np.testing.assert_array_equal(value, want, err_msg=err_msg)
         return
@@ -232,7 +245,8 @@ def test_op_matches_numpy_or_raises_a_documented_error(name, data):
             expected = _as_a_gpu_may_read_them(prim, arrays, params, values, expected)
             for value, want in zip(values, expected):
                 _assert_matches_numpy(value, want, err_msg=f"{name}{tuple(described)}",
-                                      factorized=name in FACTORIZING_OPS)
+                                      factorized=name in FACTORIZING_OPS,
+                                      reordered=name in REORDERED_OPS)
         float_dtypes = {a.dtype for a in arrays if a.dtype.kind == "f"}
         if len(float_dtypes) == 1 and "dtype" not in params:
             (dtype,) = float_dtypes
