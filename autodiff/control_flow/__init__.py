@@ -4,7 +4,8 @@
 Reading order: ``staged.py`` (how a control-flow op becomes one graph node
 holding its functions as subgraphs, and how gradients go through it),
 ``cond.py`` (``cond``, ``switch_case``), ``while_loop.py``, ``sequences.py``
-(``scan``, ``map_fn``, ``foldl``, ``foldr``).
+(``scan``, ``map_fn``, ``foldl``, ``foldr``), then ``loaded.py`` (the nodes
+rebuilt from a saved model's plain data).
 
 Eagerly every op here is a Python ``if`` or loop; inside ``ad.function`` it is
 one node that decides on every call. AutoGraph (``autodiff/autograph``) turns

@@ -35,7 +35,7 @@ from ..registry import Primitive
 from ..tensor import Tensor, Variable, convert_to_tensor
 
 __all__ = ["current_tracer", "is_staged_value", "trace_function", "Subgraph", "StagedOp",
-           "stage", "tensor_leaves", "pack_tensors"]
+           "stage", "staged_op", "tensor_leaves", "pack_tensors"]
 
 
 def current_tracer():
@@ -156,8 +156,10 @@ class StagedOp(Primitive):
         self._gradient_op = None
         # Which inputs are the op's own tensors and which each subgraph captures, and what the
         # op needs beyond them (``stage`` sets both): what the compiler writes the node from.
-        # A gradient op keeps None: the compiler calls it as it is.
+        # A gradient op keeps None: the compiler calls it as it is, and ``gradient_of``
+        # says whose gradient it is (a saved model stores that).
         self.layout, self.info = None, {}
+        self.gradient_of = None   # (the forward StagedOp, (n_inputs, floats, n_gs))
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -208,6 +210,7 @@ class StagedOp(Primitive):
                                      unconnected_gradients="zero")
 
             op = StagedOp(f"{self.name}Grad", run_gradient, self.subgraphs, self.params)
+            op.gradient_of = (self, key)
             self._gradient_op = (key, op)
         return self._gradient_op[1]
 
@@ -271,15 +274,30 @@ def stage(name, run, tensors, subgraphs, out_template, params=None, info=None):
     per_subgraph = [positions(sub.captures) for sub in subgraphs]
     positions(reads)
 
+    op = staged_op(name, run, subgraphs, (own, per_subgraph), params, info)
+    outputs = op(*inputs)
+    return pack_tensors(out_template, outputs)
+
+
+def staged_op(name, run, subgraphs, layout, params=None, info=None):
+    """The StagedOp whose inputs are laid out as ``layout`` (what ``stage`` makes, and what a
+    saved model's loader rebuilds from plain data).
+
+    Args:
+        name, run, subgraphs, params, info: as for ``stage``.
+        layout: ``(own, captures)``: the positions among the node's inputs of the op's own
+            tensors, and for each subgraph the positions of the values it captures.
+    """
+    own, per_subgraph = layout
+
     def run_node(*values):
         callables = [_bound(sub, [values[k] for k in where])
                      for sub, where in zip(subgraphs, per_subgraph)]
         return tensor_leaves(run([values[k] for k in own], callables))
 
     op = StagedOp(name, run_node, subgraphs, params)
-    op.layout, op.info = (own, per_subgraph), dict(info or {})
-    outputs = op(*inputs)
-    return pack_tensors(out_template, outputs)
+    op.layout, op.info = (list(own), [list(w) for w in per_subgraph]), dict(info or {})
+    return op
 
 
 def _bound(sub, captures):

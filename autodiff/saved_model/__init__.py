@@ -5,7 +5,8 @@
 
 Reading order: ``save.py`` (what is saved, and the format), ``load.py``
 (reading it back, checked at every step), ``file_format.py`` (graphs to
-JSON and back), ``checked_json.py`` (JSON read without trusting it: every
+JSON and back), ``control_flow.py`` (a control-flow node's subgraphs and
+layout in that JSON), ``checked_json.py`` (JSON read without trusting it: every
 key checked, one error type), ``arrays.py`` (variables in a ``.npz`` read
 without pickle), ``store.py`` (the directory layout, and publishing a save
 atomically so a reader never sees half of one), ``safe_files.py`` (opening
@@ -18,8 +19,8 @@ A damaged or hostile model directory gives one error family:
 there; ``UnsafeFileError`` for a link, FIFO, device or socket where a file
 belongs.
 
-May import: the engine, traced functions (``autodiff.tracing``) and
-``autodiff.models.module``. Nothing else imports it but ``autodiff``'s
+May import: the engine, traced functions (``autodiff.tracing``), control flow
+(``autodiff.control_flow``, to rebuild its nodes) and ``autodiff.models.module``. Nothing else imports it but ``autodiff``'s
 ``__init__``.
 """
 

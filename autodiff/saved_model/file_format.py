@@ -28,6 +28,7 @@ import uuid
 
 from ..tracing.graph import ASSIGN, CustomGradient, Graph, Node, Ref, custom_gradient_primitive
 from ..registry import REGISTRY, Primitive
+from . import control_flow
 from .checked_json import (FormatError, check_keys, decode_dtype, decode_shape, field, list_of,
                            short_repr, short_text)
 
@@ -146,6 +147,8 @@ class Writer:
                                                 "gradient_op_type": _in_process_name(custom)}
             elif node.primitive is IDENTITY_N:  # a loaded one, traced again
                 pass
+            elif node.subgraphs:   # cond, while_loop ...: subgraphs and layout (control_flow.py)
+                entry.update(control_flow.encode(self, node, here))
             elif node.primitive is ASSIGN:
                 entry["params"] = {"mode": node.params["mode"]}
             else:
@@ -231,6 +234,8 @@ class Reader:
             if "custom_gradient" in entry:
                 check_keys(entry, here, ("op", "inputs", "custom_gradient"))
                 node = self._custom_node(entry, op_type, inputs, here)
+            elif "control_flow" in entry or "gradient_of" in entry:
+                node = control_flow.decode(self, entry, op_type, inputs, here)
             elif op_type == "IdentityN":
                 check_keys(entry, here, ("op", "inputs"))
                 node = Node(IDENTITY_N, inputs, {})

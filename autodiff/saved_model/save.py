@@ -65,6 +65,11 @@ published atomically: ``store.py``).
   ``IdentityN`` with no gradient, and differentiating it raises
   ``LookupError: No gradient defined for operation 'IdentityN' (op type:
   IdentityN)``.
+- A control-flow node (``If``, ``Case``, ``While``, ``Scan``, ``MapFn``,
+  ``Foldl``, ``Foldr``, and their gradients taken inside the trace) also has
+  a ``"control_flow"`` object holding its branches and loop bodies as graphs
+  in this same format (``control_flow.py``); loading rebuilds the op from its
+  type, never from code in the file.
 
 ``variables.npz``: one array per ``"array"`` key above, read with
 ``allow_pickle=False``.

@@ -205,8 +205,8 @@ class Function:
 
     @property
     def concrete_functions(self):
-        """The traces made so far, oldest first."""
-        return list(self._concrete.values())
+        """The traces made so far, oldest first (one that serves every size once)."""
+        return list({id(c): c for c in self._concrete.values()}.values())
 
     def experimental_get_tracing_count(self):
         """How many times the Python function has been traced."""
