@@ -18,19 +18,20 @@ function createGroups(root, data, tree, hooks) {
   // A series ends in a number, or in "NaN"/"Inf" (not finite); an empty one: no gradient.
   const maxNorm = Math.max(1e-12, ...Object.values(norms).filter((s) => s.length)
     .map((s) => s[s.length - 1][1]).filter((v) => typeof v === "number"));
-  const seriesOf = new Map();      // box -> the norm series of the scope groups inside it
-  function series(k) {
-    if (!seriesOf.has(k)) {
-      const b = boxes[k], out = [];
-      if (b.kind === "scope") {
-        for (const [scope, gid] of byScope) {
-          if ((scope === b.path || scope.startsWith(b.path + "/")) && norms[gid] && norms[gid].length) out.push(norms[gid]);
-        }
-      }
-      seriesOf.set(k, out);
+  // Each scope path -> the norm series of the scope groups at or under it, found in
+  // one pass over the groups (asking every group for every box cost 20 ms an opening
+  // on a 10,000-record tape).
+  const under = new Map();
+  for (const [scope, gid] of byScope) {
+    if (!norms[gid] || !norms[gid].length) continue;
+    const parts = scope.split("/");
+    for (let d = 1; d <= parts.length; d++) {
+      const path = parts.slice(0, d).join("/");
+      if (!under.has(path)) under.set(path, []);
+      under.get(path).push(norms[gid]);
     }
-    return seriesOf.get(k);
   }
+  const series = (k) => (boxes[k].kind === "scope" && under.get(boxes[k].path)) || [];
   // The running gradient norm of what box k's ops have sent back by frame k
   // (Infinity once one of them sent a NaN or an Inf).
   function boxNorm(k, frame) {

@@ -165,6 +165,7 @@ function render({ model, el }) {
       stage.style.height = `${height}px`;
     }
     if (beside) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
+    if (viewport) viewport.resized();
     scene.rebuild();
     drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
     if (home) health.redraw();       // shown again after classroom mode, or resized

@@ -16,7 +16,14 @@ function createViewport(stage, svg, size, hooks) {
   const miniView = mini && mini.querySelector(".tp-minimap-view");
   let view = { x: 0, y: 0, scale: 1 };
 
-  const px = () => [Math.max(stage.clientWidth, 1), Math.max(stage.clientHeight, 1)];
+  // The stage's size in CSS pixels, read once and kept: read after each change of the
+  // scene or the captions, it made Chromium lay out the whole page again, several
+  // times a step (60 ms of a NaN jump on a 10,000-record tape). A resize forgets it:
+  // the ResizeObserver, and resized() right after a change that knows it resizes.
+  let stagePx = null;
+  const px = () => stagePx || (stagePx = [Math.max(stage.clientWidth, 1), Math.max(stage.clientHeight, 1)]);
+  const resized = () => { stagePx = null; };
+  if (typeof ResizeObserver === "function") new ResizeObserver(resized).observe(stage);
   const current = () => {
     const [cw, ch] = px();
     return { x: view.x, y: view.y, w: cw / view.scale, h: ch / view.scale, scale: view.scale };
@@ -189,7 +196,7 @@ function createViewport(stage, svg, size, hooks) {
     mini.addEventListener("pointerup", () => { miniDrag = false; });
   }
 
-  return { fit, zoomAt, panBy, centerOn, keep, follow, reveal, apply, view: current };
+  return { fit, zoomAt, panBy, centerOn, keep, follow, reveal, apply, resized, view: current };
 }
 
 // How tall the stage may grow: what the visible area (the window, or the
