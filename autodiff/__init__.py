@@ -56,6 +56,7 @@ from .registry import NotDifferentiable, Primitive
 from .records import BackwardStep, BackwardTrace, TapeRecord
 from .tape import AutodiffWarning, GradientTape, UnconnectedGradients
 from .tensor import Tensor, TensorShape, Variable, constant
+from .indexed_slices import IndexedSlices
 from .ops.elementwise import abs, pow, round  # noqa: A004  (shadow builtins, as tf does)
 from .ops.creation import range  # noqa: A004
 from .ops.shape import shape  # the function; ops.shape is also a module

@@ -22,6 +22,7 @@ import contextlib
 import gc
 
 from . import backend, nest
+from .indexed_slices import IndexedSlices
 from .records import BackwardStep
 from .tensor import Tensor
 from .registry import NotDifferentiable
@@ -115,6 +116,8 @@ def backward(records, seeds, source_ids, trace=None, n_batch=0):
                 ans = outputs
             if g is None:
                 continue  # nothing flows back through this record
+            if type(g) is IndexedSlices:   # only a source keeps its slices; VJPs get tensors
+                g = g._to_dense_tensor()
             rules = primitive.vjp
             if n_batch and not primitive.batch_aware:
                 contributions = _row_by_row(rec, rules, g, ans, live, n_batch)

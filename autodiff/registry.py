@@ -175,6 +175,8 @@ class Primitive:
                 inputs.append(_tape.read_variable(a))
             elif isinstance(a, Tensor):
                 inputs.append(a)
+            elif hasattr(a, "_to_dense_tensor"):   # an IndexedSlices: its dense tensor
+                inputs.append(a._to_dense_tensor())
             else:
                 inputs.append(Tensor(_python_value(a, hint)))
         if len(inputs) > 1:

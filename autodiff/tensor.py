@@ -374,7 +374,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
     >>> ad.convert_to_tensor(2, dtype_hint=ad.float32).dtype
     ad.float32
+
+    An ``ad.IndexedSlices`` becomes its dense tensor (rows that share an id add up).
     """
+    if hasattr(value, "_to_dense_tensor"):   # IndexedSlices (indexed_slices.py)
+        value = value._to_dense_tensor()
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             value = _tape.read_variable(value)

@@ -278,6 +278,8 @@ def _evaluate(f, xs):
 
 def _host(tensor):
     """A tensor's value as a float64 NumPy array: finite differences run on the host."""
+    if hasattr(tensor, "_to_dense_tensor"):   # an IndexedSlices gradient: compare it dense
+        tensor = tensor._to_dense_tensor()
     return backend.to_numpy(tensor._value).astype(np.float64)
 
 

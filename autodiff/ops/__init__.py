@@ -11,7 +11,7 @@ from . import (clip, creation, einsum, elementwise, grad_kernels, join, linalg, 
                nn, predicates, random, reduce, shape, slicing, transfer)
 from . import conv, conv_forms, losses, nn_compositions, pooling  # noqa: F401,E402  (ad.nn's rest)
 from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
-from . import gather_dynamic, gathering, rearrange, sorting  # noqa: F401,E402
+from . import gather_dynamic, gathering, rearrange, resource_gather, sorting  # noqa: F401,E402
 from . import debugging  # noqa: F401,E402  (ad.debugging)
 from .compositions import *  # noqa: F401,F403,E402
 from .rearrange import *  # noqa: F401,F403,E402

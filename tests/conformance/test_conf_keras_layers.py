@@ -155,6 +155,7 @@ def test_mha_attention_scores_over_attention_axes_equal_keras(tf, axes):
     assert ad_scores.shape == tuple(tf_scores.shape)
     np.testing.assert_allclose(ad_scores.numpy(), tf_scores.numpy(), rtol=2e-5, atol=2e-6)
     np.testing.assert_allclose(ad_out.numpy(), tf_out.numpy(), rtol=2e-5, atol=2e-6)
-    ours_axes, keras_axes = ours.get_config()["attention_axes"], theirs.get_config()["attention_axes"]
+    ours_axes = ours.get_config()["attention_axes"]
+    keras_axes = theirs.get_config()["attention_axes"]
     assert (None if ours_axes is None else list(ours_axes)) == \
         (None if keras_axes is None else list(keras_axes))   # a JSON list in either file

@@ -5,6 +5,7 @@ from ...ops.elementwise import cast
 from ...ops.matmul import matmul
 from ...ops.nn_compositions import dropout
 from ...ops.shape import reshape
+from ...ops.resource_gather import lookup_rows
 from ...ops.slicing import gather
 from .. import regularizers
 from ...ops.predicates import not_equal
@@ -165,9 +166,19 @@ class Embedding(Layer):
             ``ids != 0``, and a Sequential or functional model passes it to the
             layers after it that take a ``mask`` (the recurrent layers skip those
             steps), as Keras.
+        sparse_update: this library's opt-in for Keras 3's sparse update (not a
+            Keras argument). False (default): the table's gradient is dense, zeros
+            in the rows not looked up. True: it is an ``ad.IndexedSlices``, one row
+            per occurrence of an id, as TensorFlow gives it, and the optimizers
+            apply it as Keras 3 does: Adam, RMSprop and Adagrad add each
+            occurrence's square into their second moment (``sum g_i**2`` where the
+            dense gradient gives ``(sum g_i)**2``).
 
-    The gradient reaches only the rows that were looked up (dense here:
-    zeros elsewhere; TensorFlow hands back ``IndexedSlices``).
+    >>> layer = ad.layers.Embedding(10, 3, sparse_update=True)
+    >>> with ad.GradientTape() as tape:
+    ...     loss = ad.reduce_sum(layer(ad.constant([4, 4, 1])))
+    >>> tape.gradient(loss, layer.embeddings).indices.numpy()
+    array([4, 4, 1], dtype=int32)
 
     >>> layer = ad.layers.Embedding(10, 3)
     >>> layer(ad.constant([[1, 2], [3, 4]])).shape
@@ -177,9 +188,10 @@ class Embedding(Layer):
     _ad_config = ("input_dim", "output_dim", "embeddings_initializer", "mask_zero")
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False,
-                 **kwargs):
+                 sparse_update=False, **kwargs):
         super().__init__(**kwargs)
         self.mask_zero = bool(mask_zero)
+        self.sparse_update = bool(sparse_update)
         for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Both `input_dim` and `output_dim` should be positive, "
@@ -196,7 +208,15 @@ class Embedding(Layer):
     def call(self, inputs):
         if not inputs.dtype.is_integer:
             inputs = cast(inputs, int32)   # Keras casts float ids to int32
+        if self.sparse_update:
+            return lookup_rows(self.embeddings, inputs)   # gradient: IndexedSlices
         return gather(self.embeddings, inputs)
+
+    def get_config(self):
+        config = super().get_config()
+        if self.sparse_update:   # only then: Keras 3 does not know the argument
+            config["sparse_update"] = True
+        return config
 
     def compute_mask(self, inputs, mask=None):
         return not_equal(inputs, 0) if self.mask_zero else None

@@ -6,6 +6,7 @@ counter and the lock are the base class's (``base.py``).
 
 from ...ops import elementwise
 from .base import Optimizer, _scalar
+from .sparse import squared
 
 __all__ = ["Adam", "AdamW", "Lion"]
 
@@ -59,7 +60,7 @@ class Adam(Optimizer):
     def _update_arrays(self, xp, g, w, slots, scalars):
         m = xp.subtract(g, slots["momentum"])            # m + (g - m) * (1 - beta_1)
         xp.add(slots["momentum"], xp.multiply(m, 1 - self.beta_1, out=m), out=m)
-        v = xp.square(g)                                  # v + (g^2 - v) * (1 - beta_2)
+        v = squared(xp, g, scalars)                       # v + (g^2 - v) * (1 - beta_2)
         xp.subtract(v, slots["velocity"], out=v)
         xp.add(slots["velocity"], xp.multiply(v, 1 - self.beta_2, out=v), out=v)
         new = {"momentum": m, "velocity": v}

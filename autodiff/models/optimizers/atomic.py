@@ -8,7 +8,8 @@ holds a lock, and a step runs entirely while holding it.
 Eager code takes the lock around the Python that computes the step. A
 traced function cannot: its graph replays ops one by one, long after the
 Python ran. So, while tracing, ``apply_gradients`` records *one* stateful
-node, ``OptimizerApply``, whose inputs are the gradients; when the graph
+node, ``OptimizerApply``, whose inputs are the gradients (an ``IndexedSlices``
+gradient: its values and its indices); when the graph
 (or the program ``jit_compile=True`` writes from it) runs that node, the
 node takes the lock and runs the eager step inside it. Nothing of the step
 is frozen at trace time: the learning rate, the schedule and the step
@@ -33,6 +34,7 @@ Keras' does, is not affected.
 import threading
 
 from ... import tape as _tape
+from ...indexed_slices import IndexedSlices
 from ..module import not_recorded
 from ...registry import NotDifferentiable, Primitive
 
@@ -48,10 +50,12 @@ def tracing():
 
 
 class _Step:
-    """The node's one param: which optimizer steps which variables (not saved, not literal)."""
+    """The node's one param: which optimizer steps which variables (not saved, not literal),
+    and each gradient's form: None for a tensor (one input), or the dense shape of an
+    ``IndexedSlices`` (two inputs: its values and indices)."""
 
-    def __init__(self, optimizer, variables):
-        self.optimizer, self.variables = optimizer, tuple(variables)
+    def __init__(self, optimizer, variables, forms):
+        self.optimizer, self.variables, self.forms = optimizer, tuple(variables), tuple(forms)
 
     def __repr__(self):
         n = len(self.variables)
@@ -63,7 +67,11 @@ def _apply_forward(xp, *gradients, step):
     if getattr(_state, "tracing_step", False):   # recording the node: change nothing yet
         return xp.asarray(optimizer.iterations._value + 1)
     from ...tensor import Tensor
-    pairs = [(Tensor(g), v) for g, v in zip(gradients, step.variables)]
+    arrays, grads = iter(gradients), []
+    for form in step.forms:
+        grads.append(Tensor(next(arrays)) if form is None else
+                     IndexedSlices(Tensor(next(arrays)), Tensor(next(arrays)), form))
+    pairs = list(zip(grads, step.variables))
     with optimizer._lock, not_recorded():
         optimizer._apply_now(pairs)
         return xp.array(optimizer.iterations._value, copy=True)
@@ -88,7 +96,11 @@ def run_atomically(optimizer, pairs):
         return optimizer.iterations
     _state.tracing_step = True
     try:
-        return OPTIMIZER_APPLY(*[g for g, _ in pairs],
-                               step=_Step(optimizer, [v for _, v in pairs]))
+        inputs, forms = [], []
+        for g, _ in pairs:
+            sparse = isinstance(g, IndexedSlices)
+            inputs.extend([g.values, g.indices] if sparse else [g])
+            forms.append(g.dense_shape if sparse else None)
+        return OPTIMIZER_APPLY(*inputs, step=_Step(optimizer, [v for _, v in pairs], forms))
     finally:
         _state.tracing_step = False

@@ -48,6 +48,7 @@ from ...tensor import Tensor, convert_to_tensor
 from ...variable import Variable
 from .atomic import run_atomically
 from .schedules import LearningRateSchedule
+from .sparse import densify, is_sparse, with_squares
 
 __all__ = ["Optimizer"]
 
@@ -175,12 +176,13 @@ class Optimizer:
             if not isinstance(v, Variable):
                 raise TypeError(f"{type(self).__name__}.apply_gradients: expected Variables, "
                                 f"got {type(v).__name__}")
-            g = convert_to_tensor(g)
+            if not is_sparse(g):   # IndexedSlices stay so for the rule (sparse.py)
+                g = convert_to_tensor(g)
             if tuple(g.shape) != tuple(v.shape):
                 raise ValueError(f"{type(self).__name__}.apply_gradients: the gradient for "
                                  f"{v.name} has shape {tuple(g.shape)}, the variable "
                                  f"{tuple(v.shape)}")
-            checked.append((elementwise.cast(g, v.dtype) if g.dtype != v.dtype else g, v))
+            checked.append((g if g.dtype == v.dtype else _cast(g, v.dtype), v))
         return run_atomically(self, checked)
 
     def _slot_groups(self):
@@ -215,7 +217,11 @@ class Optimizer:
             for g, v in zip(grads, variables):
                 if v.dtype not in scalars:
                     scalars[v.dtype] = self._step_scalars(lr, v)
-                self._step_arrays(g._value, v, scalars[v.dtype])
+                step = scalars[v.dtype]
+                if is_sparse(g):   # Keras 3's sparse update: squares added per occurrence
+                    g, squares = densify(g, v.dtype)
+                    step = with_squares(step, squares)
+                self._step_arrays(g._value, v, step)
         self.iterations.assign_add(1)
 
     def _step_arrays(self, gradient, variable, scalars):
@@ -246,7 +252,9 @@ class Optimizer:
 
     def _clip_gradients(self, grads):
         """Keras 3's order of precedence: ``clipnorm``, else ``global_clipnorm``, else
-        ``clipvalue``."""
+        ``clipvalue``. Clipping makes an IndexedSlices gradient dense first."""
+        if any(c and c > 0 for c in (self.clipnorm, self.global_clipnorm, self.clipvalue)):
+            grads = [convert_to_tensor(g) for g in grads]
         if self.clipnorm and self.clipnorm > 0:
             return [_clip_by_norm(g, self.clipnorm) for g in grads]
         if self.global_clipnorm and self.global_clipnorm > 0:
@@ -336,6 +344,13 @@ def _store(variable, array):
         variable.assign(Tensor(array))
     else:
         variable._value = array
+
+
+def _cast(gradient, dtype):
+    """The gradient in the variable's dtype (an IndexedSlices: its values)."""
+    if is_sparse(gradient):
+        return gradient.with_values(elementwise.cast(gradient.values, dtype))
+    return elementwise.cast(gradient, dtype)
 
 
 def _scalar(value, variable):

@@ -6,6 +6,7 @@ counter and the lock are the base class's (``base.py``).
 
 from ...ops import elementwise
 from .base import Optimizer, _scalar
+from .sparse import squared
 
 __all__ = ["SGD", "RMSprop", "Adagrad"]
 
@@ -94,7 +95,7 @@ class RMSprop(Optimizer):
     def _update_arrays(self, xp, g, w, slots, scalars):
         rho = self.rho
         velocity = xp.multiply(slots["velocity"], rho)    # v rho + g^2 (1 - rho)
-        xp.add(velocity, xp.multiply(xp.square(g), 1 - rho), out=velocity)
+        xp.add(velocity, xp.multiply(squared(xp, g, scalars), 1 - rho), out=velocity)
         new = {"velocity": velocity}
         if self.centered:                                  # v - average^2 + epsilon
             average = new["average_gradient"] = xp.multiply(slots["average_gradient"], rho)
@@ -145,7 +146,7 @@ class Adagrad(Optimizer):
         return [(("accumulator", self.initial_accumulator_value),)]
 
     def _update_arrays(self, xp, g, w, slots, scalars):
-        accumulator = xp.add(slots["accumulator"], xp.square(g))    # a + g^2
+        accumulator = xp.add(slots["accumulator"], squared(xp, g, scalars))    # a + g^2
         step = xp.multiply(scalars["lr"], g)               # w - lr g / sqrt(a + epsilon)
         xp.true_divide(step, xp.sqrt(xp.add(accumulator, self.epsilon)), out=step)
         return {"accumulator": accumulator, "variable": xp.subtract(w, step, out=step)}

@@ -130,7 +130,8 @@ class Trainer:
         logs = self.compute_metrics(x, y, y_pred, sample_weight)
         if self._ad_tap_gradients and grads is not None:
             # handed to the callbacks that ask for them (``wants_gradients``), not logged
-            logs = dict(logs, **{GRADIENTS_KEY: [g for g in grads]})
+            logs = dict(logs, **{GRADIENTS_KEY: [None if g is None else convert_to_tensor(g)
+                                                 for g in grads]})
         return logs
 
     def test_step(self, x, y, sample_weight=None):
