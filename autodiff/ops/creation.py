@@ -57,11 +57,15 @@ def static_shape(shape, op_type="shape", min_size=0):
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of zeros. ``ad.zeros([2, 3])`` is float32 of shape (2, 3)."""
+    if _dynamic.is_dynamic(shape):   # sizes computed in the trace stay an input
+        return _dynamic.fill_to(shape, Tensor(backend.xp.zeros((), dtypes.as_dtype(dtype)._np)))
     return Tensor(backend.xp.zeros(static_shape(shape, "zeros"), dtype=dtypes.as_dtype(dtype)._np))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of ones. ``ad.ones([2])`` -> ``[1., 1.]``."""
+    if _dynamic.is_dynamic(shape):
+        return _dynamic.fill_to(shape, Tensor(backend.xp.ones((), dtypes.as_dtype(dtype)._np)))
     return Tensor(backend.xp.ones(static_shape(shape, "ones"), dtype=dtypes.as_dtype(dtype)._np))
 
 
@@ -123,6 +127,8 @@ def fill(dims, value, name=None):
     v = convert_to_tensor(value)
     if v._value.ndim != 0:
         raise InvalidArgumentError(f"Fill: value must be a scalar, got shape {tuple(v.shape)}")
+    if _dynamic.is_dynamic(dims):
+        return _dynamic.fill_to(dims, v)
     return FILL(v, dims=static_shape(dims, "Fill"))
 
 
@@ -209,6 +215,8 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """
     if limit is None:
         start, limit = 0, start
+    if any(_dynamic.is_dynamic(a) for a in (start, limit, delta)):   # bounds read per call
+        return _dynamic.range_of(start, limit, delta, dtype)
     args = [_validate.host_value(a, "Range", "start, limit and delta").item()
             if isinstance(a, Tensor) else a for a in (start, limit, delta)]
     for arg, a in zip(("start", "limit", "delta"), args):
@@ -221,3 +229,4 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
 
 
 from .reduce import reduce_sum  # noqa: E402  (reduce imports this module's shape helpers)
+from . import dynamic_shape as _dynamic  # noqa: E402  (its ops take shape tensors)

@@ -45,6 +45,8 @@ def reshape(tensor, shape, name=None):
     TensorShape([2, 3])
     """
     x = convert_to_tensor(tensor)
+    if _dynamic.is_dynamic(shape):   # sizes computed in the trace stay an input
+        return _dynamic.reshape_to(x, shape)
     shape = static_shape(shape, "Reshape", min_size=-1)
     return RESHAPE(x, shape=shape)
 
@@ -99,6 +101,8 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     TensorFlow): a gradient with respect to the result counts only its own uses.
     """
     x = convert_to_tensor(input)
+    if _dynamic.is_dynamic(shape):   # sizes computed in the trace stay an input
+        return _dynamic.broadcast_to_shape(x, shape)
     return BROADCAST_TO(x, shape=static_shape(shape, "BroadcastTo"))
 
 
@@ -206,9 +210,18 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
     >>> ad.shape(ad.ones([2, 3])).numpy()
     array([2, 3], dtype=int32)
+
+    Inside ``ad.function``, the shape of a traced tensor is a ``Shape`` node, so that
+    a size a ``None`` in the signature leaves open is read on every call, and
+    ``reshape``, ``zeros``, ``fill``, ``broadcast_to`` and ``range`` take it as an input
+    (``dynamic_shape.py``).
     """
-    dims = convert_to_tensor(input)._value.shape
+    x = convert_to_tensor(input)
+    if _validate.traced(x):
+        return _dynamic.traced_shape(x, out_type)
+    dims = x._value.shape
     return Tensor(backend.xp.asarray(dims, dtype=dtypes.as_dtype(out_type)._np))
 
 
 from .reduce import normalize_axis, reduce_sum  # noqa: E402
+from . import dynamic_shape as _dynamic  # noqa: E402  (its ops take shape tensors)

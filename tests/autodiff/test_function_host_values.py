@@ -52,17 +52,30 @@ def test_a_traced_gather_is_differentiated_by_an_outer_tape_and_checks_its_range
 
 
 @pytest.mark.parametrize("make", [
-    lambda n: ad.zeros(n),
-    lambda n: ad.range(n),
-    lambda n: ad.ones([n, 2]),
     lambda n: ad.constant([1.0, 2.0, 3.0, 4.0])[n:],
     lambda n: ad.boolean_mask(ad.constant([1.0, 2.0]), ad.equal(n, 0) | ad.constant([True, False])),
     lambda n: ad.pad(ad.constant([1.0]), ad.reshape(ad.stack([n, n]), [1, 2])),
-], ids=["zeros", "range", "ones", "getitem", "boolean_mask", "pad"])
+], ids=["getitem", "boolean_mask", "pad"])
 def test_other_host_values_from_the_arguments_are_refused_by_name(make):
     f = ad.function(make)
     with pytest.raises(TypeError, match="computed from the arguments of the ad.function"):
         f(ad.constant(2))
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda n: ad.zeros(n), lambda n: np.zeros(n, np.float32)),
+    (lambda n: ad.range(n), lambda n: np.arange(n, dtype=np.int32)),
+    (lambda n: ad.ones([n, 2]), lambda n: np.ones((n, 2), np.float32)),
+    (lambda n: ad.fill(ad.stack([n, 1]), 2.5), lambda n: np.full((n, 1), 2.5, np.float32)),
+], ids=["zeros", "range", "ones", "fill"])
+def test_sizes_from_the_arguments_are_read_on_each_call(make, expected):
+    # as TensorFlow's Fill and Range, the sizes are an input of the op (ops/dynamic_shape.py)
+    f = ad.function(make)
+    for n in (2, 0, 5):
+        got = f(ad.constant(n))
+        assert got.numpy().dtype == expected(n).dtype
+        np.testing.assert_array_equal(got.numpy(), expected(n))
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_a_scalar_index_from_the_arguments_reads_each_calls_index():

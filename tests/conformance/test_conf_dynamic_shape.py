@@ -1,0 +1,73 @@
+"""``ad.shape(x)`` inside a trace with ``None`` sizes is a tensor the shape ops take (issue 33):
+``reshape(x, [shape(x)[0], -1])``, ``zeros(shape(x))``, ``fill``, ``broadcast_to``, ``ones``
+and ``range(shape(x)[0])`` in one trace that serves every batch size, as in TensorFlow 2,
+and in a saved model of it (``autodiff/ops/dynamic_shape.py``)."""
+
+import numpy as np
+
+import autodiff as ad
+
+
+def _function(xp):
+    @xp.function(input_signature=[xp.TensorSpec([None, 2, 3])])
+    def f(x):
+        n = xp.shape(x)[0]
+        flat = xp.reshape(x, [n, -1])
+        column = xp.broadcast_to(xp.reduce_sum(flat, axis=0), xp.shape(flat))
+        steps = xp.cast(xp.range(n), xp.float32)
+        return {"flat": flat + xp.zeros(xp.shape(flat)) + column,
+                "filled": xp.fill([n, 2], 1.5) * xp.ones([n, 1]),
+                "steps": steps, "n": n, "back": xp.reshape(flat * 2.0, xp.shape(x))}
+    return f
+
+
+def _batches():
+    rng = np.random.default_rng(2)
+    return [rng.standard_normal((n, 2, 3)).astype(np.float32) for n in (1, 4, 2, 9)]
+
+
+def test_shape_ops_take_a_traced_shape_in_one_trace_for_every_batch_size(tf):
+    ours, theirs = _function(ad), _function(tf)
+    for x in _batches():
+        want, got = theirs(tf.constant(x)), ours(ad.constant(x))
+        assert sorted(want) == sorted(got)
+        for key in want:
+            assert got[key].dtype.name == want[key].dtype.name, key
+            np.testing.assert_allclose(got[key].numpy(), want[key].numpy(), rtol=1e-6,
+                                       err_msg=key)
+    assert ours.experimental_get_tracing_count() == theirs.experimental_get_tracing_count() == 1
+    graph = str(ours.get_concrete_function(ad.constant(_batches()[0])).graph)
+    assert "Shape(" in graph and "ReshapeTo(" in graph and "RangeOf(" in graph
+
+
+def test_a_gradient_through_traced_shapes_and_the_saved_model_agree_with_tensorflow(tf, tmp_path):
+    ours, theirs = _function(ad), _function(tf)
+    for x in _batches():
+        xa, xt = ad.constant(x), tf.constant(x)
+        with ad.GradientTape() as tape:
+            tape.watch(xa)
+            y = ad.reduce_sum(ours(xa)["flat"] ** 2)
+        with tf.GradientTape() as tf_tape:
+            tf_tape.watch(xt)
+            yt = tf.reduce_sum(theirs(xt)["flat"] ** 2)
+        np.testing.assert_allclose(tape.gradient(y, xa).numpy(),
+                                   tf_tape.gradient(yt, xt).numpy(), rtol=1e-5)
+    module_ours, module_theirs = ad.Module(), tf.Module()
+    module_ours.f, module_theirs.f = ours, theirs
+    ad.saved_model.save(module_ours, str(tmp_path / "ours"))
+    tf.saved_model.save(module_theirs, str(tmp_path / "theirs"))
+    loaded_ours = ad.saved_model.load(str(tmp_path / "ours"))
+    loaded_theirs = tf.saved_model.load(str(tmp_path / "theirs"))
+    for n in (3, 6):
+        x = np.full((n, 2, 3), 0.5, np.float32)
+        want, got = loaded_theirs.f(tf.constant(x)), loaded_ours.f(ad.constant(x))
+        for key in want:
+            np.testing.assert_allclose(got[key].numpy(), want[key].numpy(), rtol=1e-6,
+                                       err_msg=key)
+
+
+def test_eagerly_shape_is_still_a_constant_and_reshape_reads_it():
+    x = ad.ones([2, 3])
+    assert ad.shape(x).numpy().tolist() == [2, 3]
+    assert tuple(ad.reshape(x, [ad.shape(x)[1], -1]).shape) == (3, 2)
+    assert ad.range(ad.shape(x)[0]).numpy().tolist() == [0, 1]
