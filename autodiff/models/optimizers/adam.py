@@ -34,13 +34,12 @@ class Adam(Optimizer):
     0.9
     """
 
+    _own_arguments = {"beta_1": float, "beta_2": float, "epsilon": float, "amsgrad": bool}
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, name=None, **kwargs):
         super().__init__(learning_rate, name or "adam", **kwargs)
-        self.beta_1 = float(beta_1)
-        self.beta_2 = float(beta_2)
-        self.epsilon = float(epsilon)
-        self.amsgrad = bool(amsgrad)
+        self._keep_arguments(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad)
 
     def _slot_groups(self):
         groups = [(("momentum", 0.0), ("velocity", 0.0))]
@@ -70,10 +69,6 @@ class Adam(Optimizer):
         xp.true_divide(xp.multiply(m, scalars["alpha"]), step, out=step)
         new["variable"] = xp.subtract(w, step, out=step)
         return new
-
-    def _own_config(self):
-        return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
-                "amsgrad": self.amsgrad}
 
 
 class AdamW(Adam):
@@ -122,13 +117,14 @@ class Lion(Optimizer):
     0.9
     """
 
+    _own_arguments = {"beta_1": float, "beta_2": float}
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, name=None, **kwargs):
         super().__init__(learning_rate, name or "lion", **kwargs)
         if beta_1 <= 0 or beta_1 > 1:
             raise ValueError(f"Argument `beta_1` must be in the [0, 1] range. Otherwise, the "
                              f"optimizer degenerates to SignSGD. Received: beta_1={beta_1}.")
-        self.beta_1 = float(beta_1)
-        self.beta_2 = float(beta_2)
+        self._keep_arguments(beta_1=beta_1, beta_2=beta_2)
 
     def _slot_groups(self):
         return [(("momentum", 0.0),)]
@@ -148,5 +144,3 @@ class Lion(Optimizer):
         xp.add(m_new, xp.multiply(g, scalars["1-beta_2"]), out=m_new)
         return {"variable": xp.subtract(w, step, out=step), "momentum": m_new}
 
-    def _own_config(self):
-        return {"beta_1": self.beta_1, "beta_2": self.beta_2}

@@ -319,8 +319,16 @@ class Optimizer:
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, **self._own_config()}
 
+    # A subclass's own arguments and their types, in get_config's order (Adam: beta_1, ...).
+    _own_arguments = {}
+
+    def _keep_arguments(self, **values):
+        """Stores the subclass's own arguments as attributes, as plain Python values."""
+        for name, kind in self._own_arguments.items():
+            setattr(self, name, kind(values[name]))
+
     def _own_config(self):
-        return {}
+        return {name: getattr(self, name) for name in self._own_arguments}
 
     def __repr__(self):
         return f"<{type(self).__name__} learning_rate={self._learning_rate!r}>"

@@ -30,12 +30,13 @@ class SGD(Optimizer):
     0.8
     """
 
+    _own_arguments = {"momentum": float, "nesterov": bool}
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name=None, **kwargs):
         super().__init__(learning_rate, name or "sgd", **kwargs)
         if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
             raise ValueError("`momentum` must be a float between [0, 1].")
-        self.momentum = float(momentum)
-        self.nesterov = bool(nesterov)
+        self._keep_arguments(momentum=momentum, nesterov=nesterov)
 
     def _slot_groups(self):
         return [(("momentum", 0.0),)] if self.momentum else []
@@ -54,9 +55,6 @@ class SGD(Optimizer):
             xp.subtract(xp.multiply(m, scalars["momentum"]), step, out=step)
             return {"momentum": m, "variable": xp.add(w, step, out=step)}
         return {"momentum": m, "variable": xp.add(w, m, out=step)}
-
-    def _own_config(self):
-        return {"momentum": self.momentum, "nesterov": self.nesterov}
 
 
 class RMSprop(Optimizer):
@@ -80,13 +78,12 @@ class RMSprop(Optimizer):
     0.9684
     """
 
+    _own_arguments = {"rho": float, "momentum": float, "epsilon": float, "centered": bool}
+
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered=False, name=None, **kwargs):
         super().__init__(learning_rate, name or "rmsprop", **kwargs)
-        self.rho = float(rho)
-        self.momentum = float(momentum)
-        self.epsilon = float(epsilon)
-        self.centered = bool(centered)
+        self._keep_arguments(rho=rho, momentum=momentum, epsilon=epsilon, centered=centered)
 
     def _slot_groups(self):
         return [(("velocity", 0.0),)] + ([(("momentum", 0.0),)] if self.momentum > 0 else []) \
@@ -113,10 +110,6 @@ class RMSprop(Optimizer):
         new["variable"] = xp.subtract(w, increment)
         return new
 
-    def _own_config(self):
-        return {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,
-                "centered": self.centered}
-
 
 class Adagrad(Optimizer):
     """Adagrad, as ``keras.optimizers.Adagrad``: each weight's rate shrinks with its history.
@@ -136,11 +129,13 @@ class Adagrad(Optimizer):
     0.9012
     """
 
+    _own_arguments = {"initial_accumulator_value": float, "epsilon": float}
+
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
                  name=None, **kwargs):
         super().__init__(learning_rate, name or "adagrad", **kwargs)
-        self.initial_accumulator_value = float(initial_accumulator_value)
-        self.epsilon = float(epsilon)
+        self._keep_arguments(initial_accumulator_value=initial_accumulator_value,
+                             epsilon=epsilon)
 
     def _slot_groups(self):
         return [(("accumulator", self.initial_accumulator_value),)]
@@ -151,6 +146,3 @@ class Adagrad(Optimizer):
         xp.true_divide(step, xp.sqrt(xp.add(accumulator, self.epsilon)), out=step)
         return {"accumulator": accumulator, "variable": xp.subtract(w, step, out=step)}
 
-    def _own_config(self):
-        return {"initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon}
