@@ -47,10 +47,22 @@ class Timing:
 
     name: str
     samples: tuple
+    cpu_samples: tuple = ()   # process CPU seconds per call (all threads), same rounds
 
     @property
     def median(self):
         return statistics.median(self.samples)
+
+    @property
+    def max(self):
+        return max(self.samples)
+
+    @property
+    def cpu_median(self):
+        """CPU time per call: above the wall time when several threads work, and
+        steadier than it on a loaded machine (time spent waiting for a core is not
+        counted)."""
+        return statistics.median(self.cpu_samples) if self.cpu_samples else None
 
     @property
     def min(self):
@@ -80,6 +92,7 @@ def compare(callables, repeats=50, warmup=3):
         for name in names:
             callables[name]()
     samples = {name: [] for name in names}
+    cpu = {name: [] for name in names}
     for round_index in range(repeats):
         order = _round_order(names, round_index)
         # Collect outside the timed region; during it the collector stays on,
@@ -87,10 +100,11 @@ def compare(callables, repeats=50, warmup=3):
         gc.collect()
         for name in order:
             fn = callables[name]
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             samples[name].append(time.perf_counter() - start)
-    return {name: Timing(name, tuple(samples[name])) for name in names}
+            cpu[name].append(time.process_time() - start_cpu)
+    return {name: Timing(name, tuple(samples[name]), tuple(cpu[name])) for name in names}
 
 
 def _round_order(names, round_index):

@@ -13,6 +13,8 @@ and not an error, and a missing engine leaves the baselines running.
 """
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,15 +34,33 @@ def note(message):
 
 def import_peer(name):
     """Import a peer library ("autograd", "torch"), or None with a note."""
+    threads = harness.pinned_threads()
+    if name == "tensorflow":
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if name == "jax" and threads == 1 and "jax" not in sys.modules:
+        # XLA's CPU client reads its thread pool's size once, when it starts.
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_"
+                                   "eigen=false intra_op_parallelism_threads=1").strip()
     try:
         module = importlib.import_module(name)
     except ImportError:
         note(f"{name} is not installed; its column is skipped")
         return None
-    if name == "torch" and harness.pinned_threads():
+    if name == "torch" and threads:
         # PyTorch sizes its own pool; --threads must reach it as well.
-        module.set_num_threads(harness.pinned_threads())
+        module.set_num_threads(threads)
+    if name == "tensorflow" and threads:
+        _pin_tensorflow(module, threads)
     return module
+
+
+def _pin_tensorflow(tf, threads):
+    """TensorFlow's own pools: possible only before its runtime starts (then a note)."""
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError as exc:
+        note(f"tensorflow's thread pools were already started: {exc}")
 
 
 @dataclass(frozen=True)
@@ -61,17 +81,24 @@ class Workload:
     target: str
     meets_target: Callable[[float, float], bool]
     build: Callable[[], dict]
+    baseline: str = "numpy"   # the column ratios divide by ("tf" where no NumPy exists)
+    judged: str = "autodiff"  # the column `meets_target` judges
+    versus: str = ""          # ... against this column's figure (default: the baseline)
 
 
 REGISTRY = {}
+# Set by ``run.py --smoke``: workloads that have a small size build that one (CI's
+# smoke run, which only proves that every implementation still runs and agrees).
+SMOKE = False
 
 
-def register(key, title, measure, unit, scale, target, meets_target):
+def register(key, title, measure, unit, scale, target, meets_target, baseline="numpy",
+             judged="autodiff", versus=""):
     """Decorator adding a build function to REGISTRY under `key`."""
 
     def decorator(build):
         REGISTRY[key] = Workload(key, title, measure, unit, scale, target,
-                                 meets_target, build)
+                                 meets_target, build, baseline, judged, versus)
         return build
 
     return decorator
@@ -146,6 +173,15 @@ def add_jit(impls, ad, fn, *tensors):
     """
     compiled = ad.function(fn, jit_compile=True)
     impls["jit"] = lambda: compiled(*tensors)
+
+
+def add_engine(impls, ad, step, params, *arrays):
+    """The engine's columns: "autodiff" runs ``step(ad, variables, *tensors)`` eagerly,
+    "jit" compiled (``add_jit``); ``params`` become ``ad.Variable``s, ``arrays`` constants."""
+    variables = [ad.Variable(p) for p in params]
+    tensors = [ad.constant(a) for a in arrays]
+    impls["autodiff"] = lambda: step(ad, variables, *tensors)
+    add_jit(impls, ad, lambda *ts: step(ad, variables, *ts), *tensors)
 
 
 def add_peers(impls, peer_builders, *args):

@@ -1,7 +1,7 @@
 """Command line of the speed suite: run the registered workloads, print a table.
 
-    python -m benchmarks.run [--only W1,W2,W7] [--repeats N] [--threads 1]
-                             [--json PATH]
+    python -m benchmarks.run [--only W1,W2,W7] [--skip W8] [--repeats N] [--threads 1]
+                             [--json PATH] [--smoke]
 
 This module owns the command line, the order of events (pin threads before
 NumPy loads, then build and check each workload, then measure it) and the
@@ -23,7 +23,7 @@ import traceback
 
 from benchmarks import harness  # imports no NumPy: threads can still be pinned
 
-PEERS = ("jit", "autograd", "torch")
+PEERS = ("jit", "autograd", "torch", "tf", "xla", "jax")
 # Which figure of a measurement heads the table and makes the ratios.
 HEADLINE = {"time": "median", "memory": "held"}
 
@@ -42,7 +42,14 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, metavar="N",
                         help="pin BLAS/OpenMP (and torch) to N threads")
     parser.add_argument("--json", metavar="PATH", help="also write the figures here")
+    parser.add_argument("--skip", metavar="KEYS", default="",
+                        help="comma-separated workloads to leave out")
+    parser.add_argument("--smoke", action="store_true",
+                        help="small sizes where a workload has them, one round, no warm-up "
+                             "(CI: proves every implementation runs and agrees)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeats, args.warmup = 1, 0
     if args.repeats < 1 or args.warmup < 0 or (args.threads is not None
                                                and args.threads < 1):
         parser.error("--repeats and --threads must be >= 1, --warmup >= 0")
@@ -54,6 +61,8 @@ def measure_time(workload, impls, args):
     timings = harness.compare(impls, repeats=args.repeats, warmup=args.warmup)
     return {name: {"median": t.median * workload.scale,
                    "min": t.min * workload.scale,
+                   "max": t.max * workload.scale,
+                   "cpu_median": t.cpu_median * workload.scale,
                    "repeats": len(t.samples)}
             for name, t in timings.items()}
 
@@ -74,25 +83,32 @@ def run_workload(workload, args):
     """Build (which checks correctness), measure, and summarise one workload."""
     figures = MEASURES[workload.measure](workload, workload.build(), args)
     headline = HEADLINE[workload.measure]
-    base = figures["numpy"][headline]
-    row = {"title": workload.title, "unit": workload.unit,
+    baseline = workload.baseline
+    if baseline not in figures:   # a peer baseline that is not installed: nothing to divide by
+        return {"title": workload.title, "error": f"{baseline} is not installed"}
+    base = figures[baseline][headline]
+    row = {"title": workload.title, "unit": workload.unit, "baseline": baseline,
            "target": workload.target, "headline": headline, "figures": figures,
            "ratios": {name: fig[headline] / base
-                      for name, fig in figures.items() if name != "numpy"}}
+                      for name, fig in figures.items() if name != baseline}}
     if workload.measure == "time":
         # The least disturbed runs: steadier than medians when the machine is busy.
-        row["ratios_min"] = {name: fig["min"] / figures["numpy"]["min"]
-                             for name, fig in figures.items() if name != "numpy"}
-    if "autodiff" in figures:
-        row["meets_target"] = bool(
-            workload.meets_target(base, figures["autodiff"][headline]))
+        row["ratios_min"] = {name: fig["min"] / figures[baseline]["min"]
+                             for name, fig in figures.items() if name != baseline}
+        if "tf" in figures:   # issue 37's yardstick: tf.function
+            row["ratios_tf"] = {name: fig[headline] / figures["tf"][headline]
+                                for name, fig in figures.items()}
+    versus = workload.versus or baseline
+    if workload.judged in figures and versus in figures:
+        row["meets_target"] = bool(workload.meets_target(
+            figures[versus][headline], figures[workload.judged][headline]))
     return row
 
 
 def format_table(rows):
     """Plain text, one line per workload; '-' where there is nothing to show."""
-    header = ("workload", "numpy", "autodiff", "ratio", "target", "met", *PEERS)
-    widths = (20, 14, 14, 8, 15, 4, 9, 9)
+    header = ("workload", "baseline", "autodiff", "ratio", "target", "met", *PEERS)
+    widths = (34, 14, 14, 8, 15, 4, 9, 9, 9, 9, 9, 9)
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     for key, row in rows.items():
         name = f"{key} {row['title']}"
@@ -103,10 +119,28 @@ def format_table(rows):
                  for impl, fig in row["figures"].items()}
         ratio = {impl: f"{r:.2f}x" for impl, r in row["ratios"].items()}
         met = {True: "yes", False: "NO"}.get(row.get("meets_target"), "-")
-        cells = (name, value["numpy"], value.get("autodiff", "-"),
+        baseline = row.get("baseline", "numpy")
+        cells = (name, f"{value[baseline]} {baseline if baseline != 'numpy' else ''}".strip(),
+                 value.get("autodiff", "-"),
                  ratio.get("autodiff", "-"), row["target"], met,
                  *(ratio.get(peer, "-") for peer in PEERS))
         lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def format_ranges(rows):
+    """One line per implementation of each timed row: median, range of the rounds, CPU
+    time, and the ratio to tf.function where TensorFlow ran (issue 37's yardstick)."""
+    lines = []
+    for key, row in rows.items():
+        if "error" in row or row.get("headline") != "median":
+            continue
+        lines.append(f"{key} {row['title']} ({row['unit']}; median [min, max] cpu)")
+        for impl, fig in row["figures"].items():
+            vs_tf = row.get("ratios_tf", {}).get(impl)
+            lines.append(f"  {impl:<10} {fig['median']:8.3g} [{fig['min']:.3g}, {fig['max']:.3g}]"
+                         f"  cpu {fig['cpu_median']:.3g}"
+                         + (f"  {vs_tf:.2f}x tf" if vs_tf is not None else ""))
     return "\n".join(lines)
 
 
@@ -128,9 +162,12 @@ def main(argv=None):
         # Before anything loads NumPy: BLAS libraries read these only once.
         harness.pin_threads(args.threads,
                             [sys.executable, "-m", "benchmarks.run", *sys.argv[1:]])
+    from benchmarks import registry
+    registry.SMOKE = args.smoke
     from benchmarks.workloads import REGISTRY  # loads NumPy, after pinning
 
-    keys = list(REGISTRY) if not args.only else [
+    skip = {key.strip().upper() for key in args.skip.split(",") if key.strip()}
+    keys = [key for key in REGISTRY if key not in skip] if not args.only else [
         key.strip().upper() for key in args.only.split(",") if key.strip()]
     unknown = [key for key in keys if key not in REGISTRY]
     if unknown:
@@ -149,9 +186,10 @@ def main(argv=None):
                          "error": f"{type(exc).__name__}: {exc}"}
 
     print(f"\ntimes: median of {args.repeats} interleaved runs; memory: held by"
-          " the recorded forward; ratio = autodiff / numpy; peer columns: "
-          "peer / numpy")
+          " the recorded forward; ratio = autodiff / baseline (numpy, or tf where no "
+          "hand-written NumPy exists); peer columns: peer / baseline")
     print(format_table(rows))
+    print("\n" + format_ranges(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"run": describe_run(args), "workloads": rows}, f, indent=2)

@@ -20,7 +20,7 @@ import numpy as np
 
 from benchmarks import harness
 # REGISTRY is imported for run.py: importing this module is what fills it.
-from benchmarks.registry import (REGISTRY, add_jit, add_peers,  # noqa: F401
+from benchmarks.registry import (REGISTRY, add_engine, add_jit, add_peers,  # noqa: F401
                                  check_against_numpy, load_autodiff, register)
 
 
@@ -227,10 +227,7 @@ def mlp_impls(params, x, target, key, rtol=1e-4, peers=True, atol_scale=1e-6):
     impls = {"numpy": lambda: mlp_step_numpy(params, x, target)}
     ad = load_autodiff()
     if ad is not None:
-        ad_params = [ad.Variable(p) for p in params]
-        x_ad, target_ad = ad.constant(x), ad.constant(target)
-        impls["autodiff"] = lambda: mlp_step_autodiff(ad, ad_params, x_ad, target_ad)
-        add_jit(impls, ad, lambda x, t: mlp_step_autodiff(ad, ad_params, x, t), x_ad, target_ad)
+        add_engine(impls, ad, mlp_step_autodiff, params, x, target)
     if peers:
         add_peers(impls, {"autograd": _w2_autograd, "torch": _w2_torch}, params, x, target)
     check_against_numpy(key, impls, rtol=rtol, atol_scale=atol_scale)
@@ -271,3 +268,5 @@ def build_w7():
 # come after W1, W2 and W7 in the table.
 from benchmarks import workloads_jacobian  # noqa: E402,F401
 from benchmarks import workloads_higher  # noqa: E402,F401  (W5, W5-HVP, W5-HVP-RR, W6)
+from benchmarks import workloads_cnn  # noqa: E402,F401  (W8, the CNN gradient, with peers)
+from benchmarks import workloads_training  # noqa: E402,F401  (T1-T4, training steps vs tf)

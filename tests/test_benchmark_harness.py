@@ -63,3 +63,39 @@ def test_gpu_benchmark_runs_checked_on_the_strict_backend(tmp_path):
     lines = table.read_text().splitlines()
     assert lines[0].startswith("| workload | numpy (ms) | autodiff/numpy | autodiff/strict |")
     assert [line.split(" | ")[0] for line in lines[2:]] == ["| W2", "| W5-HVP"]
+
+
+def test_compare_records_cpu_time_and_the_range_of_every_round():
+    import time
+
+    timings = harness.compare({"busy": lambda: sum(range(20000)),
+                               "asleep": lambda: time.sleep(0.002)}, repeats=4, warmup=0)
+    for timing in timings.values():
+        assert len(timing.cpu_samples) == len(timing.samples) == 4
+        assert timing.min <= timing.median <= timing.max
+    # sleeping takes wall time and almost no CPU time
+    assert timings["asleep"].cpu_median < 0.5 * timings["asleep"].median
+
+
+def test_a_workload_without_numpy_divides_by_its_baseline_and_judges_its_column():
+    from benchmarks import run
+    from benchmarks.registry import Workload
+
+    calls = {"tf": lambda: time_sink(2), "jit": lambda: time_sink(1), "autodiff": lambda: None}
+    workload = Workload("T0", "a step", "time", "ms", 1e3, "jit <= 1.0x tf",
+                        lambda tf, jit: jit <= tf, lambda: calls, baseline="tf", judged="jit")
+    args = run.parse_args(["--repeats", "3", "--warmup", "0"])
+    row = run.run_workload(workload, args)
+    figures = row["figures"]
+    assert row["baseline"] == "tf" and "tf" not in row["ratios"]
+    assert row["ratios"]["jit"] == figures["jit"]["median"] / figures["tf"]["median"]
+    assert row["ratios_tf"]["tf"] == 1.0
+    assert row["meets_target"] == (figures["jit"]["median"] <= figures["tf"]["median"])
+    assert "a step" in run.format_table({"T0": row}) and "x tf" in run.format_ranges({"T0": row})
+
+
+def time_sink(milliseconds):
+    import time
+    end = time.perf_counter() + milliseconds / 1000
+    while time.perf_counter() < end:
+        pass
