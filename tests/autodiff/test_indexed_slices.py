@@ -95,3 +95,20 @@ def test_embedding_sparse_update_is_saved_only_when_set():
     assert "sparse_update" not in plain.get_config()
     again = ad.keras.layers.Embedding.from_config(sparse.get_config())
     assert again.sparse_update is True
+
+
+def test_training_recorder_reads_a_sparse_gradient_as_its_dense_tensor():
+    from widgets import TrainingRecorder
+    model = ad.keras.Sequential([ad.keras.Input((3,), dtype="int32"),
+                                 ad.keras.layers.Embedding(6, 2, sparse_update=True)])
+    with ad.GradientTape() as tape:
+        loss = ad.reduce_sum(model(ad.constant([[0, 0, 1]])) * ad.constant([[[3.0, 4.0]] * 3]))
+    grads = tape.gradient(loss, model.trainable_variables)
+    assert isinstance(grads[0], ad.IndexedSlices)
+    recorder = TrainingRecorder()
+    recorder.record(grads, model)
+    (layer,) = list(recorder.layers)
+    dense = np.zeros((6, 2))
+    dense[0], dense[1] = [6.0, 8.0], [3.0, 4.0]    # id 0 twice: its rows add up
+    _, norms = recorder.series(layer, "grad_norm")
+    np.testing.assert_allclose(norms, [np.linalg.norm(dense)], rtol=1e-6)

@@ -46,7 +46,7 @@ import warnings
 
 import numpy as np
 
-from autodiff import Module, backend, tape as _tape
+from autodiff import IndexedSlices, Module, backend, convert_to_tensor, tape as _tape
 
 from .rows import ZERO_SHARE
 from .outliers import compact, relative_flags
@@ -63,6 +63,8 @@ KEYS = ("grad_norm", "weight_norm", "weight_rms", "ratio", "update_ratio", "zero
 
 
 def _numpy(value):
+    if isinstance(value, IndexedSlices):   # an Embedding(sparse_update=True) gradient
+        value = convert_to_tensor(value)    # its dense tensor: rows of repeated ids added
     return None if value is None else np.asarray(backend.to_numpy(getattr(value, "_value", value)))
 
 
