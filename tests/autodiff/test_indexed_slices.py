@@ -112,3 +112,16 @@ def test_training_recorder_reads_a_sparse_gradient_as_its_dense_tensor():
     dense[0], dense[1] = [6.0, 8.0], [3.0, 4.0]    # id 0 twice: its rows add up
     _, norms = recorder.series(layer, "grad_norm")
     np.testing.assert_allclose(norms, [np.linalg.norm(dense)], rtol=1e-6)
+
+
+def test_the_player_replays_a_sparse_gradient_as_its_dense_tensor():
+    from widgets import replay
+    layer = ad.keras.layers.Embedding(6, 2, sparse_update=True)
+    layer(ad.constant([0]))
+    with ad.GradientTape(persistent=True) as tape:
+        loss = ad.reduce_sum(layer(ad.constant([1, 1, 4])))
+    played = replay(tape, loss, layer.embeddings)
+    expected = np.zeros((6, 2), np.float32)
+    expected[1], expected[4] = 2.0, 1.0
+    np.testing.assert_array_equal(played.gradients.numpy(), expected)
+    assert isinstance(tape.gradient(loss, layer.embeddings), ad.IndexedSlices)

@@ -33,7 +33,7 @@ import json
 
 import numpy as np
 
-from autodiff import nest
+from autodiff import IndexedSlices, convert_to_tensor, nest
 from autodiff.tensor import Tensor, Variable
 
 from ..health.rows import group_health
@@ -149,6 +149,22 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
                        history)
 
 
+def _dense_slices(trace):
+    """``trace`` with every ``IndexedSlices`` (the gradient of an ``Embedding(...,
+    sparse_update=True)`` table) as its dense tensor: the player shows what the slices add
+    up to, the gradient ``tape.gradient`` stands for."""
+    def dense(g):
+        return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+    for step in trace.steps:
+        step.cotangents = tuple(dense(g) for g in step.cotangents)
+        step.contributions = [(i, dense(c)) for i, c in step.contributions]
+        step.totals = {i: dense(g) for i, g in step.totals.items()}
+    flat = nest.flatten(trace.gradients)
+    if any(isinstance(g, IndexedSlices) for g in flat):
+        trace.gradients = nest.pack_sequence_as(trace.gradients, [dense(g) for g in flat])
+    return trace
+
+
 def _replay(tape, target, sources, output_gradients, names, tape_names, updates, history):
     tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
     snapshots = [_snapshot(t) for t in tapes]   # before backward_trace frees the records
@@ -166,7 +182,7 @@ def _replay(tape, target, sources, output_gradients, names, tape_names, updates,
     named = builder.names      # the messages name source and target as the player does
     answers = explain_sources(tapes[0], target, flat_sources, names=named, history=history) \
         if output_gradients is None and not keeps else {}
-    trace = tapes[0].backward_trace(target, sources, output_gradients)
+    trace = _dense_slices(tapes[0].backward_trace(target, sources, output_gradients))
     if output_gradients is None and keeps:
         lost = [s for s, g in zip(flat_sources, nest.flatten(trace.gradients)) if g is None]
         answers = explain_sources(tapes[0], target, lost, names=named, history=history)
