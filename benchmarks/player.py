@@ -2,6 +2,7 @@
 
     python -m benchmarks.player [--max-records 10000] [--repeats 3] [--model gru,rnn]
                                 [--browser] [--rounds 5] [--projector] [--markdown]
+                                [--profile 20]
 
 Tapes of real models (``benchmarks/model_tapes.py``), unrolled to about 10,
 100, 1,000, 5,000 and 10,000 records:
@@ -33,11 +34,17 @@ half-way) is opened ``--rounds`` times in Chromium at 1280x720
 the table gives each one's median over the rounds and its range. With
 ``--projector``, the page in classroom mode at 1280x720 and 1920x1080: the
 on-screen size of node names, values and box names, toolbar rows, and what
-lies below the fold, for the largest GRU page and lesson 14's MLP. Speed is
+lies below the fold, for the largest GRU page and lesson 14's MLP. With
+``--profile N``, one more export from the tape of each model's largest size
+runs under cProfile, and the N functions that took the most time (their own
+and with what they called) are listed: where the next second is. Speed is
 reported, never asserted.
 """
 
 import argparse
+import cProfile
+import io
+import pstats
 import statistics
 import tempfile
 import time
@@ -100,6 +107,23 @@ def measure(model, n_records, repeats, keep=None):
         path = Path(keep) / f"{model}_{records}.html"
         export_html(tape, path, target=loss, sources=sources, names={"loss": loss})
     return records, times, size, path
+
+
+def profile(model, n_records, top):
+    """cProfile of one export from the tape (replay and page): the ``top`` functions by
+    their own time and by time with their callees, as pstats prints them."""
+    tape, loss, sources = MODELS[model](n_records)
+    runner = cProfile.Profile()
+    runner.enable()
+    export_html(tape, target=loss, sources=sources)
+    runner.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(runner, stream=out)
+    for order in ("tottime", "cumulative"):
+        stats.sort_stats(order).print_stats(top)
+    print(f"cProfile of one export from the tape, {model}, {len(tape.records):,} records "
+          f"(profiling slows small functions most):")
+    print(out.getvalue(), flush=True)
 
 
 def _table(header, rows, markdown):
@@ -171,6 +195,8 @@ def main(argv=None):
     parser.add_argument("--projector", action="store_true",
                         help="classroom-mode sizes at 1280x720 and 1920x1080")
     parser.add_argument("--markdown", action="store_true", help="tables in Markdown")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="list the N costliest functions of one export at the largest size")
     args = parser.parse_args(argv)
     sizes = [n for n in SIZES if args.min_records <= n <= args.max_records]
     keep = tempfile.mkdtemp(prefix="tp-bench-") if (args.browser or args.projector) else None
@@ -194,6 +220,9 @@ def main(argv=None):
         if (model, 1000) in per_record and (model, max(sizes)) in per_record and max(sizes) > 1000:
             print(f"{model}: cost per record, {max(sizes):,} vs 1,000 records: "
                   f"{per_record[model, max(sizes)] / per_record[model, 1000]:.2f}x (near 1: linear)")
+    if args.profile:
+        for model in args.model.split(","):
+            profile(model, max(sizes), args.profile)
     if args.browser and pages:
         print()
         browser_tables(pages, max(1, args.rounds), args.markdown)
