@@ -40,11 +40,27 @@ def rule_text(doc, inputs):
     >>> rule_text("d/dx sin x = cos x", ["v0"])
     'd/dv0 sin v0 = cos v0'
     """
-    return _rule_text(doc, tuple(inputs))
+    inputs = tuple(inputs)
+    if any(_ODD.search(name) for name in inputs):
+        return _rule_text(doc, inputs)
+    # The rule written once per (doc, number of inputs) with stand-ins for the names,
+    # which then go in: a long tape has a few rules but a new name in every record.
+    template = _rule_text(doc, _SLOTS[:len(inputs)]) if len(inputs) <= len(_SLOTS) \
+        else _rule_text(doc, inputs)
+    return _SLOT.sub(lambda m: inputs[int(m.group(1))], template) if "\x01" in template \
+        else template
+
+
+# Stand-ins for names: no space and no mark in them, so the rule comes out the same
+# shape with them as with any name that has neither (names that do are rewritten as
+# they are).
+_SLOTS = tuple(f"\x01{i}\x01" for i in range(8))
+_SLOT = re.compile(r"\x01(\d+)\x01")
+_ODD = re.compile(r"[\s\x00\x01]")
 
 
 @functools.lru_cache(maxsize=4096)
-def _rule_text(doc, inputs):     # cached: a long tape repeats a few (rule, names) pairs
+def _rule_text(doc, inputs):
     if not doc or not inputs or not re.match(r"d[(/ ]", doc):
         return doc or ""
     generic = _MATRIX if re.search(r"\bdA\b", doc) else _GENERIC.get(len(inputs), ())
