@@ -8,9 +8,11 @@ one-hot seeds), ``zeros.py`` (forward mode's zero tangents, behind
 finiteness checks), ``concat.py`` (Jacobian chunks written into their
 result), ``inline.py`` (simple ops as the expressions they compute), and
 ``control_flow.py`` (branches and loops as ``if``/``while``/``for`` statements
-calling their own compiled programs).
+calling their own compiled programs). Last, an optional form: ``fused.py``
+(``experimental_fuse=True``: the program's elementwise chains as numba loops).
 
-May import: the engine and the graph it compiles (``autodiff.tracing.graph``).
+May import: the engine and the graph it compiles (``autodiff.tracing.graph``);
+numba, in ``fused.py`` only, when it is installed (the ``[fast]`` extra).
 It never imports ``tracing.function``, which calls it, and the engine never
 imports it.
 """

@@ -50,6 +50,7 @@ from .. import tape as _tape
 from ..tensor import Tensor
 from ..tracing.graph import ASSIGN, Ref
 from . import control_flow
+from .fused import for_program
 from .inline import expression, inline_template, shared_tanh_factors, transposed
 from .passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
 from .seeds import one_hot_rows_matmul
@@ -85,7 +86,9 @@ class Program:
         self.name = _identifier(name, "f")
         self.plan = plan(graph)
         self.source, namespace, called = _write(graph, self.plan, self.name, arg_names)
+        self.names = namespace.pop("_names")   # value source -> its name (fused.py reads them)
         self._fn = _exec(self.source, namespace, self.name)
+        self.namespace = namespace
         self._exact = None
         if self.plan.guarded:   # the same graph with every zero multiplied out
             exact_name = self.name + "_exact"
@@ -103,9 +106,14 @@ class Program:
         n_ops = sum(1 for step in self.plan.steps if step.kind == "op")
         return f"<Program {self.name}: {n_ops} ops>"
 
-    def run(self, args):
-        """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs."""
-        return self._pack(iter(self.call(backend.xp, *[a._value for a in args])))
+    def run(self, args, fuse=False):
+        """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs.
+        ``fuse=True`` runs its fused form instead, when numba makes one (``fused.py``)."""
+        arrays = [a._value for a in args]
+        fused = for_program(self) if fuse else None
+        if fused is not None:
+            return self._pack(iter(fused.call(backend.xp, *arrays)))
+        return self._pack(iter(self.call(backend.xp, *arrays)))
 
     def call(self, xp, *arrays):
         """The program on raw arrays; returns a tuple of arrays (how an enclosing program
@@ -308,6 +316,7 @@ def _write(graph, plan, name, arg_names):
         _free(lines, step, position, plan, names, returned)
     outs = [text(s) for s in plan.outputs]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    namespace["_names"] = names.of
     return "\n".join(lines) + "\n", namespace, called
 
 

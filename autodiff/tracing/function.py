@@ -35,9 +35,9 @@ is made at the first call's sizes, and a signature with ``None`` dimensions
 serves every size only once a second trace at another size has shown that
 nothing depended on the size (``polymorphic.py``; TensorFlow traces such a
 signature once, symbolically); reading a traced value on the host with
-``float()`` or ``.numpy()`` warns that the trace keeps it (see
-``tensor._warn_if_traced``; using it as a Python bool raises, and AutoGraph
-converts ``if``/``while``/``for``: ``autodiff/autograph``); a Variable passed
+``float()``, ``.numpy()`` or ``np.asarray()`` raises TensorFlow's error for it
+(``tensor._refuse_value_if_traced``; using it as a Python bool raises too, and
+AutoGraph converts ``if``/``while``/``for``: ``autodiff/autograph``); a Variable passed
 as an argument without ``input_signature`` is captured by reference (one
 trace per variable).
 
@@ -86,8 +86,9 @@ class ConcreteFunction:
         structured_input_signature: the key, as data (see ``describe``).
     """
 
-    def __init__(self, graph, name, description, jit_compile=False, arg_names=()):
+    def __init__(self, graph, name, description, jit_compile=False, arg_names=(), fuse=False):
         self.graph = graph
+        self._fuse = bool(fuse)   # experimental_fuse: run the program's numba form
         self.name = name
         self.structured_input_signature = description
         self._key = key_of(description)
@@ -110,7 +111,7 @@ class ConcreteFunction:
             if program is None or isinstance(program, Exception):
                 program = self._compiled_or_none()
             if program is not None:
-                return program.run(flat_tensors)
+                return program.run(flat_tensors, fuse=self._fuse)
         return self.graph.run(flat_tensors)
 
     def program(self):
@@ -168,7 +169,7 @@ class Function:
     """
 
     def __init__(self, python_function, input_signature=None, name=None, instance=None,
-                 jit_compile=False, autograph=True):
+                 jit_compile=False, autograph=True, experimental_fuse=False):
         if input_signature is not None:
             input_signature = tuple(input_signature)
             for spec in nest.flatten(input_signature):
@@ -179,6 +180,10 @@ class Function:
         self._autograph = bool(autograph)
         self._traced_function = None   # the AutoGraph-converted function, made on first trace
         self._jit_compile = bool(jit_compile)
+        if experimental_fuse and not jit_compile:
+            raise ValueError("ad.function: experimental_fuse=True fuses the program that "
+                             "jit_compile=True writes; pass jit_compile=True too")
+        self._fuse = bool(experimental_fuse)
         self._input_signature = input_signature
         self._instance = instance
         self._name = name or getattr(python_function, "__name__", "function")
@@ -224,7 +229,7 @@ class Function:
         if bound is None:
             bound = cache[id(self)] = Function(self._python_function, self._input_signature,
                                                self._name, instance, self._jit_compile,
-                                               self._autograph)
+                                               self._autograph, self._fuse)
         return bound
 
     def __call__(self, *args, **kwargs):
@@ -333,7 +338,7 @@ class Function:
         python_function = self._function_to_trace()
         graph = trace(Tracer(placeholders), lambda: python_function(*args, **kwargs))
         concrete = ConcreteFunction(graph, self._name, description, self._jit_compile,
-                                    self._placeholder_names(structure))
+                                    self._placeholder_names(structure), self._fuse)
         # Objects in the key are keyed by id, so the trace must keep them alive: except
         # Variables, held weakly (a trace must not keep a model's weights alive); when
         # one dies, its traces go, before its id can be reused.
@@ -435,7 +440,7 @@ def _hold_weakly(graph, weak_ids):
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
-             reduce_retracing=False, name=None):
+             reduce_retracing=False, name=None, experimental_fuse=False):
     """Compiles ``func`` into a traced graph (``tf.function``); also a decorator.
 
     Args:
@@ -454,6 +459,14 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
             ``ad.errors.OperatorNotAllowedInGraphError``.
         reduce_retracing: accepted for TensorFlow compatibility; it changes nothing here.
         name: a name for the traces (default: the function's).
+        experimental_fuse: with ``jit_compile=True``, run the program's elementwise
+            chains as numba loops (``compiler/fused.py``; the ``[fast]`` extra), one
+            loop per chain instead of one NumPy call per op. An extension (TensorFlow
+            has no such argument): ``experimental_get_compiler_ir`` still shows the
+            NumPy program, which runs instead when numba is missing (with a warning)
+            or the backend is not NumPy. Arithmetic is the same bit for bit; sin,
+            cos, exp, log and tanh may differ from NumPy's in the last bit. The first
+            call compiles (seconds for a long chain).
 
     Returns:
         A ``Function``.
@@ -466,5 +479,6 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     """
     if func is None:
         return lambda f: Function(f, input_signature, name, jit_compile=jit_compile,
-                                  autograph=autograph)
-    return Function(func, input_signature, name, jit_compile=jit_compile, autograph=autograph)
+                                  autograph=autograph, experimental_fuse=experimental_fuse)
+    return Function(func, input_signature, name, jit_compile=jit_compile, autograph=autograph,
+                    experimental_fuse=experimental_fuse)

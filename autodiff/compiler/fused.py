@@ -1,0 +1,361 @@
+"""An optional fused form of a compiled program: its elementwise chains as numba loops.
+
+``ad.function(f, jit_compile=True, experimental_fuse=True)`` runs this form
+instead of the NumPy program when numba is installed (the ``[fast]`` extra).
+The NumPy program stays what ``experimental_get_compiler_ir`` shows and what
+runs by default; this module rewrites a copy of it:
+
+- a *chain* is a run of consecutive lines of the program's main function,
+  each an elementwise expression (``+ - * /``, unary ``-``, ``xp.sin``,
+  ``xp.cos``, ``xp.exp``, ``xp.log``, ``xp.tanh``, ``xp.sqrt``, ``xp.square``,
+  ``xp.reciprocal`` and the ufunc calls with ``out=`` that ``inline.py``
+  writes) whose operands all have the chain's shape and float dtype, or
+  hold one element;
+- each chain of two or more ops (cut every ``MAX_CHAIN`` ops) becomes one numba function: one loop over
+  the elements, every op computed on scalars in the chain's dtype, the values
+  needed after the chain written into one 2-D array (a *pack*, one row per
+  value). A later chain reads its rows there; other lines get them as views
+  ``pack[j]``;
+- everything else (reductions, matmuls, random ops, control flow) is the
+  NumPy program's own line.
+
+    >>> f = ad.function(lambda x: ad.sin(x) * 2.0 + 1.0, jit_compile=True,
+    ...                 experimental_fuse=True)
+    >>> f(ad.constant([0.0, 1.0]))        # one numba loop: sin, *, +
+
+Results equal the NumPy program's bit for bit for the arithmetic (``+ - * /``,
+``sqrt``: IEEE rounds them the same way everywhere; numba's ``fastmath`` is
+off and its error model is NumPy's, so 1/0 is inf). ``sin``, ``cos``,
+``exp``, ``log`` and ``tanh`` come from numba's math library, NumPy's from its
+own SIMD code: they can differ in the last bit (tested: within 2 ulp).
+
+The first call compiles each chain (LLVM: about a second for a few ops, more
+for long chains); ``Fused.compile_seconds`` says how long it took. A call
+whose arguments' shapes differ from the trace's (a trace serving any batch
+size) runs the NumPy program: the packs are laid out for the traced shapes.
+"""
+
+import ast
+import time
+import warnings
+
+import numpy as np
+
+from .. import backend
+from ..tape import AutodiffWarning
+
+__all__ = ["Fused", "available", "for_program", "fuse"]
+
+_UFUNCS = {"sin", "cos", "exp", "log", "tanh", "sqrt"}
+_BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "true_divide": ast.Div,
+           "divide": ast.Div}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# Ops per kernel at most: numba's compile time grows faster than linearly with a
+# function's length (a 1,500-op chain in one kernel took minutes), so a longer chain
+# is cut into kernels of this many ops, each handing its values on through its pack.
+MAX_CHAIN = 128
+
+
+def available():
+    """True when numba can be imported."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Fused:
+    """A program's fused form: ``.source`` (the Python that calls the kernels), ``.kernels``
+    (each chain's numba source), ``.compile_seconds`` and ``call(xp, *arrays)``."""
+
+    def __init__(self, program, fn, source, kernels, arg_shapes, seconds):
+        self.program, self._fn, self.source, self.kernels = program, fn, source, kernels
+        self._arg_shapes, self.compile_seconds = arg_shapes, seconds
+
+    def call(self, xp, *arrays):
+        """The outputs, from the kernels; from the NumPy program when a shape is not the
+        trace's or a guard fails."""
+        if any(a.shape != s for a, s in zip(arrays, self._arg_shapes)):
+            return self.program.call(xp, *arrays)
+        results = self._fn(xp, *arrays)
+        return self.program.call(xp, *arrays) if results is None else results
+
+
+def for_program(program):
+    """``program``'s Fused form, made on its first use and kept on it; None when numba is
+    not installed (with a warning, once per program) or the backend is not NumPy."""
+    if backend.get_backend() != "numpy":
+        return None
+    fused = getattr(program, "_fused", None)
+    if fused is None:
+        try:
+            fused = fuse(program)
+        except ImportError as err:
+            warnings.warn(f"experimental_fuse=True needs numba (pip install "
+                          f"'tapeschool[fast]'): {err}; running the NumPy program instead",
+                          AutodiffWarning, stacklevel=4)
+            fused = False
+        program._fused = fused
+    return fused or None
+
+
+def fuse(program):
+    """The Fused form of ``program`` (a ``program.Program``); compiles every chain now.
+
+    Raises:
+        ImportError: numba is not installed (``pip install 'tapeschool[fast]'``).
+    """
+    import numba
+    start = time.perf_counter()
+    fn_def = next(node for node in ast.parse(program.source).body
+                  if isinstance(node, ast.FunctionDef) and node.name == program.name)
+    specs = _name_specs(program)
+    body, kernels, namespace = _rewrite(fn_def.body, specs)
+    fn_def.body = body
+    namespace.update(program.namespace)
+    for name, text in kernels.items():
+        scope = {"np": np}
+        exec(compile(text, f"<fused kernel {name}>", "exec"), scope)
+        namespace[name] = numba.njit(error_model="numpy", fastmath=False)(scope[name])
+    source = ast.unparse(fn_def)
+    exec(compile(source, f"<ad.function {program.name} (fused)>", "exec"), namespace)
+    fused = Fused(program, namespace[program.name], source, kernels,
+                  [tuple(shape) for shape, _ in program.graph.arg_specs], 0.0)
+    _warm(fused, program)
+    fused.compile_seconds = time.perf_counter() - start
+    return fused
+
+
+def _warm(fused, program):
+    """Compiles every kernel by calling it on zeros of the traced shapes (numba compiles
+    on the first call); skipped when a placeholder's shape is not fully known."""
+    args = []
+    for shape, dtype in program.graph.arg_specs:
+        if any(d is None for d in shape):
+            return
+        args.append(np.zeros(tuple(shape), np.dtype(dtype._np)))
+    try:
+        fused._fn(np, *args)
+    except Exception:  # noqa: BLE001 - a program that cannot run on zeros compiles on its first call
+        pass
+
+
+def _name_specs(program):
+    """``{python name: (shape, dtype)}`` for the program's values (args, variables,
+    constants, folds, single-output nodes)."""
+    specs = {}
+    for src, name in program.names.items():
+        if not isinstance(name, str) or src[0] == "multi":
+            continue
+        key = src + (0,) if src[0] in ("node", "var") and len(src) == 2 else src
+        try:
+            spec = program.plan.spec(key)
+        except (KeyError, IndexError, TypeError):
+            spec = None
+        if spec is not None:
+            specs[name] = (tuple(spec[0]), np.dtype(spec[1]))
+    return specs
+
+
+# ---- finding the chains ----------------------------------------------------------------
+
+def _scalar_ast(node, specs, dtype, shape):
+    """``node`` as a scalar expression (ast), or None when it is not elementwise here."""
+    if isinstance(node, ast.Name):
+        spec = specs.get(node.id)
+        if spec is None or spec[1] != dtype or (spec[0] != shape and int(np.prod(spec[0])) != 1):
+            return None
+        return ast.Name(node.id, ast.Load())
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return ast.Constant(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
+        left, right = (_scalar_ast(n, specs, dtype, shape) for n in (node.left, node.right))
+        return None if left is None or right is None else ast.BinOp(left, node.op, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = _scalar_ast(node.operand, specs, dtype, shape)
+        return None if operand is None else ast.UnaryOp(ast.USub(), operand)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "xp" \
+            and all(k.arg == "out" for k in node.keywords):
+        args = [_scalar_ast(a, specs, dtype, shape) for a in node.args]
+        if any(a is None for a in args):
+            return None
+        name = node.func.attr
+        if name in _UFUNCS and len(args) == 1:
+            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()), args, [])
+        if name in _BINARY and len(args) == 2:
+            return ast.BinOp(args[0], _BINARY[name](), args[1])
+        if name == "negative" and len(args) == 1:
+            return ast.UnaryOp(ast.USub(), args[0])
+        if name == "square" and len(args) == 1:
+            return ast.BinOp(args[0], ast.Mult(), args[0])
+        if name == "reciprocal" and len(args) == 1:
+            return ast.BinOp(ast.Constant(1), ast.Div(), args[0])
+    return None
+
+
+def _chain_op(stmt, specs):
+    """``(target, scalar ast, (shape, dtype))`` for an elementwise line, else None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    target = stmt.targets[0].id
+    spec = specs.get(target)
+    if spec is None or spec[1] not in _FLOATS or not spec[0]:
+        return None
+    expr = _scalar_ast(stmt.value, specs, spec[1], spec[0])
+    return None if expr is None else (target, expr, spec)
+
+
+def _loads(node):
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
+def _chains(body, specs):
+    """``[(start, stop, ops)]``: runs of two or more elementwise lines (``del`` lines
+    inside a run belong to it) with one shape and dtype."""
+    chains, current, start, spec = [], [], None, None
+
+    def close(stop):
+        if len([op for op in current if op is not None]) >= 2:
+            chains.append((start, stop, [op for op in current if op is not None]))
+
+    for k, stmt in enumerate(body):
+        op = _chain_op(stmt, specs)
+        full = sum(o is not None for o in current) >= MAX_CHAIN
+        if op is not None and (not current or op[2] == spec) and not full:
+            if not current:
+                start, spec = k, op[2]
+            current.append(op)
+            continue
+        if isinstance(stmt, ast.Delete) and current:
+            current.append(None)
+            continue
+        close(k)
+        current, start, spec = ([op], k, op[2]) if op is not None else ([], None, None)
+    close(len(body))
+    return chains
+
+
+# ---- writing the kernels and the program that calls them -------------------------------
+
+def _rewrite(body, specs):
+    """The main function's new body, the kernels' sources by name, and the namespace
+    entries the body needs."""
+    chains = _chains(body, specs)
+    if not chains:
+        return body, {}, {}
+    in_pack = {}      # value name -> (pack name, row)
+    materialized = set()   # packed values other lines read, as views ``pack[j]``
+    internal = {target for _, _, ops in chains for target, _, _ in ops}
+    new_body, kernels, k = [], {}, 0
+    position = 0
+    later_loads = _later_loads(body)
+    fused_ranges = {start: (stop, ops) for start, stop, ops in chains}
+    while position < len(body):
+        if position not in fused_ranges:
+            stmt = body[position]
+            new_body.extend(_with_unpacked(stmt, in_pack, materialized, internal))
+            position += 1
+            continue
+        stop, ops = fused_ranges[position]
+        name, pack = f"_fused_{k}", f"_pack_{k}"
+        k += 1
+        defined = [target for target, _, _ in ops]
+        needed_after = later_loads[stop] if stop < len(body) else set()
+        outputs = [t for t in defined if t in needed_after]
+        text, inputs = _kernel_source(name, ops, outputs, in_pack, specs)
+        kernels[name] = text
+        new_body.append(ast.parse(f"{pack} = {name}({', '.join(inputs)})").body[0])
+        freed = [t.id for stmt in body[position:stop] if isinstance(stmt, ast.Delete)
+                 for t in stmt.targets if isinstance(t, ast.Name) and t.id not in internal]
+        if freed:   # values from before the chain that died in it
+            new_body.append(ast.parse(f"del {', '.join(freed)}").body[0])
+        for row, t in enumerate(outputs):
+            in_pack[t] = (pack, row)
+        position = stop
+    return new_body, kernels, {}
+
+
+def _later_loads(body):
+    """``loads[k]``: the names read by ``body[k:]`` (``del`` lines excluded)."""
+    loads, seen = [set() for _ in range(len(body) + 1)], set()
+    for k in range(len(body) - 1, -1, -1):
+        if not isinstance(body[k], ast.Delete):
+            seen |= set(_loads(body[k]))
+        loads[k] = set(seen)
+    return loads
+
+
+def _with_unpacked(stmt, in_pack, materialized, internal):
+    """``stmt``, preceded by ``v = pack[j]`` for each packed value it reads first here;
+    a ``del`` forgets the names that only ever lived inside a kernel or a pack."""
+    if isinstance(stmt, ast.Delete):
+        kept = [t for t in stmt.targets
+                if not (isinstance(t, ast.Name) and t.id in internal and t.id not in materialized)]
+        if not kept:
+            return []
+        stmt.targets = kept
+        return [stmt]
+    lines = []
+    for name in dict.fromkeys(_loads(stmt)):
+        if name in in_pack and name not in materialized:
+            pack, row = in_pack[name]
+            materialized.add(name)
+            lines.append(ast.parse(f"{name} = {pack}[{row}]").body[0])
+    return lines + [stmt]
+
+
+def _kernel_source(name, ops, outputs, in_pack, specs):
+    """One chain as a numba function's source, and the arguments its call passes."""
+    shape, dtype = ops[0][2]
+    defined = {target for target, _, _ in ops}
+    reads = []
+    for _, expr, _ in ops:
+        reads += [n for n in _loads(expr) if n not in defined and n != "np"]
+    reads = list(dict.fromkeys(reads))
+    args, setup, loop_reads, packs = [], [], [], set()
+    size = int(np.prod(shape))
+    for read in reads:   # arrays come in as a_<name>; <name> is the element
+        if int(np.prod(specs[read][0])) == size:
+            where, index = loop_reads, "i"
+        else:                # one element, read once before the loop
+            where, index = setup, "0"
+        indent = "        " if where is loop_reads else "    "
+        if read in in_pack:
+            pack, row = in_pack[read]
+            if pack not in packs:
+                packs.add(pack)
+                args.append(pack)
+                setup.insert(0, f"    a_{pack} = p_{pack}.reshape(p_{pack}.shape[0], -1)")
+            where.append(f"{indent}{read} = a_{pack}[{row}, {index}]")
+        else:
+            args.append(read)
+            setup.insert(0, f"    a_{read} = p_{read}.ravel()")
+            where.append(f"{indent}{read} = a_{read}[{index}]")
+    kind = "float32" if dtype == np.float32 else "float64"
+    # The trip count is read at run time: a literal one would let LLVM unroll the loop
+    # fully, and compiling a long chain unrolled takes minutes.
+    full = [r for r in reads if int(np.prod(specs[r][0])) == size]
+    count = (f"a_{in_pack[full[0]][0]}.shape[1]" if full[0] in in_pack
+             else f"a_{full[0]}.size") if full else str(size)
+    lines = [f"def {name}({', '.join('p_' + a for a in args)}):"] + setup + [
+        f"    n = {count}", f"    out = np.empty(({len(outputs)}, n), np.{kind})"]
+    lines.append("    for i in range(n):")
+    lines += loop_reads
+    for target, expr, _ in ops:
+        lines.append(f"        {target} = {ast.unparse(_typed_literals(expr, kind))}")
+    for row, target in enumerate(outputs):
+        lines.append(f"        out[{row}, i] = {target}")
+    lines.append(f"    return out.reshape(({len(outputs)},) + {tuple(shape)!r})")
+    return "\n".join(lines) + "\n", args
+
+
+def _typed_literals(expr, kind):
+    """``expr`` with each number written as ``np.float32(...)``: NumPy keeps a Python
+    number weak (the array's dtype wins), numba would widen the sum to float64."""
+    class Literals(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.parse(f"np.{kind}({node.value!r})", mode="eval").body
+    return Literals().visit(expr)

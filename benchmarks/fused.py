@@ -1,0 +1,81 @@
+"""Op overhead of a compiled chain, with and without the fused program (issue 37, item 3).
+
+    python -m benchmarks.fused [--steps 500] [--repeats 30] [--json PATH]
+
+W1's chain (``y = sin(y) * 1.0001 + 0.1``, ``steps`` times on a float32
+vector of 8, ``loss = sum(y)``, the gradient with respect to ``x``: 3 ops per
+step) runs three ways, interleaved (``harness.compare``): hand-written NumPy
+(``workloads.w1_numpy``), ``ad.function(jit_compile=True)`` (the NumPy
+program) and ``ad.function(jit_compile=True, experimental_fuse=True)`` (its
+elementwise chains as numba loops, ``autodiff/compiler/fused.py``). The
+table gives each one's median and range in microseconds per op
+(time / (3 * steps)), and the fused form's first-call compile time. Without
+numba the fused row says so and is skipped. Results are checked first: the
+fused loss and gradient against the NumPy program's (rtol 1e-4; they differ
+only in sin's and cos's last bits).
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from benchmarks import harness
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fused")
+    parser.add_argument("--steps", type=int, default=500, help="chain length (3 ops each)")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH")
+    args = parser.parse_args(argv)
+
+    import numpy as np
+
+    import autodiff as ad
+    from autodiff.compiler import fused
+    from benchmarks import workloads
+
+    steps, n_ops = args.steps, 3 * args.steps
+    x = np.linspace(-1.0, 1.0, 8).astype(np.float32)
+    tx = ad.constant(x)
+
+    def chain(x):
+        return workloads.w1_autodiff(ad, x, steps)
+
+    impls = {"numpy": lambda: workloads.w1_numpy(x, steps),
+             "jit": lambda: jit(tx)}
+    jit = ad.function(chain, jit_compile=True)
+    jit(tx)
+    figures = {"steps": steps, "ops": n_ops, "numba": fused.available()}
+    if fused.available():
+        fuse = ad.function(chain, jit_compile=True, experimental_fuse=True)
+        start = time.perf_counter()
+        got = fuse(tx)
+        figures["fused_first_call_s"] = time.perf_counter() - start
+        form = fused.for_program(fuse.get_concrete_function(tx).program())
+        figures["fused_kernels"] = len(form.kernels)
+        figures["fused_compile_s"] = form.compile_seconds
+        for a, b in zip(got, jit(tx)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-30)
+        impls["fused"] = lambda: fuse(tx)
+    timings = harness.compare(impls, repeats=args.repeats, warmup=args.warmup)
+    print(f"chain of {n_ops} ops (W1, {steps} steps), us per op: median [min - max]")
+    for name, t in timings.items():
+        row = {k: getattr(t, k) / n_ops * 1e6 for k in ("median", "min", "max")}
+        figures[name] = row
+        print(f"  {name:6s} {row['median']:8.3f}  [{row['min']:.3f} - {row['max']:.3f}]")
+    if fused.available():
+        print(f"  fused: first call {figures['fused_first_call_s']:.1f} s "
+              f"({figures['fused_kernels']} numba kernels compiled)")
+    else:
+        print("  fused: skipped, numba is not installed (pip install 'tapeschool[fast]')")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(figures, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
