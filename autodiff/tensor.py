@@ -19,7 +19,6 @@ The operators (``x * y``, ``x[1:]``, ``x @ w``) only forward to the ops in
 """
 
 import itertools
-import warnings
 
 import numpy as np
 
@@ -153,11 +152,17 @@ class Tensor:
         """Copies the value out as a NumPy array (a NumPy scalar for 0-d tensors).
 
         The copy has left the library: math on it is not recorded by any tape.
+
+        Raises:
+            AttributeError: while ``ad.function`` traces, for a tensor computed from the
+                function's arguments or variables (TensorFlow's symbolic tensors have no
+                ``numpy``): its value changes from call to call. NotImplementedError for
+                a Variable, as in TensorFlow.
         """
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
         if _tape.thread_state.active:
-            _warn_if_traced(self, ".numpy()", stacklevel=3)
+            _refuse_value_if_traced(self, ".numpy()")
         return self._host_copy()
 
     def _host_copy(self):
@@ -175,7 +180,7 @@ class Tensor:
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, "numpy")
         if _tape.thread_state.active:
-            _warn_if_traced(self, "np.asarray()", stacklevel=3)
+            _refuse_value_if_traced(self, "np.asarray()")
         out = backend.to_numpy(self._value, implicit=True)
         return out.astype(dtype) if dtype is not None else out
 
@@ -222,7 +227,7 @@ class Tensor:
         if _tape.thread_state.observers:
             _tape.notify("left_library", self, what)
         if _tape.thread_state.active:
-            _warn_if_traced(self, f"{what}()", stacklevel=4)
+            _refuse_value_if_traced(self, f"{what}()")
         if self._value.ndim != 0 and self._value.size != 1:
             raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")
         return backend.to_numpy(self._value).reshape(())[()]
@@ -448,20 +453,29 @@ def _refuse_if_traced(tensor):
             "function with ad.function too.")
 
 
-def _warn_if_traced(tensor, how, stacklevel=4):
-    """Warns when ``ad.function`` is tracing and ``tensor``'s value, which comes from the
-    traced function's arguments or from a Variable, is read on the host: the trace keeps
-    this one value."""
+# What TensorFlow 2 raises when a value is read on the host inside tf.function, for a
+# symbolic tensor and for a Variable (tests/conformance/test_conf_traced_values.py).
+_TRACED_READ_ERRORS = {".numpy()": (AttributeError, NotImplementedError),
+                       "np.asarray()": (NotImplementedError, NotImplementedError),
+                       "float()": (TypeError, AttributeError), "int()": (TypeError, AttributeError),
+                       "complex()": (TypeError, AttributeError), "index()": (TypeError, TypeError)}
+
+
+def _refuse_value_if_traced(tensor, how):
+    """Raises TensorFlow's error for ``how`` (``.numpy()``, ``float()`` ...) when
+    ``ad.function`` is tracing and ``tensor``'s value comes from the traced function's
+    arguments or from a Variable: a value read on the host would be this call's, kept by
+    the trace for every later call. The engine's own reads go through ``backend``."""
     from . import validate
     if validate.traced(tensor):
-        what = ("a Variable" if isinstance(tensor, Variable)
-                else "a tensor computed from the function's arguments or variables")
-        warnings.warn(
-            f"ad.function is tracing, and {how} reads the value of {what}: the trace keeps "
-            f"this call's value (and any Python `if` or loop decided by it) for every later "
-            f"call with the same shapes, however the value changes. Compute with the library's "
-            f"ops instead (ad.where, ad.maximum, ad.cast(step, ad.float32) ...), or call the "
-            f"function without ad.function.", _tape.AutodiffWarning, stacklevel=stacklevel)
+        variable = isinstance(tensor, Variable)
+        what = "a Variable" if variable else "a tensor computed from its arguments or variables"
+        raise _TRACED_READ_ERRORS.get(how, (TypeError, TypeError))[variable](
+            f"{how} of a traced ad.Tensor: ad.function is tracing, and this is {what}, whose "
+            f"value changes from call to call; the trace would keep this call's value for "
+            f"every later call. Compute with the library's ops instead (ad.where, ad.cond, "
+            f"ad.cast(step, ad.float32) ...), return the tensor and read it outside, or call "
+            f"the function without ad.function.")
 
 
 from .variable import Variable  # noqa: E402  (a Tensor subclass; ad.Variable)
