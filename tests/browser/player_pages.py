@@ -5,10 +5,14 @@
     ...     assert errors == []
 
 ``lab_context``: a context for a test JupyterLab that reaches nothing but that
-server (and data: and blob: URLs): the offline classroom.
+server (and data: and blob: URLs): the offline classroom; ``lab_page``: a page
+of it at JupyterLab's start, the app ready (``LAB_READY``) to open documents.
+``stored_player_notebook``: a signed notebook whose one cell holds a stored
+player, as ``scripts/build_notebooks.py`` saves a lesson's.
 """
 
 import contextlib
+import itertools
 
 
 @contextlib.contextmanager
@@ -37,3 +41,43 @@ def lab_context(chromium, base, width, height):
     context.route("**/*", lambda route: route.continue_()
                   if route.request.url.startswith((base + "/", "data:", "blob:")) else route.abort())
     return context
+
+
+LAB_READY = "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
+
+
+@contextlib.contextmanager
+def lab_page(chromium, base, width=1280, height=720):
+    """A page of the JupyterLab at ``base`` (``lab_context``), started and ready; closed after."""
+    context = lab_context(chromium, base, width, height)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{base}/lab", timeout=60_000)
+        page.wait_for_function(LAB_READY)
+        yield page
+    finally:
+        context.close()
+
+
+def stored_player_notebook(path, player, notary, source="player"):
+    """Writes ``path``: one code cell ``source`` whose output is ``player``'s stored page, signed.
+
+    ``player`` is a TapePlayer; its mime bundle is stored without the widget
+    view, as the lessons store it, with ids counted from 0 (each lesson is
+    built by a kernel of its own), and the notebook is signed by ``notary`` (a
+    stored player's script runs only in a trusted notebook).
+    """
+    import nbformat
+    from widgets.player.page import html_export
+
+    html_export._ids = itertools.count()
+    data, metadata = player._repr_mimebundle_()
+    data.pop("application/vnd.jupyter.widget-view+json", None)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(source, execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {path.stem}"), cell]
+    notary.sign(nb)
+    nbformat.write(nb, str(path))

@@ -18,15 +18,12 @@ no kernel asked to run anything. An untrusted notebook keeps the picture
 (tests/browser/test_jupyterlab_untrusted.py).
 """
 
-import itertools
-
 import pytest
 
 import autodiff as ad
-from widgets.player.page import html_export
 from widgets.player.page.tape_player import TapePlayer
 
-from player_pages import lab_context
+from player_pages import LAB_READY, lab_page, stored_player_notebook
 from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -40,7 +37,7 @@ STARTED = """(name) => {
           pictures: panel.node.querySelectorAll('.tp-fallback').length,
           title: out ? (out.querySelector('.tp-title') || {}).textContent || '' : ''};
 }"""
-READY = "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
+READY = LAB_READY
 OPEN = """async (path) => {
   await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'});
 }"""
@@ -48,33 +45,34 @@ OPEN = """async (path) => {
 
 def _player_notebook(path, power, notary):
     """A notebook whose one cell holds a stored player of y = x ** power, signed."""
-    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbformat")
     x = ad.Variable(1.5, name="x")
     with ad.GradientTape() as tape:
         y = x ** power
-    html_export._ids = itertools.count()      # each lesson is built by a kernel of its own
-    data, metadata = TapePlayer(tape, y, x, names={"y": y})._repr_mimebundle_()
-    data.pop("application/vnd.jupyter.widget-view+json", None)     # as the lessons store it
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    cell = nbformat.v4.new_code_cell(f"player  # y = x ** {power}", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
-    nb.cells = [nbformat.v4.new_markdown_cell(f"# Player {power}"), cell]
-    notary.sign(nb)
-    nbformat.write(nb, str(path))
+    stored_player_notebook(path, TapePlayer(tape, y, x, names={"y": y}), notary, f"player  # y = x ** {power}")
 
 
 @pytest.fixture
-def trusted_lab(tmp_path, monkeypatch, request):
-    """The JupyterLab of test_jupyterlab_player, with its own notary (a data folder here)."""
+def notarized_lab(tmp_path, monkeypatch, request):
+    """The JupyterLab of test_jupyterlab_player, with its own notary (a data folder here).
+
+    Yields the base URL, the log path, the server's root folder and the notary
+    that signs notebooks it trusts.
+    """
+    pytest.importorskip("nbformat")
     from nbformat.sign import NotebookNotary
 
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(data_dir))        # read by the server it starts
     base, log_path = request.getfixturevalue("jupyterlab")
-    root = tmp_path / "lab" / "root"
-    notary = NotebookNotary(data_dir=str(data_dir))
+    return base, log_path, tmp_path / "lab" / "root", NotebookNotary(data_dir=str(data_dir))
+
+
+@pytest.fixture
+def trusted_lab(notarized_lab):
+    """Two trusted notebooks with a stored player each (y = x ** 2, y = x ** 3)."""
+    base, log_path, root, notary = notarized_lab
     names = []
     for power in (2, 3):
         names.append(f"player_{power}.ipynb")
@@ -96,12 +94,7 @@ def _wait_started(page, names, log_path):
 
 def test_stored_players_start_in_every_restored_tab(chromium, trusted_lab, artifacts_dir):
     base, log_path, names = trusted_lab
-    context = lab_context(chromium, base, 1280, 720)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        page.goto(f"{base}/lab", timeout=60_000)
-        page.wait_for_function(READY)
+    with lab_page(chromium, base, 1280, 720) as page:
         for name in names:                                  # both open in one page
             page.evaluate(OPEN, name)
         opened = _wait_started(page, names, log_path)
@@ -112,5 +105,3 @@ def test_stored_players_start_in_every_restored_tab(chromium, trusted_lab, artif
         restored = _wait_started(page, names, log_path)
         assert all(s["players"] == 1 for s in restored.values()), restored
         page.screenshot(path=str(artifacts_dir / "jupyterlab_restored_tabs.png"))
-    finally:
-        context.close()

@@ -22,6 +22,7 @@
 
 const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
 const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
+const CLASSROOM_GRADIENTS = 1;   // classroom: one gradient under the graph (and "+N more"): one row at 830px
 const PANEL_PX = 360;            // the stage (and the health panel beside it) at least this tall, room allowing
 
 function render({ model, el }) {
@@ -244,7 +245,7 @@ function render({ model, el }) {
     title.title = f.title;
     q(".tp-sentence").textContent = f.sentence;
     q(".tp-details").innerHTML = detailsMarkup(f);
-    q(".tp-gradients").innerHTML = gradientsMarkup(data, f, (id) => gradOf(id, frame), classroom() ? 2 : 6);
+    q(".tp-gradients").innerHTML = gradientsMarkup(data, f, (id) => gradOf(id, frame), classroom() ? CLASSROOM_GRADIENTS : 6);
     showNorms(root, data, frame);
     q(".tp-counter").textContent = `${frame + 1} / ${count()}`;
     q(".tp-counter").title = `frame ${frame + 1} of ${count()} · ${f.phase}`;

@@ -206,22 +206,32 @@ function createViewport(stage, svg, size, hooks) {
 function stageRoom(root, data, classroom) {
   const stage = root.querySelector(".tp-stage");
   const sentence = root.querySelector(".tp-sentence");
-  sentence.style.minHeight = "";
+  const title = root.querySelector(".tp-title"), gradients = root.querySelector(".tp-gradients");
+  for (const el of [sentence, title, gradients]) el.style.minHeight = "";
   if (classroom) {
-    // Room for the longest sentence, so the stage keeps its size while playing.
-    const shown = sentence.textContent;
+    // Room for the longest sentence, the taller of the shown title and the result's,
+    // and the result's gradients (every value known, the widest), so the stage keeps
+    // its size while playing and the last frame pushes nothing below the fold. (The
+    // gradients shown may still be normal mode's, just switched from.)
+    const result = data.frames[data.frames.length - 1];
     let longest = "";
     for (const f of data.frames) if (f.sentence.length > longest.length) longest = f.sentence;
-    sentence.textContent = longest;
-    sentence.style.minHeight = `${Math.ceil(sentence.getBoundingClientRect().height)}px`;
-    sentence.textContent = shown;
+    const tallest = [[sentence, "textContent", longest, false], [title, "textContent", titleText(result), true],
+      [gradients, "innerHTML", gradientsMarkup(data, result, () => undefined, CLASSROOM_GRADIENTS), false]];
+    for (const [el, key, text, orShown] of tallest) {
+      const shown = el[key];
+      el[key] = text;
+      const tall = el.getBoundingClientRect().height;
+      el[key] = shown;
+      el.style.minHeight = `${Math.ceil(orShown ? Math.max(tall, el.getBoundingClientRect().height) : tall)}px`;
+    }
   }
   const cs = getComputedStyle(stage);
   const last = root.querySelector(classroom ? ".tp-legend" : ".tp-gradients");
   const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
     - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
     + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-  const room = visibleHeight(root) - others - 24;
+  const room = visibleHeight(root) - others - 8;    // 8: the output's padding
   return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
 }
 
