@@ -95,6 +95,7 @@ class ConcreteFunction:
         self._jit_compile = bool(jit_compile)
         self._arg_names = arg_names
         self._program = None   # the compiled Program, or the error compiling it raised
+        self._sized = {}       # other sizes' programs, when the trace serves every size
         self._warned = False
         self.serves_any_size = False   # True once checked to serve every size (polymorphic.py)
 
@@ -110,9 +111,34 @@ class ConcreteFunction:
             program = self._program
             if program is None or isinstance(program, Exception):
                 program = self._compiled_or_none()
+            if program is not None and self.serves_any_size:
+                program = self._sized_program(flat_tensors, program)
             if program is not None:
                 return program.run(flat_tensors, fuse=self._fuse)
         return self.graph.run(flat_tensors)
+
+    def _sized_program(self, flat_tensors, program):
+        """The program for these arguments' sizes, in a trace that serves every size.
+
+        A program is written for the sizes it was traced at (a buffer reused for a result
+        of the same shape, zeros of a known shape), as XLA compiles once per shape: for
+        other sizes the graph is replayed once under a tracer at those sizes (the same
+        ops, no retrace of the Python function) and that graph compiled. None (run op
+        by op) if it cannot be.
+        """
+        shapes = tuple(tuple(t._value.shape) for t in flat_tensors)
+        if shapes == tuple(tuple(shape) for shape, _ in self.graph.arg_specs):
+            return program
+        if shapes not in self._sized:
+            try:
+                placeholders = [Tensor(t._value) for t in flat_tensors]
+                graph = trace(Tracer(placeholders), lambda: self.graph.run(placeholders))
+                self._sized[shapes] = compile_graph(graph, self.name, self._arg_names)
+            except Exception:  # noqa: BLE001 - the graph op by op is always right
+                self._sized[shapes] = None
+            while len(self._sized) > MAX_TRACES:
+                self._sized.pop(next(iter(self._sized)))
+        return self._sized[shapes]
 
     def program(self):
         """This trace written out as Python (``compiler/program.py``), compiled on first use.

@@ -71,3 +71,23 @@ def test_eagerly_shape_is_still_a_constant_and_reshape_reads_it():
     assert ad.shape(x).numpy().tolist() == [2, 3]
     assert tuple(ad.reshape(x, [ad.shape(x)[1], -1]).shape) == (3, 2)
     assert ad.range(ad.shape(x)[0]).numpy().tolist() == [0, 1]
+
+
+def test_a_compiled_trace_serving_every_size_equals_eager_at_each_size():
+    # A program is written for its trace's sizes (a result written over an input of the same
+    # shape); at another size the graph is compiled again for it, as XLA compiles per shape.
+    w = ad.Variable(np.linspace(-1.0, 1.0, 3, dtype=np.float32).reshape(1, 3))
+
+    def body(y):
+        out = ad.sin(y * ad.exp(w))                      # (n, 1) * (1, 3): written over exp(w)
+        flat = ad.reshape(out, [ad.shape(out)[0], -1])
+        return ad.reduce_sum(flat, axis=1) + ad.cast(ad.range(ad.shape(y)[0]), ad.float32)
+
+    compiled = ad.function(body, input_signature=[ad.TensorSpec([None, 1])], jit_compile=True)
+    for n in (1, 2, 5, 1, 5):
+        y = ad.constant(np.linspace(0.0, 2.0, n, dtype=np.float32).reshape(n, 1))
+        got, want = compiled(y), body(y)
+        assert got.dtype == want.dtype and np.array_equal(got.numpy(), want.numpy()), n
+    assert compiled.experimental_get_tracing_count() == 1
+    assert "written over" in compiled.experimental_get_compiler_ir(
+        ad.constant(np.ones((1, 1), np.float32)))()
