@@ -5,7 +5,9 @@ backward steps and the result, each with what to highlight and the numbers
 from the engine's trace), ``sentences.py`` (the sentence classroom mode
 shows under each frame, a rule written in the tape's own names),
 ``scopes.py`` (records grouped by name scope, and what a debugger jumps to:
-the first NaN/Inf, the gradients that never arrive).
+the first NaN/Inf, the gradients that never arrive), ``statistics.py`` (each
+tensor's min, max, mean and histogram for its tooltip, a block of tensors of
+one size at a time).
 
 May import: the engine's public data (``autodiff``) and ``widgets.explain``
 (``scopes.py`` asks why a gradient is None). No layout, drawing or page code:
