@@ -29,8 +29,10 @@ off and its error model is NumPy's, so 1/0 is inf). ``sin``, ``cos``,
 ``exp``, ``log`` and ``tanh`` come from numba's math library, NumPy's from its
 own SIMD code: they can differ in the last bit (tested: within 2 ulp).
 
-The first call compiles each chain (LLVM: about a second for a few ops, more
-for long chains); ``Fused.compile_seconds`` says how long it took. A call
+The first call compiles each chain (numba: about half a second per kernel
+and 20 ms per op on a busy 2-core machine); chains with the same ops and
+layout share one kernel (``_canonical``), so a long repeating chain compiles
+a few pieces, not every one. ``Fused.compile_seconds`` says how long it took. A call
 whose arguments' shapes differ from the trace's (a trace serving any batch
 size) runs the NumPy program: the packs are laid out for the traced shapes.
 """
@@ -53,7 +55,8 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Ops per kernel at most: numba's compile time grows faster than linearly with a
 # function's length (a 1,500-op chain in one kernel took minutes), so a longer chain
 # is cut into kernels of this many ops, each handing its values on through its pack.
-MAX_CHAIN = 128
+MAX_CHAIN = 120   # divisible by 2, 3, 4, 5, 6 and 8: a repeating chain cuts into equal pieces
+_KERNELS = {}     # canonical kernel source -> its numba dispatcher, for this process
 
 
 def available():
@@ -67,7 +70,8 @@ def available():
 
 class Fused:
     """A program's fused form: ``.source`` (the Python that calls the kernels), ``.kernels``
-    (each chain's numba source), ``.compile_seconds`` and ``call(xp, *arrays)``."""
+    (each chain's numba source), ``.compiled`` (how many were new, not reused),
+    ``.compile_seconds`` and ``call(xp, *arrays)``."""
 
     def __init__(self, program, fn, source, kernels, arg_shapes, seconds):
         self.program, self._fn, self.source, self.kernels = program, fn, source, kernels
@@ -114,14 +118,20 @@ def fuse(program):
     body, kernels, namespace = _rewrite(fn_def.body, specs)
     fn_def.body = body
     namespace.update(program.namespace)
+    compiled = 0
     for name, text in kernels.items():
-        scope = {"np": np}
-        exec(compile(text, f"<fused kernel {name}>", "exec"), scope)
-        namespace[name] = numba.njit(error_model="numpy", fastmath=False)(scope[name])
+        canonical = _canonical(text)
+        if canonical not in _KERNELS:
+            compiled += 1
+            scope = {"np": np}
+            exec(compile(canonical, "<fused kernel>", "exec"), scope)
+            _KERNELS[canonical] = numba.njit(error_model="numpy", fastmath=False)(scope["kernel"])
+        namespace[name] = _KERNELS[canonical]
     source = ast.unparse(fn_def)
     exec(compile(source, f"<ad.function {program.name} (fused)>", "exec"), namespace)
     fused = Fused(program, namespace[program.name], source, kernels,
                   [tuple(shape) for shape, _ in program.graph.arg_specs], 0.0)
+    fused.compiled = compiled   # kernels new to this process (the others were reused)
     _warm(fused, program)
     fused.compile_seconds = time.perf_counter() - start
     return fused
@@ -317,7 +327,8 @@ def _kernel_source(name, ops, outputs, in_pack, specs):
     reads = list(dict.fromkeys(reads))
     args, setup, loop_reads, packs = [], [], [], set()
     size = int(np.prod(shape))
-    for read in reads:   # arrays come in as a_<name>; <name> is the element
+    # A value <name> comes in as the array p_<name> (flat: a_<name>); v_<name> is its element.
+    for read in reads:
         if int(np.prod(specs[read][0])) == size:
             where, index = loop_reads, "i"
         else:                # one element, read once before the loop
@@ -329,11 +340,11 @@ def _kernel_source(name, ops, outputs, in_pack, specs):
                 packs.add(pack)
                 args.append(pack)
                 setup.insert(0, f"    a_{pack} = p_{pack}.reshape(p_{pack}.shape[0], -1)")
-            where.append(f"{indent}{read} = a_{pack}[{row}, {index}]")
+            where.append(f"{indent}v_{read} = a_{pack}[{row}, {index}]")
         else:
             args.append(read)
             setup.insert(0, f"    a_{read} = p_{read}.ravel()")
-            where.append(f"{indent}{read} = a_{read}[{index}]")
+            where.append(f"{indent}v_{read} = a_{read}[{index}]")
     kind = "float32" if dtype == np.float32 else "float64"
     # The trip count is read at run time: a literal one would let LLVM unroll the loop
     # fully, and compiling a long chain unrolled takes minutes.
@@ -345,17 +356,39 @@ def _kernel_source(name, ops, outputs, in_pack, specs):
     lines.append("    for i in range(n):")
     lines += loop_reads
     for target, expr, _ in ops:
-        lines.append(f"        {target} = {ast.unparse(_typed_literals(expr, kind))}")
+        lines.append(f"        v_{target} = {ast.unparse(_elementwise(expr, kind))}")
     for row, target in enumerate(outputs):
-        lines.append(f"        out[{row}, i] = {target}")
+        lines.append(f"        out[{row}, i] = v_{target}")
     lines.append(f"    return out.reshape(({len(outputs)},) + {tuple(shape)!r})")
     return "\n".join(lines) + "\n", args
 
 
-def _typed_literals(expr, kind):
-    """``expr`` with each number written as ``np.float32(...)``: NumPy keeps a Python
-    number weak (the array's dtype wins), numba would widen the sum to float64."""
-    class Literals(ast.NodeTransformer):
+def _elementwise(expr, kind):
+    """``expr`` on the elements (``v_<name>``), each number written as ``np.float32(...)``:
+    NumPy keeps a Python number weak (the array's dtype wins), numba would widen the sum
+    to float64."""
+    class Elements(ast.NodeTransformer):
         def visit_Constant(self, node):
             return ast.parse(f"np.{kind}({node.value!r})", mode="eval").body
-    return Literals().visit(expr)
+
+        def visit_Name(self, node):
+            return node if node.id == "np" else ast.Name("v_" + node.id, ast.Load())
+    return Elements().visit(expr)
+
+
+def _canonical(text):
+    """A kernel's source with its names numbered in the order the tree holds them: two
+    chains with the same ops and layout (a long chain's repeating pieces, another trace of
+    the same function) give the same text, compiled once (``_KERNELS``)."""
+    fn = ast.parse(text).body[0]
+    fn.name, names = "kernel", {}
+
+    def canon(name):
+        return name if name in ("np", "n", "out", "i", "range") else \
+            names.setdefault(name, f"x{len(names)}")
+    for arg in fn.args.args:
+        arg.arg = canon(arg.arg)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            node.id = canon(node.id)
+    return ast.unparse(fn) + "\n"
