@@ -19,7 +19,11 @@ from autodiff import _strict, nest, testing
 from autodiff.registry import REGISTRY
 
 # Ops whose whole job is to look at the values on the host: one bool per call.
-READS_THE_HOST_BY_DESIGN = {"CheckNumerics"}   # raises when a value is NaN or inf
+READS_THE_HOST_BY_DESIGN = {"CheckNumerics",   # raises when a value is NaN or inf
+                            # a shape computed in a trace (ops/dynamic_shape.py) is read to
+                            # allocate the result: a few ints, as TensorFlow keeps shape
+                            # tensors in host memory
+                            "ReshapeTo", "FillTo", "BroadcastToShape", "RangeOf"}
 BUILTIN_OPS = sorted(name for name, prim in REGISTRY.items()
                      if prim.forward.__module__.startswith("autodiff.")
                      and name not in READS_THE_HOST_BY_DESIGN)
