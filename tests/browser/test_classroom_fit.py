@@ -10,8 +10,8 @@ shows it at the readable zoom around the current record instead of
 shrinking it). On the first frame, a backward frame and the last one:
 
 - the toolbar is one row, and the toolbar, the debugging tools (search,
-  first NaN/Inf, lost gradient), title, stage, health panel, sentence and
-  gradients lie inside the window (nothing needed below the fold); the
+  first NaN/Inf, lost gradient), title, stage, health panel, sentence,
+  gradients and legend lie inside the window (nothing needed below the fold); the
   title takes at most two lines, however many gradients the result has;
 - playing follows the current record at a readable zoom: it lies inside
   the stage, and every text on screen, HTML or SVG, the health panel's
@@ -43,6 +43,10 @@ TYPE_SIZES = """() => {
     .map((e) => [e.textContent.trim().slice(0, 30),
                  parseFloat(getComputedStyle(e).fontSize) * (e.closest("svg.tp-svg") ? zoom : 1)]);
 }"""
+
+
+LEGEND = """() => { const b = document.querySelector(".tp-root .tp-legend").getBoundingClientRect();
+  return [b.left, b.top, b.right, b.bottom]; }"""
 
 
 def _lesson_1():
@@ -135,6 +139,9 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
             page.locator(".tp-scrub").fill(str(frame))
         page.wait_for_function(f"() => document.querySelector('.tp-root').dataset.frame === '{frame}'")
         _check_frame(page.evaluate(MEASURE), width, height, frame)
+        legend = page.evaluate(LEGEND)
+        assert _inside(legend, [0, 0, width, height]), \
+            f"frame {frame}: the legend {legend} is not inside the {width}x{height} window"
         sizes = page.evaluate(SVG_TYPE)
         assert sizes, "nothing drawn"
         assert min(sizes.values()) >= 18 - 0.01, f"frame {frame}: graph text under 18px: {sizes}"
