@@ -38,9 +38,35 @@ on every iteration of the compiled loop.
 from ..errors import OutOfRangeError
 from ..tensor import Tensor
 
-__all__ = ["WRITTEN", "write_node", "helpers"]
+__all__ = ["WRITTEN", "write_statement", "write_node", "helpers"]
 
 WRITTEN = ("If", "Case", "While", "Scan", "MapFn", "Foldl", "Foldr")
+
+
+def write_statement(node, args, target, fresh, namespace, called, name):
+    """The lines computing a control-flow node into ``target``, its branches and bodies
+    compiled first: each one's function goes into ``namespace``, its source into ``called``.
+
+    Args:
+        node, args, target: as for ``write_node``.
+        fresh: ``fresh(wanted, fallback)`` -> a name new to the enclosing program.
+        namespace: the enclosing program's namespace.
+        called: the list of sources shown above the enclosing program.
+        name: the enclosing program's name (its branches are ``<name>_true_fn`` ...).
+    """
+    from .program import compile_graph   # (program.py imports this module)
+    op = node.primitive
+    if op.layout is None:   # a gradient node: its own code, called as it is
+        subprograms = [fresh(op.name, "op")]
+        namespace[subprograms[0]] = recompute_call(op)
+    else:
+        subprograms = []
+        for sub in op.subgraphs:
+            subprograms.append(fresh(f"{name}_{sub.label}", f"{name}_fn"))
+            program = compile_graph(sub.graph, subprograms[-1])
+            namespace[subprograms[-1]] = program.call
+            called.append(program.source)
+    return write_node(node, args, target, subprograms, lambda wanted: fresh(wanted, "t"))
 
 
 def write_node(node, args, target, subprograms, fresh):

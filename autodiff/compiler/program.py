@@ -234,8 +234,9 @@ def _write(graph, plan, name, arg_names):
             continue
         args = [text(s) for s in step.inputs]
         if node is not None and node.subgraphs:
-            _write_control_flow(lines, step, args, name_result(step), names, namespace, called,
-                                name)
+            names.of[("multi", step.index)] = True   # its outputs are a tuple: ``v2[0]``
+            lines.extend(control_flow.write_statement(node, args, name_result(step), names.fresh,
+                                                      namespace, called, name))
             _free(lines, step, position, plan, names, returned)
             if node.primitive.stateful:   # a branch or body may have assigned a Variable
                 read_epoch.clear()
@@ -318,25 +319,6 @@ def _write(graph, plan, name, arg_names):
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     namespace["_names"] = names.of
     return "\n".join(lines) + "\n", namespace, called
-
-
-def _write_control_flow(lines, step, args, target, names, namespace, called, name):
-    """A control-flow node as the statement that calls its compiled branches or bodies."""
-    names.of[("multi", step.index)] = True   # its outputs are a tuple: ``v2[0]``
-    op = step.node.primitive
-    if op.layout is None:   # a gradient node: its own code, called as it is
-        subprograms = [names.fresh(op.name, "op")]
-        namespace[subprograms[0]] = control_flow.recompute_call(op)
-    else:
-        subprograms = []
-        for sub in op.subgraphs:
-            sub_name = names.fresh(f"{name}_{sub.label}", f"{name}_fn")
-            program = compile_graph(sub.graph, sub_name)
-            namespace[sub_name] = program.call
-            called.append(program.source)
-            subprograms.append(sub_name)
-    lines.extend(control_flow.write_node(step.node, args, target, subprograms,
-                                         lambda wanted: names.fresh(wanted, "t")))
 
 
 def _write_matmul_into(lines, step, args, names, plan, text):
