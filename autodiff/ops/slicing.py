@@ -297,8 +297,12 @@ def getitem(tensor, key):
     if isinstance(key, Tensor) and key.dtype.is_integer and key._value.ndim == 0 \
             and x._value.ndim and _validate.traced(key):
         # x[i] inside ad.function, i from the arguments: a gather that reads i when it runs
-        # (negative i counts from the end, as x[i] does)
-        i = where(key < 0, key + x._value.shape[0], key)
+        # (negative i counts from the end, as x[i] does, of the size this call has)
+        n = x._value.shape[0]
+        if _validate.traced(x):   # a size a None in the signature leaves open: read per call
+            from .shape import shape
+            n = shape(x, out_type=key.dtype)[0]
+        i = where(key < 0, key + n, key)
         return gather_traced(x, i, 0)
     items = _python_key(x, key)
     encoded = tuple(_encode(k) for k in items)

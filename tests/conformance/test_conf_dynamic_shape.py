@@ -91,3 +91,23 @@ def test_a_compiled_trace_serving_every_size_equals_eager_at_each_size():
     assert compiled.experimental_get_tracing_count() == 1
     assert "written over" in compiled.experimental_get_compiler_ir(
         ad.constant(np.ones((1, 1), np.float32)))()
+
+
+def _loop_over_rows(xp):
+    @xp.function(input_signature=[xp.TensorSpec([None, 3]), xp.TensorSpec([], xp.int32)])
+    def f(x, k):
+        total = xp.zeros([3])
+        for i in xp.range(xp.shape(x)[0]):     # AutoGraph: a while loop to each call's size
+            total += x[i] * xp.cast(i + 1, xp.float32)
+        return total + x[k]                      # k may count from the end
+    return f
+
+
+def test_autograph_loops_to_a_traced_size_and_indexes_from_its_end_in_one_trace(tf):
+    ours, theirs = _loop_over_rows(ad), _loop_over_rows(tf)
+    for n in (1, 4, 2, 6):
+        x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+        for k in (0, -1, n - 1):
+            np.testing.assert_allclose(ours(ad.constant(x), ad.constant(k)).numpy(),
+                                       theirs(tf.constant(x), tf.constant(k)).numpy(), rtol=1e-6)
+    assert ours.experimental_get_tracing_count() == theirs.experimental_get_tracing_count() == 1
