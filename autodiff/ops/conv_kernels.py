@@ -20,7 +20,10 @@ of memory traffic, so which one is fastest depends on the shape:
   summed, computed on the padded grid and cut to ``(Ho, Wo)`` (the rows in
   between are junk nobody reads). The filter gradient is one ``(C, R) @
   (R, Co)`` matmul per tap against the cotangent laid out on that grid; the
-  input gradient adds ``g @ w[i, j].T`` into the shifted rows.
+  input gradient adds ``g @ w[i, j].T`` into the shifted rows. Those two
+  also multiply the zero cotangents of the junk rows, so they are used only
+  when the other operand is finite (``0 * inf`` would be NaN where the true
+  gradient has nothing); otherwise im2col runs.
 
     >>> choose("Conv2DBackpropInput", (32, 16, 16, 16), (3, 3, 16, 32), (1, 1), (1, 1),
     ...        ((1, 1), (1, 1)))
@@ -167,6 +170,8 @@ def backprop_filter(xp, x, g, strides, dilations, pads, filter_hw, form=None):
     if form == "reference":
         return _reference_backprop_filter(xp, x, g, strides, dilations, pads, filter_hw)
     kh, kw, c, co = w_shape
+    if form == "taps" and not np.isfinite(x).all():
+        form = "im2col"   # the junk rows' zero cotangents would meet x's inf: NaN
     if form == "im2col":
         rows = _rows(x, (kh, kw), strides, dilations, pads, g.shape[1:3])
         return (rows.T @ g.reshape(-1, co)).reshape(w_shape)
@@ -190,6 +195,8 @@ def backprop_input(xp, g, w, strides, dilations, pads, input_hw, form=None):
     if form == "reference":
         return _reference_backprop_input(xp, g, w, strides, dilations, pads, input_hw)
     kh, kw, c, co = w.shape
+    if form == "taps" and not np.isfinite(w).all():
+        form = "im2col"   # the junk rows' zero cotangents would meet w's inf: NaN
     h, wd = input_hw
     (t, b), (left, r) = pads
     grid = (h + t + b, wd + left + r)

@@ -52,6 +52,27 @@ def test_every_form_of_the_three_conv_ops_equals_the_reference(case, form):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("form", ["im2col", "taps"])
+def test_an_inf_the_convolution_never_reaches_stays_out_of_the_gradients(form):
+    # SAME over a width-1 input: the filter's outer columns only ever meet padding, and
+    # the junk rows of taps carry zero cotangents, which must not meet the inf (0 * inf)
+    x, w = np.zeros((1, 3, 1, 2)), np.zeros((3, 3, 2, 1))
+    w[2, 0, 0, 0] = -np.inf
+    x_inf = RNG.standard_normal((1, 5, 4, 2))
+    x_inf[0, 4, 3, 1] = np.inf
+    p = {"strides": (1, 1), "dilations": (1, 1), "pads": ((1, 1), (1, 1))}
+    g = np.ones((1, 3, 1, 1))
+    got = conv_kernels.backprop_input(np, g, w, **p, input_hw=(3, 1), form=form)
+    np.testing.assert_array_equal(got, conv._reference_backprop_input(np, g, w, **p,
+                                                                      input_hw=(3, 1)))
+    assert not np.isnan(got).any()
+    valid = {"strides": (1, 1), "dilations": (1, 1), "pads": ((0, 0), (0, 0))}
+    g = np.ones((1, 3, 3, 1))   # VALID: the inf is read by one output; taps' junk rows too
+    got = conv_kernels.backprop_filter(np, x_inf, g, **valid, filter_hw=(3, 2), form=form)
+    want = conv._reference_backprop_filter(np, x_inf, g, **valid, filter_hw=(3, 2))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_the_choice_follows_the_cost_model():
     same = ((1, 1), (1, 1))
     assert conv_kernels.describe((32, 16, 16, 3), (3, 3, 3, 16), (1, 1), (1, 1), same) == {
