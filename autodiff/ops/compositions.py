@@ -12,12 +12,15 @@ ops; writing them the same way makes the tape record the same ops:
   ``clip_norm * min(1 / norm, 1 / clip_norm)`` (NaN everywhere if the norm is
   not finite, as in TensorFlow);
 - ``linalg.matvec`` and ``linalg.adjoint``; ``reduce_any``/``reduce_all``
-  (bool reductions, no gradient); ``rank``.
+  (bool reductions, no gradient); ``rank``;
+- ``slice(input_, begin, size)``: ``input_[b0:b0 + s0, ...]``, a ``StridedSlice``
+  (TensorFlow's ``Slice`` op is its own type; the selection and gradient agree).
 
     >>> ad.tensordot(ad.ones([2, 3]), ad.ones([3, 4]), axes=1).shape
     TensorShape([2, 4])
 """
 
+import builtins
 import string
 
 from .. import dtypes
@@ -29,7 +32,7 @@ from .reduce import REDUCE_CASES
 
 # top level, as in tf; l2_normalize, bias_add, matvec, adjoint and global_norm live in
 # ad.math / ad.nn / ad.linalg only (``autodiff/math.py``, ``nn.py``, ``linalg.py``)
-__all__ = ["tensordot", "reduce_any", "reduce_all", "rank", "clip_by_global_norm"]
+__all__ = ["tensordot", "reduce_any", "reduce_all", "rank", "clip_by_global_norm", "slice"]
 
 
 # ---- tensordot --------------------------------------------------------------------------
@@ -194,6 +197,46 @@ def adjoint(matrix, name=None):
 def constant_like(value, like):
     """A scalar of ``like``'s dtype."""
     return convert_to_tensor(value, dtype=like.dtype)
+
+
+# ---- slice: a box given by its corner and its size ----------------------------------------
+def _slice_vector(values, n, what):
+    """``begin`` or ``size`` as n Python ints (tensors read on the host; a traced one refused)."""
+    if isinstance(values, Tensor):
+        values = _validate.host_value(values, "Slice", what).tolist()
+    values = [int(_validate.host_value(v, "Slice", what)) if isinstance(v, Tensor) else int(v)
+              for v in (values if isinstance(values, (list, tuple)) else [values])]
+    if len(values) != n:
+        raise InvalidArgumentError(f"Slice: Expected begin and size arguments to be 1-D tensors "
+                                   f"of size {n}, but got {what} of length {len(values)}")
+    return values
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
+    """The box of ``input_`` starting at ``begin`` with ``size`` elements per axis.
+
+    A size of -1 takes everything from ``begin`` to the end of that axis. A box that does
+    not fit the input raises InvalidArgumentError (NumPy's slicing would cut it short).
+    Inside ``ad.function`` write bounds computed in the trace as ``x[b:b + n]``.
+
+    >>> ad.slice(ad.constant([[1, 2, 3], [4, 5, 6]]), [0, 1], [2, -1]).numpy()
+    array([[2, 3],
+           [5, 6]], dtype=int32)
+    """
+    x = convert_to_tensor(input_)
+    shape = tuple(x._value.shape)
+    begin = _slice_vector(begin, len(shape), "begin")
+    size = _slice_vector(size, len(shape), "size")
+    key = []
+    for i, (b, s, d) in enumerate(zip(begin, size, shape)):
+        stop = d if s == -1 else b + s
+        if not 0 <= b <= d or s < -1 or stop > d:
+            raise InvalidArgumentError(
+                f"Slice: Expected size[{i}] in [0, {d - b}], but got {s} (begin[{i}] = {b}, "
+                f"input shape {shape})" if 0 <= b <= d else
+                f"Slice: Expected begin[{i}] in [0, {d}], but got {b} (input shape {shape})")
+        key.append(builtins.slice(b, stop))
+    return x[tuple(key)]
 
 
 from .einsum import einsum  # noqa: E402

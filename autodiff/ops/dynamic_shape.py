@@ -13,10 +13,13 @@ their shapes as tensors. One trace then serves every batch size::
     def flat(x):
         return ad.reshape(x, [ad.shape(x)[0], -1])   # Shape, StridedSlice, Pack, ReshapeTo
 
-The op types here are the static ones' with ``To`` added (``ReshapeTo``,
-``FillTo``, ``BroadcastToShape``, ``RangeOf``): their shape is their last
-input (never differentiable: it is integers), everything else as in the
-static op, gradients included.
+The op types here are the static ones' with ``To`` or ``Of`` added
+(``ReshapeTo``, ``FillTo``, ``BroadcastToShape``, ``RangeOf``, ``TileTo``):
+their shape is their last input (never differentiable: it is integers),
+everything else as in the static op, gradients included. Slicing with bounds
+computed in the trace (``x[:ad.shape(x)[0] - 1]``, ``x[:, k]``) is
+``StridedSliceOf``: the key keeps ``("input", k)`` where a bound is the op's
+k-th integer input after ``x``, read when the op runs.
 """
 
 import numpy as np
@@ -24,11 +27,12 @@ import numpy as np
 from .. import backend, dtypes
 from .. import validate as _validate
 from ..broadcast import unbroadcast
+from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
 
 __all__ = ["is_dynamic", "shape_tensor", "traced_shape", "reshape_to", "fill_to",
-           "broadcast_to_shape", "range_of"]
+           "broadcast_to_shape", "range_of", "tile_to", "strided_slice_of"]
 
 
 def is_dynamic(shape):
@@ -151,10 +155,153 @@ RANGE_OF.make_inputs = lambda rng, shapes: [np.asarray(0), np.asarray(5), np.asa
 
 def range_of(start, limit, delta, dtype):
     """``ad.range`` with bounds computed in the trace (``dtype`` from them, or given)."""
-    from ..errors import InvalidArgumentError
     tensors = [convert_to_tensor(a) for a in (start, limit, delta)]
     if dtype is None:
         dtype = dtypes.infer_dtype([_scalar(t._value) for t in tensors])
     if not _validate.traced(tensors[2]) and _scalar(tensors[2]._value) == 0:
         raise InvalidArgumentError(f"Range: delta must not be 0 (start={start}, limit={limit})")
     return RANGE_OF(*tensors, dtype=dtypes.as_dtype(dtype).name)
+
+
+# ---- tile with multiples computed in the trace ----------------------------------------
+def _tile_to_forward(xp, x, multiples):
+    from .shape import _tile_forward
+    return _tile_forward(xp, x, _dims(multiples))
+
+
+def _tile_to_grad(g, ans, x, multiples):
+    """Output axis i holds multiples[i] copies of x's axis i: seen as (m_i, d_i), sum over m_i."""
+    from .join import unstack
+    from .reduce import reduce_sum
+    n = x._value.ndim
+    if not n:
+        return g
+    sizes = unstack(traced_shape(x, "int32") if _validate.traced(x) else
+                    convert_to_tensor(np.asarray(x._value.shape, dtype=np.int32)))
+    pairs = [d for pair in zip(unstack(multiples), sizes) for d in pair]
+    batch = list(g._value.shape[:g._value.ndim - n])
+    g = reshape_to(g, batch + pairs)
+    return reduce_sum(g, axis=[2 * i - 2 * n for i in range(n)])
+
+
+TILE_TO = Primitive("TileTo", _tile_to_forward, (_tile_to_grad, _no_grad), saves="inputs",
+                    dtype_args=(), domain=(-2.0, 2.0),
+                    cases=[(((3,), (2,)), {}), (((2, 3), (2, 1)), {})],
+                    doc="d tile(x) = the sum of g over the copies")
+TILE_TO.make_inputs = _int_inputs(1)
+
+
+def tile_to(x, multiples):
+    """``ad.tile`` with multiples computed in the trace."""
+    x, multiples = convert_to_tensor(x), shape_tensor(multiples, "Tile")
+    if multiples._value.shape != (x._value.ndim,):
+        raise InvalidArgumentError(
+            f"Tile: Expected multiples argument to be a vector of length {x._value.ndim} but got "
+            f"shape {tuple(multiples.shape)} (input shape {tuple(x.shape)})")
+    return TILE_TO(x, multiples)
+
+
+# ---- slicing with bounds computed in the trace ------------------------------------------
+def _is_input(v):
+    return isinstance(v, (list, tuple)) and len(v) == 2 and v[0] == "input"
+
+
+def _resolve(key, bounds):
+    """The key with each ``("input", k)`` replaced by the k-th bound's value."""
+    def value(v):
+        return int(_scalar(bounds[v[1]])) if _is_input(v) else v
+    out = []
+    for k in key:
+        if isinstance(k, (list, tuple)) and k and k[0] == "slice":
+            out.append(("slice",) + tuple(value(v) for v in k[1:]))
+        else:
+            out.append(value(k))
+    return tuple(out)
+
+
+def _slice_of_forward(xp, x, *bounds, key, n_batch=0):
+    from .slicing import _take
+    return _take(xp, x, _resolve(key, bounds), n_batch, "StridedSlice")
+
+
+def _slice_of_grad(g, ans, x, *bounds, key, n_batch=0):
+    shape = traced_shape(x, "int32") if _validate.traced(x) else \
+        convert_to_tensor(np.asarray(x._value.shape[n_batch:], dtype=np.int32))
+    if _validate.traced(x) and n_batch:
+        shape = shape[n_batch:]
+    batch = g._value.ndim - ans._value.ndim + n_batch
+    return [STRIDED_SLICE_GRAD_OF(g, shape, *bounds, key=key, n_batch=batch)] + \
+        [None] * len(bounds)
+
+
+def _slice_grad_of_forward(xp, g, shape, *bounds, key, n_batch=0):
+    from .slicing import _strided_slice_grad_forward
+    return _strided_slice_grad_forward(xp, g, _resolve(key, bounds), _dims(shape), n_batch)
+
+
+def _slice_grad_of_grad(gg, ans, g, shape, *bounds, key, n_batch=0):
+    batch = gg._value.ndim - ans._value.ndim + n_batch
+    return [STRIDED_SLICE_OF(gg, *bounds, key=key, n_batch=batch), None] + [None] * len(bounds)
+
+
+def _bound_inputs(rng, shapes):
+    x, *bounds = shapes
+    return [rng.uniform(-2.0, 2.0, size=x)] + [np.asarray(1, dtype=np.int32) for _ in bounds]
+
+
+_CUT = ("slice", ("input", 0), None, None)
+STRIDED_SLICE_OF = Primitive(
+    "StridedSliceOf", _slice_of_forward, _slice_of_grad, saves="inputs", dtype_args=(),
+    domain=(-2.0, 2.0), cases=[(((4,), ()), {"key": (_CUT,)}),
+                               (((3, 4), ()), {"key": (("slice", None, None, None), ("input", 0))})],
+    doc="d x[key] = dx[key]: g is written into zeros shaped like x")
+STRIDED_SLICE_OF.make_inputs = _bound_inputs
+STRIDED_SLICE_GRAD_OF = Primitive(
+    "StridedSliceGradOf", _slice_grad_of_forward, _slice_grad_of_grad, saves="inputs",
+    dtype_args=(), domain=(-2.0, 2.0), cases=[(((3,), (1,), ()), {"key": (_CUT,)})],
+    doc="linear in g (a scatter into zeros); its VJP slices the cotangent again")
+STRIDED_SLICE_GRAD_OF.make_inputs = lambda rng, shapes: [
+    rng.uniform(-2.0, 2.0, size=(3,)), np.asarray([4], dtype=np.int32), np.asarray(1, np.int32)]
+
+
+def _traced_scalar(v):
+    return isinstance(v, Tensor) and _validate.traced(v) and v._value.ndim == 0 \
+        and v.dtype.is_integer
+
+
+def has_traced_bound(key):
+    """Whether a basic index (ints, slices, None, ...) has a bound or int computed in the trace."""
+    items = key if isinstance(key, tuple) else (key,)
+    found = False
+    for k in items:
+        if isinstance(k, slice):
+            found |= any(_traced_scalar(v) for v in (k.start, k.stop, k.step))
+        elif _traced_scalar(k):
+            found = True
+        elif not (k is None or k is Ellipsis or isinstance(k, (int, np.integer))
+                  and not isinstance(k, (bool, np.bool_))):
+            return False   # an array or mask: advanced indexing, not a strided slice
+    return found
+
+
+def strided_slice_of(x, key):
+    """``x[key]`` where some bounds or int indices are tensors computed in the trace."""
+    bounds, encoded = [], []
+
+    def ref(v):
+        if isinstance(v, Tensor) and _validate.traced(v):
+            if not v.dtype.is_integer or v._value.ndim != 0:
+                raise TypeError(f"StridedSlice: a slice bound must be a scalar int tensor, got "
+                                f"{v.dtype.name} of shape {tuple(v.shape)}")
+            bounds.append(v)
+            return ("input", len(bounds) - 1)
+        return None if v is None else int(v)
+
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, slice):
+            encoded.append(("slice", ref(k.start), ref(k.stop), ref(k.step)))
+        elif k is Ellipsis:
+            encoded.append("...")
+        else:
+            encoded.append(k if k is None else ref(k))
+    return STRIDED_SLICE_OF(convert_to_tensor(x), *bounds, key=tuple(encoded))

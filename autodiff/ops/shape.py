@@ -187,6 +187,8 @@ def tile(input, multiples, name=None):  # noqa: A002
     array([1, 2, 1, 2], dtype=int32)
     """
     x = convert_to_tensor(input)
+    if _dynamic.is_dynamic(multiples):   # multiples computed in the trace stay an input
+        return _dynamic.tile_to(x, multiples)
     multiples = static_shape(multiples, "Tile")
     if len(multiples) != x._value.ndim:
         raise InvalidArgumentError(

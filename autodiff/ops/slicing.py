@@ -304,6 +304,8 @@ def getitem(tensor, key):
             n = shape(x, out_type=key.dtype)[0]
         i = where(key < 0, key + n, key)
         return gather_traced(x, i, 0)
+    if _dynamic.has_traced_bound(key):   # bounds computed in the trace: read per call
+        return _dynamic.strided_slice_of(x, key)
     items = _python_key(x, key)
     encoded = tuple(_encode(k) for k in items)
     if any(isinstance(k, np.ndarray) for k in items):
@@ -331,3 +333,4 @@ def window(x, starts, sizes):
 from .gather_dynamic import gather_traced  # noqa: E402
 from .gathering import boolean_mask, gather, gather_nd  # noqa: E402,F401  (their old home)
 from .predicates import where  # noqa: E402
+from . import dynamic_shape as _dynamic  # noqa: E402  (slices with traced bounds)

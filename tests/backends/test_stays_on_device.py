@@ -23,7 +23,9 @@ READS_THE_HOST_BY_DESIGN = {"CheckNumerics",   # raises when a value is NaN or i
                             # a shape computed in a trace (ops/dynamic_shape.py) is read to
                             # allocate the result: a few ints, as TensorFlow keeps shape
                             # tensors in host memory
-                            "ReshapeTo", "FillTo", "BroadcastToShape", "RangeOf"}
+                            "ReshapeTo", "FillTo", "BroadcastToShape", "RangeOf", "TileTo",
+                            # and slice bounds computed in a trace, to index with
+                            "StridedSliceOf", "StridedSliceGradOf"}
 BUILTIN_OPS = sorted(name for name, prim in REGISTRY.items()
                      if prim.forward.__module__.startswith("autodiff.")
                      and name not in READS_THE_HOST_BY_DESIGN)

@@ -111,3 +111,53 @@ def test_autograph_loops_to_a_traced_size_and_indexes_from_its_end_in_one_trace(
             np.testing.assert_allclose(ours(ad.constant(x), ad.constant(k)).numpy(),
                                        theirs(tf.constant(x), tf.constant(k)).numpy(), rtol=1e-6)
     assert ours.experimental_get_tracing_count() == theirs.experimental_get_tracing_count() == 1
+
+
+def _tile_and_slices(xp):
+    @xp.function(input_signature=[xp.TensorSpec([None, 3])])
+    def f(x):
+        n = xp.shape(x)[0]
+        with xp.GradientTape() as tape:
+            tape.watch(x)
+            parts = {"head": x[:n - 1], "column": x[:, n % 3], "tiled": xp.tile(x[1:], [n, 1]),
+                     "stepped": x[n - 1::-2]}
+            y = sum(xp.reduce_sum(p * p) for p in parts.values())
+        parts["grad"] = tape.gradient(y, x)
+        return parts
+    return f
+
+
+def test_tile_and_slices_take_traced_bounds_in_one_trace(tf):
+    # tile's multiples and slice bounds computed from tf.shape: one trace for every batch
+    # size in TensorFlow; here too for the values (the tape inside keeps a trace per size)
+    ours, theirs = _tile_and_slices(ad), _tile_and_slices(tf)
+    rng = np.random.default_rng(5)
+    for n in (1, 4, 2, 5):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        want, got = theirs(tf.constant(x)), ours(ad.constant(x))
+        for key in want:
+            assert got[key].shape == tuple(want[key].shape), key
+            np.testing.assert_allclose(got[key].numpy(), want[key].numpy(), rtol=1e-5,
+                                       err_msg=key)
+    assert theirs.experimental_get_tracing_count() == 1
+    values_only = ad.function(lambda x: {k: v for k, v in _tile_and_slices(ad).python_function(x)
+                                         .items() if k != "grad"},
+                              input_signature=[ad.TensorSpec([None, 3])])
+    for n in (2, 3, 6):
+        values_only(ad.ones([n, 3]))
+    assert values_only.experimental_get_tracing_count() == 1
+
+
+def test_slice_takes_begin_and_size_and_refuses_a_box_that_does_not_fit(tf):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for begin, size in (([1, 1], [2, -1]), ([0, 0], [3, 4]), ([2, 3], [1, 0])):
+        np.testing.assert_array_equal(ad.slice(ad.constant(x), begin, size).numpy(),
+                                      tf.slice(tf.constant(x), begin, size).numpy())
+    for begin, size in (([0, 0], [4, 1]), ([-1, 0], [1, 1]), ([1, 2], [1, 3])):
+        for xp in (ad, tf):
+            try:
+                xp.slice(xp.constant(x), begin, size)
+            except Exception as err:   # both: InvalidArgumentError
+                assert type(err).__name__ == "InvalidArgumentError", (xp, begin, size, err)
+            else:
+                raise AssertionError(f"{xp.__name__}.slice accepted begin={begin}, size={size}")
