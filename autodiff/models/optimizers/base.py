@@ -26,10 +26,12 @@ sharing the optimizer and inside ``ad.function`` (see ``atomic.py``).
 
 How a step runs: the scalars of the step (the learning rate or its
 schedule's value, Adam's bias correction) are computed with ops, once per
-step and dtype (``_step_scalars``); then each variable takes its step as a
-few array operations on raw arrays (``_update_arrays``: every slot written
-by one expression, temporaries updated in place with ``out=``), and the
-variable and its slots take the fresh arrays as their new values. Eager,
+step and dtype (``_step_scalars``); then the variables of one dtype take
+their step together (``_step_group``): their gradients, values and slots
+laid end to end in one flat array each, the rule run once on those as a few
+array operations (``_update_arrays``: every slot written by one expression,
+temporaries updated in place with ``out=``), and each variable and slot
+takes a view of its piece of the fresh result as its new value. Eager,
 ``ad.function`` and ``jit_compile=True`` all run this same code (the traced
 step is one node that calls it), so the three agree bit for bit, and the
 floats are those of the op-by-op form Keras 3 writes (each array operation
@@ -178,7 +180,9 @@ class Optimizer:
                                 f"got {type(v).__name__}")
             if not is_sparse(g):   # IndexedSlices stay so for the rule (sparse.py)
                 g = convert_to_tensor(g)
-            if tuple(g.shape) != tuple(v.shape):
+            # raw shapes for a tensor: a TensorShape per pair costs more than its step
+            g_shape = g._value.shape if isinstance(g, Tensor) else tuple(g.shape)
+            if g_shape != v._value.shape:
                 raise ValueError(f"{type(self).__name__}.apply_gradients: the gradient for "
                                  f"{v.name} has shape {tuple(g.shape)}, the variable "
                                  f"{tuple(v.shape)}")
@@ -214,15 +218,48 @@ class Optimizer:
                 self.update_step(g, v, lr)
         else:
             scalars = {}   # dtype -> this step's scalars, computed once for all its variables
+            groups = {}    # dtype -> the dense (gradient, variable) pairs: one step for all
             for g, v in zip(grads, variables):
-                if v.dtype not in scalars:
-                    scalars[v.dtype] = self._step_scalars(lr, v)
-                step = scalars[v.dtype]
+                dtype = v._value.dtype
+                if dtype not in scalars:
+                    scalars[dtype] = self._step_scalars(lr, v)
+                step = scalars[dtype]
                 if is_sparse(g):   # Keras 3's sparse update: squares added per occurrence
                     g, squares = densify(g, v.dtype)
-                    step = with_squares(step, squares)
-                self._step_arrays(g._value, v, step)
+                    self._step_arrays(g._value, v, with_squares(step, squares))
+                else:
+                    groups.setdefault(dtype, []).append((g._value, v))
+            for dtype, group in groups.items():
+                if len(group) == 1:
+                    self._step_arrays(group[0][0], group[0][1], scalars[dtype])
+                else:
+                    self._step_group(group, scalars[dtype])
         self.iterations.assign_add(1)
+
+    def _step_group(self, group, scalars):
+        """Many variables of one dtype in one step: their gradients, values and slots laid
+        end to end in one flat array each, the rule run once on those (elementwise, so each
+        element gets exactly the floats it would alone), and every new value a view of its
+        piece of the rule's fresh result (no Python per variable inside the rule)."""
+        names = [name for group_ in self._slot_groups() for name, _ in group_]
+        variables = [v for _, v in group]
+        slots = {name: [self.slot(v, name) for v in variables] for name in names}
+        xp = backend.namespace(backend.backend_of(variables[0]._value))
+
+        def flat(arrays):
+            return xp.concatenate([a.reshape(-1) for a in arrays])
+        new = self._update_arrays(xp, flat([g for g, _ in group]),
+                                  flat([v._value for v in variables]),
+                                  {name: flat([slot._value for slot in held])
+                                   for name, held in slots.items()}, scalars)
+        ends, end = [], 0
+        for v in variables:
+            ends.append((end, end + v._value.size, v._value.shape))
+            end += v._value.size
+        for name, array in new.items():
+            holders = variables if name == "variable" else slots[name]
+            for holder, (start, stop, shape) in zip(holders, ends):
+                _store(holder, array[start:stop].reshape(shape))
 
     def _step_arrays(self, gradient, variable, scalars):
         """One variable's step on raw arrays: ``_update_arrays``, then the new values stored."""
