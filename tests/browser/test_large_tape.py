@@ -199,3 +199,31 @@ def test_lost_gradient_button_and_value_tooltips(page, tmp_path):
     page.click(".tp-nan")
     assert page.locator(".tp-debug").inner_text() == "no NaN or Inf in this replay"
     assert errors == []
+
+
+def test_expand_all_shows_the_placement_made_ahead_which_equals_placing_anew(page, big_page_path):
+    """The page places every box open while it waits (tree.js, warm); expand all then
+    shows that placement. Closing and opening a box afterwards places the boxes around
+    it anew: every rectangle and every edge is where the ready-made placement had it."""
+    pg, errors = page
+    pg.goto(big_page_path.resolve().as_uri())
+    pg.wait_for_selector(".tp-root[data-frame]")
+    pg.wait_for_function("() => document.querySelector('.tp-root').tp.tree.expandedReady()")
+    snap = """() => { const t = document.querySelector('.tp-root').tp.tree;
+      return { rects: [...t.rects()].map(([k, r]) => [k, r.x, r.y, r.w, r.h, r.band, r.open === undefined ? null : r.open]),
+               edges: t.shownEdges().map((s) => [s.id, s.from, s.to, s.order]), size: t.size(),
+               closed: [...t.rects().values()].filter((r) => r.open === false).length }; }"""
+    before = pg.evaluate(snap)
+    pg.click(".tp-expand-all")
+    ready = pg.evaluate(snap)
+    gid = pg.evaluate("""() => document.querySelector('.tp-group-frame:last-of-type').dataset.group""")
+    _click_box(pg, gid, label=True)
+    assert pg.evaluate(snap)["closed"] == 1
+    _click_box(pg, gid)
+    anew = pg.evaluate(snap)
+    assert before["closed"] > 0 and ready["closed"] == 0
+    assert len(ready["rects"]) > len(before["rects"]) and len(ready["edges"]) > len(before["edges"])
+    assert ready["size"] == anew["size"]
+    assert ready["rects"] == anew["rects"]
+    assert ready["edges"] == anew["edges"]
+    assert errors == []

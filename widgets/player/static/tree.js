@@ -2,7 +2,7 @@
 // boxes are open, and where everything that shows goes. The boxes and each
 // box's layers come from widgets/player/layout/scope_tree.py
 // (`data.layout.tree`); the placement is placement.place and
-// bands.flow_layout again, run here because opening a box re-flows its
+// bands.flow_layout (flow.js) again, run here because opening a box re-flows its
 // neighbourhood: layers go left to right and wrap into bands top to bottom,
 // so a long chain fills the stage.
 //
@@ -11,7 +11,9 @@
 // shows for a node: itself, or the closed box it is in) are one walk up.
 // Each edge is filed under the box that holds both its ends, so the edges of
 // closed boxes cost nothing and drawing looks only inside the boxes in view
-// (within); the path around the stage is in graph.js (route).
+// (within); the path around the stage is in graph.js (route). What "expand
+// all" shows (every box placed, its rectangles and edges) is made ahead, in
+// short tasks after the page opens (warm), so the click only swaps it in.
 
 const TREE = { PAD: 14, HEAD: 30, BOX_H: 64, LAYER_GAP: 48, NODE_GAP: 22, BAND_GAP: 56, MARGIN: 16,
   OPEN_UP_TO: 24 };
@@ -73,6 +75,10 @@ function createTree(data) {
   }
   const open = defaultOpen();
   const flows = new Map();           // box index -> its placed content (kept until dirty)
+  // The same for every box with content open (what "expand all" shows), placed
+  // while the page is idle (warm), so expand all re-places nothing.
+  const fullFlows = new Map();
+  const filled = (k) => k === 0 || children[k].length + boxes[k].layers.length > 0;
   let boxRep = null;
   let aspect = 16 / 9, minBand = 880;
 
@@ -80,11 +86,11 @@ function createTree(data) {
     const text = Math.max(b.label.length * 9, (b.sub || "").length * 7);
     return [Math.min(Math.max(text + 36, 150), 300), TREE.BOX_H];
   }
-  function sizeOf(item) {
+  function sizeOf(item, full) {
     if (isBox(item)) {
       const k = boxIndex(item);
-      if (!open.has(k)) return closedSize(boxes[k]);
-      const f = place(k);
+      if (!(full ? filled(k) : open.has(k))) return closedSize(boxes[k]);
+      const f = place(k, full);
       return [f.width + 2 * TREE.PAD, f.height + TREE.PAD + TREE.HEAD];
     }
     if (item.includes("@")) return NODE_SIZE.copy;
@@ -100,31 +106,38 @@ function createTree(data) {
     for (const [y, xs] of left[k]) for (const x of xs) reads.push(index.get(y) + ">" + index.get(x));
     return [kinds + "/" + reads.join(","), flat];
   }
-  function place(k) {
-    let f = flows.get(k);
+  // full: as if every box with content were open (fullFlows; a leaf's content is
+  // the same either way, so leaves stay in flows).
+  function place(k, full) {
+    const leaf = !children[k].length && boxes[k].layers.length;
+    const store = full && !leaf ? fullFlows : flows;
+    let f = store.get(k);
     if (f) return f;
     const b = boxes[k];
-    const leaf = !children[k].length && b.layers.length;
     const [key, flat] = leaf ? shapeOf(k) : [null, null];
     const like = leaf ? shapes.get(key) : null;
-    const sizes = new Map();
-    for (const lay of b.layers) for (const it of lay) sizes.set(it, sizeOf(it));
-    if (like) {
-      const [g, first] = like, positions = new Map(), bandOf = new Map();
-      flat.forEach((it, i) => { positions.set(it, g.positions.get(first[i])); bandOf.set(it, g.bandOf.get(first[i])); });
-      f = { positions, width: g.width, height: g.height, bands: g.bands, bandOf };
-    } else {
-      f = b.layers.length ? flowLayout(b.layers, sizes, left[k], bandWidth(b.layers, sizes))
-        : { positions: new Map(), width: 120, height: 40, bands: [], bandOf: new Map() };
-      if (leaf) shapes.set(key, [f, flat]);
+    if (like) {                      // the shape's items with this box's names (same kinds, same sizes)
+      const [g, order] = like;
+      f = { width: g.width, height: g.height, bands: g.bands,
+        items: g.items.map((it, m) => [flat[order[m]], it[1], it[2], it[3], it[4], it[5], -1]) };
+      store.set(k, f);
+      return f;
     }
+    const sizes = new Map();
+    for (const lay of b.layers) for (const it of lay) sizes.set(it, sizeOf(it, full));
+    f = b.layers.length ? flowLayout(b.layers, sizes, left[k], bandWidth(b.layers, sizes))
+      : { positions: new Map(), width: 120, height: 40, bands: [], bandOf: new Map() };
     // what layout needs of each item, found once: [item, x, y, w, h, its band's bottom, box or -1]
     f.items = [];
     for (const [item, [x, y]] of f.positions) {
       const [w, h] = sizes.get(item);
       f.items.push([item, x, y, w, h, f.bands[f.bandOf.get(item)][1], isBox(item) ? boxIndex(item) : -1]);
     }
-    flows.set(k, f);
+    if (leaf) {                      // where each item of the shape is in the box's flat list
+      const at = new Map(flat.map((it, i) => [it, i]));
+      shapes.set(key, [f, f.items.map(([item]) => at.get(item))]);
+    }
+    store.set(k, f);
     return f;
   }
   function bandWidth(layers, sizes) {
@@ -142,46 +155,72 @@ function createTree(data) {
     boxRep = null;
     for (k = boxes[k].parent; k >= 0; k = boxes[k].parent) flows.delete(k);
   }
-  // While the page is idle, place the boxes that hold only nodes (most of a long
-  // tape), so that opening many boxes at once only places the boxes around them.
+  // Right after the page opens, in background tasks of about 12 ms (a click waits
+  // at most one), place the boxes that hold only nodes (most of a long tape), so
+  // that opening many boxes at once only places the boxes around them; then the
+  // boxes of boxes as expand all shows them (deepest first) and their rectangles,
+  // so that expand all places nothing (at 10,017 records, 20,000 nodes: about
+  // 150 ms of work done before the click instead of after it).
   const leaves = boxes.map((b, k) => k).filter((k) => k > 0 && !children[k].length);
-  let warming = null;
+  const inner = boxes.map((b, k) => k).filter((k) => children[k].length).sort((a, b) => depth[b] - depth[a]);
+  let warming = null;                // cancels the pending task
+  function later(task) {
+    if (window.scheduler && window.scheduler.postTask && window.TaskController) {
+      const control = new TaskController({ priority: "user-visible" });
+      window.scheduler.postTask(task, { signal: control.signal }).catch(() => {});
+      return () => control.abort();
+    }
+    const t = setTimeout(task, 0);
+    return () => clearTimeout(t);
+  }
   function warm() {
-    if (warming !== null) return;
-    const idle = window.requestIdleCallback || ((cb) => setTimeout(() => cb({ timeRemaining: () => 8 }), 30));
-    let i = 0;
-    const step = (deadline) => {
-      const until = performance.now() + Math.max(4, Math.min(deadline.timeRemaining(), 12));
+    if (warming !== null) warming();
+    let i = 0, j = 0;
+    const step = () => {
+      const until = performance.now() + 12;
       while (i < leaves.length && performance.now() < until) place(leaves[i++]);
-      warming = i < leaves.length ? idle(step) : null;
+      while (i >= leaves.length && j < inner.length && performance.now() < until) place(inner[j++], true);
+      if (j >= inner.length && !fullLaid && performance.now() < until) {
+        fullLaid = putAll((k) => fullFlows.get(k) || flows.get(k), filled);
+        fullEdges = expandedEdges();
+      }
+      warming = fullLaid ? null : later(step);
     };
-    warming = idle(step);
+    warming = later(step);
   }
 
   // Absolute rectangles (centre, size, band bottom) of everything that shows, and
   // inside: each open box's items (as in place's items).
   let rects = new Map(), inside = new Map(), width = 0, height = 0;
-  // aspect: the stage's width / height; band: the stage's width in units at a readable zoom.
-  function layout(newAspect, band) {
-    if (Math.abs(newAspect - aspect) > 1e-3 || Math.abs(band - minBand) > 1) {
-      aspect = newAspect; minBand = band; flows.clear(); shapes.clear();
-      if (warming === null) warm();
-    }
-    const root = place(0);
-    rects = new Map();
-    inside = new Map();
+  let fullLaid = null;               // putAll of the expanded placement, made by warm
+  function putAll(flowOf, isOpen) {
+    const laid = { root: flowOf(0), rects: new Map(), inside: new Map() };
     const put = (k, ox, oy) => {
-      inside.set(k, flows.get(k).items);
-      for (const [item, x, y, w, h, band, c] of flows.get(k).items) {
+      laid.inside.set(k, flowOf(k).items);
+      for (const [item, x, y, w, h, band, c] of flowOf(k).items) {
         const rect = { x: ox + x, y: oy + y, w, h, band: band + oy };
         if (c >= 0) {
-          rect.open = open.has(c);
+          rect.open = isOpen(c);
           if (rect.open) put(c, ox + x - w / 2 + TREE.PAD, oy + y - h / 2 + TREE.HEAD);
         }
-        rects.set(item, rect);
+        laid.rects.set(item, rect);
       }
     };
     put(0, TREE.MARGIN, TREE.MARGIN);
+    return laid;
+  }
+  // aspect: the stage's width / height; band: the stage's width in units at a readable zoom.
+  function layout(newAspect, band) {
+    if (Math.abs(newAspect - aspect) > 1e-3 || Math.abs(band - minBand) > 1) {
+      aspect = newAspect; minBand = band; flows.clear(); fullFlows.clear(); shapes.clear();
+      fullLaid = fullEdges = null;
+      warm();
+    }
+    const root = place(0);
+    // expanded (setAll copied fullFlows, so the root is the expanded one): warm's rectangles
+    const laid = fullLaid && fullLaid.root === root ? fullLaid : putAll((k) => flows.get(k), (k) => open.has(k));
+    if (!fullLaid && root === fullFlows.get(0)) fullLaid = laid;
+    ({ rects, inside } = laid);
     width = root.width + 2 * TREE.MARGIN;
     height = root.height + 2 * TREE.MARGIN;
     return rects;
@@ -215,7 +254,11 @@ function createTree(data) {
     return changed;
   }
   function setAll(on) {
-    boxes.forEach((b, k) => { if (k > 0 && children[k].length + b.layers.length) setOpen(k, on); });
+    boxes.forEach((b, k) => { if (k > 0 && filled(k)) setOpen(k, on); });
+    // every box with content open, and no other: the placement warm made ahead
+    if (on && boxes.every((b, k) => open.has(k) === filled(k))) {
+      for (const [k, f] of fullFlows) flows.set(k, f);
+    }
   }
 
   // The edges that show: one per pair of shown ends, with the data edges it stands for,
@@ -225,8 +268,27 @@ function createTree(data) {
   const endAt = data.edges.map(endOf), endHome = endAt.map((id) => home.get(id));
   const own = data.edges.map((e, i) => ({ id: e.id, from: endAt[i], to: e.to, edges: [e] }));  // while both ends show
   const toHome = data.edges.map((e) => home.get(e.to));
-  let edgesIn = new Map();
+  let edgesIn = new Map(), fullEdges = null;
+  // What shownEdges gives with every box with content open: each data edge between
+  // two different ends is its own (an empty box holds no node, so every node shows).
+  function expandedEdges() {
+    const out = [], byBox = new Map();
+    own.forEach((s, i) => {
+      if (endAt[i] === s.to) return;
+      s.order = i;
+      if (!byBox.has(edgeBox[i])) byBox.set(edgeBox[i], []);
+      byBox.get(edgeBox[i]).push(s);
+      out.push(s);
+    });
+    return { out, edgesIn: byBox };
+  }
   function shownEdges() {
+    // expanded: the same edges as the last time (only their bounds and paths are found anew)
+    if (fullLaid && rects === fullLaid.rects && fullEdges) {
+      for (const s of fullEdges.out) { s.box = null; s.path = null; }
+      edgesIn = fullEdges.edgesIn;
+      return fullEdges.out;
+    }
     const showing = new Array(boxes.length);     // the box is open, and so is every box around it
     for (const k of byDepth) showing[k] = open.has(k) && (boxes[k].parent < 0 || showing[boxes[k].parent]);
     const out = [], pairs = new Map();
@@ -249,6 +311,7 @@ function createTree(data) {
       pairs.set(key, pair);
       add(pair, i);
     }
+    if (fullLaid && rects === fullLaid.rects) fullEdges = { out, edgesIn };
     return out;
   }
   // The box that bounds an edge's path, found when the edge is near the view (false:
@@ -299,118 +362,6 @@ function createTree(data) {
 
   return {
     boxes, children, home, open, layout, rep, setOpen, reveal, setAll, shownEdges, within, pathOf, isBox, boxIndex,
-    rects: () => rects, size: () => [width, height], endOf, nodeById,
+    rects: () => rects, size: () => [width, height], endOf, nodeById, expandedReady: () => fullEdges !== null,
   };
-}
-
-// bands.flow_layout: layers left to right, wrapped into bands at `bandWidth`
-// (never between an input and the node it feeds), y by pooling adjacent violators.
-function flowLayout(layers, sizes, left, bandWidth) {
-  const widths = layers.map((lay) => Math.max(...lay.map((n) => sizes.get(n)[0])));
-  const layerOf = new Map();
-  layers.forEach((lay, i) => lay.forEach((n) => layerOf.set(n, i)));
-  const right = new Map();
-  for (const [n, ins] of left) for (const m of ins) { if (!right.has(m)) right.set(m, []); right.get(m).push(n); }
-  const isInput = (n) => !(left.get(n) || []).length;
-  const breakable = layers.map((lay, i) => i > 0 && !lay.some((n) =>
-    (left.get(n) || []).some((m) => isInput(m) && layerOf.get(m) === i - 1)));
-  const starts = [0];
-  let x = widths[0], lastOk = null;
-  for (let i = 1; i < layers.length; i++) {
-    if (x + TREE.LAYER_GAP + widths[i] > bandWidth) {
-      const cut = breakable[i] || lastOk === null ? i : lastOk;
-      starts.push(cut);
-      x = TREE.LAYER_GAP * (i - cut);
-      for (let j = cut; j <= i; j++) x += widths[j];
-      lastOk = null;
-    } else {
-      x += TREE.LAYER_GAP + widths[i];
-      if (breakable[i]) lastOk = i;
-    }
-  }
-  const positions = new Map(), bands = [], bandOf = new Map();
-  let top = 0, width = 0;
-  starts.forEach((start, b) => {
-    const end = b + 1 < starts.length ? starts[b + 1] : layers.length;
-    const band = layers.slice(start, end);
-    const ys = bandHeights(band, sizes, left, right, isInput);
-    let low = Infinity, high = -Infinity;
-    for (const lay of band) for (const n of lay) {
-      low = Math.min(low, ys.get(n) - sizes.get(n)[1] / 2);
-      high = Math.max(high, ys.get(n) + sizes.get(n)[1] / 2);
-    }
-    let bx = 0;
-    band.forEach((lay, k) => {
-      const w = widths[start + k];
-      for (const n of lay) { positions.set(n, [bx + w / 2, ys.get(n) - low + top]); bandOf.set(n, b); }
-      bx += w + TREE.LAYER_GAP;
-    });
-    width = Math.max(width, bx - TREE.LAYER_GAP);
-    bands.push([top, top + high - low]);
-    top += high - low + TREE.BAND_GAP;
-  });
-  return { positions, width, height: Math.max(top - TREE.BAND_GAP, 0), bands, bandOf };
-}
-
-function bandHeights(band, sizes, left, right, isInput) {
-  const inside = new Set();
-  for (const lay of band) for (const n of lay) inside.add(n);
-  const ys = new Map();
-  for (const lay of band) {
-    let y = 0;
-    for (const n of lay) { ys.set(n, y + sizes.get(n)[1] / 2); y += sizes.get(n)[1] + TREE.NODE_GAP; }
-  }
-  if (band.length < 2) return ys;
-  // Who pulls each node, found once: its inputs that are not inputs themselves
-  // (else all of them), and its readers, both inside the band.
-  const pulls = new Map();
-  for (const lay of band) for (const n of lay) {
-    const ins = (left.get(n) || []).filter((m) => inside.has(m));
-    const outs = (right.get(n) || []).filter((m) => inside.has(m));
-    const pulling = ins.filter((m) => !isInput(m));
-    const inner = pulling.length ? pulling : ins;
-    pulls.set(n, [inner.length ? inner : outs, outs.length ? outs : inner]);
-  }
-  const weights = band.map((lay) => lay.map((n) => (isInput(n) ? 1e-3 : 1)));
-  for (let it = 0; it < 4; it++) {
-    const forward = it % 2 === 0;
-    for (let j = 0; j < band.length; j++) {
-      const i = forward ? j : band.length - 1 - j;
-      const lay = band[i];
-      const wanted = lay.map((n) => {
-        const around = pulls.get(n)[forward ? 0 : 1];
-        if (!around.length) return ys.get(n);
-        let sum = 0;
-        for (const m of around) sum += ys.get(m);
-        return sum / around.length;
-      });
-      const placed = lay.length === 1 ? wanted : placeInOrder(lay, wanted, sizes, weights[i]);
-      lay.forEach((n, k) => ys.set(n, placed[k]));
-    }
-  }
-  return ys;
-}
-
-// layers._place_in_order: nearest positions keeping order and gaps (pool adjacent violators).
-function placeInOrder(lay, wanted, sizes, weights) {
-  const offsets = [];
-  let total = 0;
-  lay.forEach((n, i) => {
-    if (i) total += (sizes.get(lay[i - 1])[1] + sizes.get(n)[1]) / 2 + TREE.NODE_GAP;
-    offsets.push(total);
-  });
-  const blocks = [];
-  wanted.forEach((w, i) => {
-    blocks.push([w - offsets[i], weights[i], 1]);
-    while (blocks.length > 1 && blocks[blocks.length - 2][0] > blocks[blocks.length - 1][0]) {
-      const [mean, weight, count] = blocks.pop();
-      const last = blocks[blocks.length - 1];
-      last[0] = (last[0] * last[1] + mean * weight) / (last[1] + weight);
-      last[1] += weight;
-      last[2] += count;
-    }
-  });
-  const z = [];
-  for (const [mean, , count] of blocks) for (let c = 0; c < count; c++) z.push(mean);
-  return z.map((zi, i) => zi + offsets[i]);
 }
