@@ -46,6 +46,27 @@ def lab_context(chromium, base, width, height):
 LAB_READY = "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open')"
 
 
+# JupyterLab saves its workspace (the open tabs, the sidebar) a moment after a change;
+# a reload before that restores an older layout. True once the saved workspace names
+# every notebook of ``paths`` and the left sidebar's current widget, if ``sidebar``.
+WORKSPACE_SAVED = """async ([paths, sidebar]) => {
+  const app = window.jupyterapp;
+  const id = document.body.dataset.jpWorkspace || 'default';
+  let saved;
+  try { saved = JSON.stringify(await app.serviceManager.workspaces.fetch(id)); }
+  catch (err) { return false; }
+  return paths.every((p) => saved.includes('notebook:' + p)) && (!sidebar || saved.includes(sidebar));
+}"""
+
+
+def reload_restoring(page, paths, sidebar=None):
+    """Reloads the JupyterLab ``page`` once its workspace holds the tabs of ``paths``
+    (and the ``sidebar`` widget's id), so that JupyterLab restores them; waits until ready."""
+    page.wait_for_function(WORKSPACE_SAVED, arg=[list(paths), sidebar], polling=250)
+    page.reload()
+    page.wait_for_function(LAB_READY)
+
+
 @contextlib.contextmanager
 def lab_page(chromium, base, width=1280, height=720):
     """A page of the JupyterLab at ``base`` (``lab_context``), started and ready; closed after."""

@@ -35,8 +35,8 @@ import pytest
 import autodiff as ad
 from widgets.player.page.tape_player import TapePlayer
 
-from player_pages import lab_page, stored_player_notebook
-from test_jupyterlab_restored import OPEN, READY, notarized_lab  # noqa: F401
+from player_pages import lab_page, reload_restoring, stored_player_notebook
+from test_jupyterlab_restored import OPEN, notarized_lab  # noqa: F401
 from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -151,9 +151,8 @@ def test_classroom_players_fit_jupyterlab_with_the_file_browser_open(
         for name in NOTEBOOKS:
             page.evaluate(OPEN, f"{name}.ipynb")
         page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
-        page.wait_for_timeout(1500)                         # the workspace is saved
-        page.reload()                                       # JupyterLab restores the tabs
-        page.wait_for_function(READY)
+        # JupyterLab restores the tabs and the open file browser from its saved workspace
+        reload_restoring(page, [f"{name}.ipynb" for name in NOTEBOOKS], sidebar="filebrowser")
         for name, (_, panel, classroom) in NOTEBOOKS.items():
             try:
                 page.wait_for_function(STARTED, arg=f"{name}.ipynb", timeout=30_000)

@@ -23,7 +23,7 @@ import pytest
 import autodiff as ad
 from widgets.player.page.tape_player import TapePlayer
 
-from player_pages import LAB_READY, lab_page, stored_player_notebook
+from player_pages import LAB_READY, lab_page, reload_restoring, stored_player_notebook
 from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -99,9 +99,7 @@ def test_stored_players_start_in_every_restored_tab(chromium, trusted_lab, artif
             page.evaluate(OPEN, name)
         opened = _wait_started(page, names, log_path)
         assert [opened[n]["title"] for n in names] == ["record 1: y = Pow(x, v0)"] * 2
-        page.wait_for_timeout(1500)                         # the workspace is saved
-        page.reload()                                       # JupyterLab restores both tabs
-        page.wait_for_function(READY)
+        reload_restoring(page, names)                       # JupyterLab restores both tabs
         restored = _wait_started(page, names, log_path)
         assert all(s["players"] == 1 for s in restored.values()), restored
         page.screenshot(path=str(artifacts_dir / "jupyterlab_restored_tabs.png"))
