@@ -163,6 +163,14 @@ def range_of(start, limit, delta, dtype):
     return RANGE_OF(*tensors, dtype=dtypes.as_dtype(dtype).name)
 
 
+def _shape_of(x):
+    """x's sizes as an int32 vector: a ``Shape`` node when x is traced (its sizes may vary
+    from call to call), else a constant."""
+    if _validate.traced(x):
+        return traced_shape(x, "int32")
+    return convert_to_tensor(np.asarray(x._value.shape, dtype=np.int32))
+
+
 # ---- tile with multiples computed in the trace ----------------------------------------
 def _tile_to_forward(xp, x, multiples):
     from .shape import _tile_forward
@@ -176,8 +184,7 @@ def _tile_to_grad(g, ans, x, multiples):
     n = x._value.ndim
     if not n:
         return g
-    sizes = unstack(traced_shape(x, "int32") if _validate.traced(x) else
-                    convert_to_tensor(np.asarray(x._value.shape, dtype=np.int32)))
+    sizes = unstack(_shape_of(x))
     pairs = [d for pair in zip(unstack(multiples), sizes) for d in pair]
     batch = list(g._value.shape[:g._value.ndim - n])
     g = reshape_to(g, batch + pairs)
@@ -225,10 +232,7 @@ def _slice_of_forward(xp, x, *bounds, key, n_batch=0):
 
 
 def _slice_of_grad(g, ans, x, *bounds, key, n_batch=0):
-    shape = traced_shape(x, "int32") if _validate.traced(x) else \
-        convert_to_tensor(np.asarray(x._value.shape[n_batch:], dtype=np.int32))
-    if _validate.traced(x) and n_batch:
-        shape = shape[n_batch:]
+    shape = _shape_of(x)[n_batch:] if n_batch else _shape_of(x)
     batch = g._value.ndim - ans._value.ndim + n_batch
     return [STRIDED_SLICE_GRAD_OF(g, shape, *bounds, key=key, n_batch=batch)] + \
         [None] * len(bounds)
