@@ -13,6 +13,7 @@ player, as ``scripts/build_notebooks.py`` saves a lesson's.
 
 import contextlib
 import itertools
+import time
 
 
 @contextlib.contextmanager
@@ -59,10 +60,19 @@ WORKSPACE_SAVED = """async ([paths, sidebar]) => {
 }"""
 
 
-def reload_restoring(page, paths, sidebar=None):
+def reload_restoring(page, paths, sidebar=None, timeout_s=60):
     """Reloads the JupyterLab ``page`` once its workspace holds the tabs of ``paths``
-    (and the ``sidebar`` widget's id), so that JupyterLab restores them; waits until ready."""
-    page.wait_for_function(WORKSPACE_SAVED, arg=[list(paths), sidebar], polling=250)
+    (and the ``sidebar`` widget's id), so that JupyterLab restores them; waits until ready.
+
+    Polled here, not with ``page.wait_for_function``: that takes the Promise an
+    async function returns as a true value and so would not wait at all.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(WORKSPACE_SAVED, [list(paths), sidebar]):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"JupyterLab did not save a workspace holding {list(paths)} "
+                                 f"and {sidebar!r} within {timeout_s} s")
+        page.wait_for_timeout(250)
     page.reload()
     page.wait_for_function(LAB_READY)
 
