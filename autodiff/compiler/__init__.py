@@ -6,7 +6,8 @@ planned before writing: dead code, shared subexpressions, constants, buffer
 reuse), then the rewrites the plan applies: ``seeds.py`` (a Jacobian's
 one-hot seeds), ``zeros.py`` (forward mode's zero tangents, behind
 finiteness checks), ``concat.py`` (Jacobian chunks written into their
-result), ``inline.py`` (simple ops as the expressions they compute), and
+result), ``conv_rows.py`` (a filter gradient reading its convolution's
+im2col rows), ``inline.py`` (simple ops as the expressions they compute), and
 ``control_flow.py`` (branches and loops as ``if``/``while``/``for`` statements
 calling their own compiled programs). Last, an optional form: ``fused.py``
 (``experimental_fuse=True``: the program's elementwise chains as numba loops).

@@ -45,7 +45,7 @@ import numpy as np
 
 from .. import backend, nest
 from ..tracing.graph import ASSIGN, Ref
-from . import concat, seeds, zeros
+from . import concat, conv_rows, seeds, zeros
 
 __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 
@@ -77,7 +77,7 @@ class Step:
     or assign a variable (``"assign"``). ``inputs`` are sources."""
 
     __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start", "rows", "target",
-                 "zero_guards")
+                 "zero_guards", "conv_rows")
 
     def __init__(self, kind, index, node, inputs, n_outputs=1):
         self.kind, self.index, self.node, self.inputs = kind, index, node, inputs
@@ -179,6 +179,7 @@ def plan(graph, skip_zero_tangents=True):
     else:
         steps = _live_steps(steps, outputs)
     concat.rewrite(steps, spec)
+    conv_rows.rewrite(steps, spec)
     _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
     last_use = {}
     for position, step in enumerate(steps):

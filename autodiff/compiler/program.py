@@ -49,7 +49,7 @@ from .. import backend, nest
 from .. import tape as _tape
 from ..tensor import Tensor
 from ..tracing.graph import ASSIGN, Ref
-from . import control_flow
+from . import control_flow, conv_rows
 from .fused import for_program
 from .inline import expression, inline_template, shared_tanh_factors, transposed
 from .passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
@@ -211,6 +211,7 @@ def _write(graph, plan, name, arg_names):
     returned = {s[:2] for s in plan.outputs}
     factors, factor_names = shared_tanh_factors(plan), {}
     forwards = {}
+    rows_names, rows_pending = {}, {}   # a convolution's im2col rows kept (conv_rows.py)
     counter = 0
 
     def name_result(step):
@@ -312,9 +313,12 @@ def _write(graph, plan, name, arg_names):
         target = name_result(step)
         if step.n_outputs != 1:
             names.of[("multi", step.index)] = True
-        label = _label(node, args)
+        target, call, label, rows_done = conv_rows.write_call(
+            step, target, call, _label(node, args), names.fresh, rows_names, rows_pending)
         lines.append(f"    {target} = {forwards[key]}(xp{call})" + (f"  # {label}" if label else ""))
         _free(lines, step, position, plan, names, returned)
+        if rows_done:
+            lines.append(f"    del {rows_done}")
     outs = [text(s) for s in plan.outputs]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     namespace["_names"] = names.of

@@ -13,8 +13,9 @@ kw, C)`` is a view whose axes 2 and 4 run over each window. Then
   (one vectorised step per cell, never per window), marking where the
   cell equals the maximum and no earlier cell did: the first maximum in
   row-major order, TensorFlow's tie rule, as ``argmax`` in the reference;
-  ``g`` is copied there into zeros (``copyto(where=...)``: a NaN in ``g``
-  stays where it is routed, as the reference's ``where``);
+  ``g`` times that mark is written into each cell (a NaN or inf in ``g``
+  instead is copied into zeros where it is routed, as the reference's
+  ``where``);
 - AvgPool's gradient writes ``g / (kh * kw)`` into every cell by broadcasting.
 
     >>> tiles((2, 8, 8, 3), (2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1))
@@ -83,10 +84,22 @@ def _first_maxima(x, ksize):
 
 
 def max_pool_grad(x, g, ksize):
-    """``g`` (N, Ho, Wo, C) routed to each block's first maximum, x's shape; None: NaN."""
+    """``g`` (N, Ho, Wo, C) routed to each block's first maximum, x's shape; None: NaN.
+
+    With a finite ``g`` each cell of the result is ``g * hit``, written once (no
+    zeros first, no masked copy: 3.5x faster at W8's 32x16x16x32); a zero there
+    may carry the sign of ``g``. A NaN or inf in ``g`` must not leak into the
+    cells it is not routed to (``inf * 0``), so then it is copied where it hits.
+    """
     cells = _first_maxima(x, ksize)
     if cells is None:
         return None
+    (kh, kw), (h, w) = ksize, x.shape[1:3]
+    if np.isfinite(g).all():
+        dx = (np.empty if h % kh == 0 and w % kw == 0 else np.zeros)(x.shape, g.dtype)
+        for cell, hit in zip(_cells(_blocks(dx, ksize)), cells):
+            np.multiply(g, hit, out=cell)
+        return dx
     dx = np.zeros(x.shape, g.dtype)
     for cell, hit in zip(_cells(_blocks(dx, ksize)), cells):
         np.copyto(cell, g, where=hit)

@@ -108,6 +108,52 @@ def test_conv2d_derivatives_through_each_form_match_finite_differences(monkeypat
     ad.testing.check_grads(lambda a, b: ad.nn.conv2d(a, b, strides, padding), [x, w], order=2)
 
 
+def test_the_rows_a_convolution_keeps_give_its_filter_gradient():
+    x, w = RNG.standard_normal((3, 9, 7, 4)), RNG.standard_normal((3, 2, 4, 5))
+    p = {"strides": (1, 1), "dilations": (1, 1), "pads": ((1, 1), (0, 1))}
+    y, rows = conv_kernels.conv(np, x, w, **p, form="im2col", keep_rows=True)
+    np.testing.assert_array_equal(y, conv_kernels.conv(np, x, w, **p, form="im2col"))
+    g = RNG.standard_normal(y.shape)
+    got = conv_kernels.backprop_filter(np, x, g, **p, filter_hw=(3, 2), rows=rows)
+    np.testing.assert_array_equal(got, conv_kernels.backprop_filter(np, x, g, **p,
+                                                                    filter_hw=(3, 2),
+                                                                    form="im2col"))
+    np.testing.assert_allclose(got, conv._reference_backprop_filter(np, x, g, **p,
+                                                                    filter_hw=(3, 2)),
+                               rtol=1e-12, atol=1e-12)
+    assert conv_kernels.conv(np, x, w, **p, form="taps", keep_rows=True)[1] is None
+
+
+@pytest.mark.parametrize("rows", [5, 511, 1024, 1500, 2049])
+def test_the_blocked_product_of_tall_matrices_equals_the_plain_one(rows):
+    a, b = RNG.standard_normal((rows, 7)), RNG.standard_normal((rows, 3))
+    np.testing.assert_allclose(conv_kernels._rows_t_matmul(a, b), a.T @ b, rtol=1e-12,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("hw, channels, strides", [(6, (2, 3), 1), (16, (3, 16), 1),
+                                                   (7, (2, 2), 2)])
+def test_a_compiled_step_reuses_the_rows_and_equals_eager_bit_for_bit(hw, channels, strides):
+    # (16, (3, 16)): im2col, rows kept; (6, (2, 3)): taps, rows None; strides 2: im2col
+    c, co = channels
+    x = ad.constant(RNG.standard_normal((2, hw, hw, c)).astype(np.float32))
+    w = ad.Variable(RNG.standard_normal((3, 3, c, co)).astype(np.float32))
+
+    def step(x):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            h = ad.nn.relu(ad.nn.conv2d(x, w, strides, "SAME"))
+            loss = ad.reduce_sum(ad.nn.max_pool2d(h, 2, 2, "VALID") ** 2)
+        return loss, tape.gradient(loss, [x, w])
+
+    compiled = ad.function(step, jit_compile=True)
+    want, got = step(x), compiled(x)
+    for a, b in zip([want[0], *want[1]], [got[0], *got[1]]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    source = compiled.experimental_get_compiler_ir(x)()
+    assert "keep_rows=True" in source and "rows=v0_rows" in source
+
+
 # ---- pooling --------------------------------------------------------------------------------
 def _reference_pool(monkeypatch, fn):
     with monkeypatch.context() as patch:
@@ -120,6 +166,7 @@ POOL_INPUTS = {
     "ties after relu": lambda shape: np.maximum(np.round(RNG.standard_normal(shape)), 0),
     "all -inf": lambda shape: np.full(shape, -np.inf),
     "a NaN": lambda shape: np.where(RNG.random(shape) < 0.1, np.nan, RNG.standard_normal(shape)),
+    "an inf in g": lambda shape: RNG.standard_normal(shape),   # g made below
     "int32": lambda shape: RNG.integers(-2, 3, shape).astype(np.int32),
 }
 
@@ -133,6 +180,9 @@ def test_pool_blocks_equal_the_reference(monkeypatch, shape, k, kind):
     assert pool_kernels.tiles(shape, k, k, p["pads"], (1, 1))
     y = pooling._max_pool_forward(np, x, **p)
     g = RNG.standard_normal(y.shape).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+    if kind == "an inf in g":   # must reach its window's maximum only (not 0 * inf elsewhere)
+        g.flat[::3] = np.inf
+        g.flat[1::5] = np.nan
     h = RNG.standard_normal(shape)
     runs = [lambda: pooling._max_pool_forward(np, x, **p),
             lambda: pooling._max_pool_grad_forward(np, x, g, **p),
