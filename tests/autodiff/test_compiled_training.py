@@ -45,6 +45,7 @@ class Net(ad.Module):
             "dropout": [ad.layers.Dense(6, activation="relu", dtype=dtype),
                         ad.layers.Dropout(0.3, seed=11)],
             "gru": [ad.layers.GRU(4, dtype=dtype)],
+            "lstm": [ad.layers.LSTM(4, dtype=dtype)],   # the fused LSTMGates ops
             "conv_pool": [ad.layers.Conv2D(3, 2, activation="relu", dtype=dtype)],
             "rnn": [ad.layers.Dense(4, dtype=dtype), ad.layers.Dense(4, use_bias=False, dtype=dtype)],
             # benchmarks' T2 in small: the compiled step keeps the conv's im2col rows for
@@ -81,7 +82,7 @@ class Net(ad.Module):
 
 def _inputs(kind, rng, dtype):
     shape = {"conv_pool": (4, 5, 5, 2), "cnn_bn_dropout": (4, 6, 6, 2), "rnn": (4, 3, 2),
-             "gru": (4, 3, 2)}.get(kind, (4, 3))
+             "gru": (4, 3, 2), "lstm": (4, 3, 2)}.get(kind, (4, 3))
     return rng.normal(size=shape).astype(dtype), rng.normal(size=(shape[0], 1)).astype(dtype)
 
 
@@ -148,7 +149,7 @@ def _assert_same_training(kind, optimizer, rate, steps, dtype, seed):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from(["mlp", "batchnorm_training", "batchnorm_inference", "dropout",
-                             "conv_pool", "cnn_bn_dropout", "rnn", "gru"]),
+                             "conv_pool", "cnn_bn_dropout", "rnn", "gru", "lstm"]),
        optimizer=st.sampled_from(sorted(OPTIMIZERS)), rate=st.sampled_from(sorted(RATES)),
        steps=st.integers(2, 5), dtype=st.sampled_from(["float32", "float64"]),
        seed=st.integers(0, 2**16))
@@ -162,6 +163,11 @@ def test_generated_training_is_the_same_eager_traced_and_compiled(kind, optimize
 def test_a_cnn_step_with_batchnorm_and_dropout_trains_the_same_in_every_mode(dtype, seed):
     _assert_same_training("cnn_bn_dropout", "adam", "exponential", steps=3, dtype=dtype,
                           seed=seed)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_lstm_step_trains_the_same_in_every_mode(dtype):
+    _assert_same_training("lstm", "adam", "exponential", steps=3, dtype=dtype, seed=5)
 
 
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))

@@ -251,6 +251,51 @@ def test_compiled_forward_and_gradient_equal_eager():
     _assert_same(compiled[1], eager[1])
 
 
+def test_compiled_lstm_equals_eager_bit_for_bit():
+    """The fused gates (LSTMGates, LSTMGatesGrad) run the same arithmetic in both modes."""
+    layer = LSTM(UNITS)
+    x = ad.constant(_inputs(11))
+
+    def grads(x):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            loss = _loss(ad, layer(x))
+        return tape.gradient(loss, [x, *layer.trainable_variables])
+
+    eager = grads(x)
+    compiled = ad.function(grads, jit_compile=True)(x)
+    for c, e in zip(compiled, eager):
+        np.testing.assert_array_equal(c.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("activation, fused", [("tanh", True), ("relu", False)])
+def test_lstm_with_keras_activations_runs_fused_gates(activation, fused):
+    """Default activations: one LSTMGates op a step and one input matmul for all steps;
+    any other activation: the cell's ops one by one (each gate on the tape)."""
+    layer = LSTM(UNITS, activation=activation)
+    with ad.GradientTape(persistent=True) as tape:
+        layer(ad.constant(_inputs(12)))
+    types = [record.op_type for record in tape.records]
+    assert types.count("LSTMGates") == (TIME if fused else 0)
+    assert types.count("MatMul") == (TIME + 1 if fused else 2 * TIME)
+    assert types.count("Sigmoid") == (0 if fused else 3 * TIME)
+
+
+def test_lstm_with_saturated_gates_equals_keras(tf):
+    """Pre-activations far past float32's exp range (|z| > 88): the fused sigmoid gives
+    exactly 0 or 1 without overflow warnings, and values and gradients equal Keras'."""
+    theirs, ours = tf.keras.layers.LSTM(UNITS), LSTM(UNITS)
+    x = _inputs(13) * 60.0
+    theirs(tf.constant(x))
+    ours(ad.constant(x))
+    _copy_random_weights(theirs, ours, seed=14)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        result, grads = _run_ours(ours, x)
+    expected, expected_grads = _run_keras(tf, theirs, x)
+    _assert_same(result, expected)
+    _assert_same(grads, expected_grads)
+
+
 @pytest.mark.parametrize("cls", [SimpleRNN, GRU, LSTM, GRUCell])
 @pytest.mark.parametrize("units", [0, -3, 2.5, True, "6"])
 def test_bad_units_raise_value_error_naming_the_class(cls, units):

@@ -33,6 +33,9 @@ class RNN(Layer):
     Each step calls ``cell(x_t, states)`` with the states of the step before
     (zeros, or ``initial_state``, at the first), in a Python loop: the
     result is the unrolled graph, so a tape differentiates through every step.
+    A cell with ``_project_inputs`` (``LSTMCell`` with its default activations)
+    first multiplies every step's input by its kernel in one matmul, and each
+    step then runs ``cell._projected_step(z_x_t, states)``.
 
     Args:
         cell: a cell (``GRUCell(8)``, or any layer with ``call(inputs,
@@ -122,15 +125,21 @@ class RNN(Layer):
     def call(self, inputs, initial_state=None, mask=None, training=False):
         self._check_sequences(inputs.shape)
         states = self._initial_states(inputs.shape[0], initial_state)
-        steps = unstack(inputs, axis=1)
+        project = getattr(self.cell, "_project_inputs", None)
+        steps = project(inputs) if project is not None else None
+        if steps is None:   # each step calls the cell on its input
+            steps = unstack(inputs, axis=1)
+            kwargs = {"training": training} if isinstance(self.cell, Layer) else {}
+            step = lambda x_t, states: self.cell(x_t, states, **kwargs)   # noqa: E731
+        else:               # the cell took every step's input product at once
+            step = self.cell._projected_step
         masks = [None] * len(steps) if mask is None else \
             unstack(expand_dims(convert_to_tensor(mask), -1), axis=1)
         if self.go_backwards:
             steps, masks = steps[::-1], masks[::-1]
-        kwargs = {"training": training} if isinstance(self.cell, Layer) else {}
         outputs = []
         for x_t, m_t in zip(steps, masks):
-            output, new_states = self.cell(x_t, states, **kwargs)
+            output, new_states = step(x_t, states)
             new_states = _as_list(new_states)
             if m_t is not None:   # a masked step keeps the states and repeats the last output
                 before = outputs[-1] if outputs and not self.zero_output_for_mask \

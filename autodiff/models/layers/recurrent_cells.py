@@ -6,9 +6,11 @@ runs one over time. Variables follow Keras (``kernel``, ``recurrent_kernel``,
 f, c, o), so weights copied from a Keras cell give the same outputs.
 """
 
-from ...ops import creation
-from ...ops.join import concat, split
+from ...ops import creation, elementwise
+from ...ops.join import concat, split, unstack
 from ...ops.matmul import matmul
+from ...ops.recurrent import lstm_gates
+from ...ops.shape import reshape
 from ...tensor import Variable
 from .. import initializers
 from .base import Layer, get_activation
@@ -18,6 +20,11 @@ __all__ = ["SimpleRNNCell", "GRUCell", "LSTMCell"]
 
 def _linear(x):
     return x
+
+
+# tanh and sigmoid as a cell may hold them: from a Keras name, or the ops themselves
+_TANH = (get_activation("tanh"), elementwise.tanh)
+_SIGMOID = (get_activation("sigmoid"), elementwise.sigmoid)
 
 
 def _as_list(states):
@@ -205,6 +212,13 @@ class LSTMCell(_Cell):
 
     where ``sig`` is ``recurrent_activation``. The states are ``[h, c]``.
 
+    With Keras' default activations (tanh, sigmoid) the last two lines run as
+    one ``LSTMGates`` op, whose gradient is one ``LSTMGatesGrad`` op
+    (``ops/recurrent.py``), as TensorFlow's ``LSTMBlockCell`` fuses them; an
+    ``LSTM`` layer then also multiplies every step's input by ``kernel`` in one
+    matmul before the loop (``_project_inputs``), as Keras' cuDNN path does.
+    Other activations run op by op, each gate visible on the tape.
+
     Args:
         units: size of the output and of each state.
         activation, recurrent_activation: as ``GRUCell``.
@@ -245,6 +259,30 @@ class LSTMCell(_Cell):
                 bias_init = init
             self.bias = self.add_weight(name="bias", shape=(4 * u,), initializer=bias_init)
 
+    @property
+    def _fused(self):
+        """Keras' default activations: the gates are one LSTMGates op."""
+        return self.activation in _TANH and self.recurrent_activation in _SIGMOID
+
+    def _project_inputs(self, inputs):
+        """``x_t @ kernel + bias`` for every step of ``[batch, time, features]`` inputs, as
+        one matmul; a list with one ``[batch, 4 units]`` tensor per step. None when the
+        gates are not fused (each step then runs ``call``)."""
+        if not self._fused:
+            return None
+        batch, steps, features = inputs.shape
+        if features != self.kernel.shape[0]:
+            self._check_step(inputs[:, 0])
+        z = matmul(reshape(inputs, (batch * steps, features)), self.kernel)
+        if self.use_bias:
+            z = z + self.bias
+        return unstack(reshape(z, (batch, steps, 4 * self.units)), axis=1)
+
+    def _projected_step(self, z_x, states):
+        """One step from its projected input ``z_x`` (``_project_inputs``): ``(h, [h, c])``."""
+        h, c = lstm_gates(z_x + matmul(states[0], self.recurrent_kernel), states[1])
+        return h, [h, c]
+
     def call(self, inputs, states, training=False):
         self._check_step(inputs)
         h_prev, c_prev = states[0], states[1]
@@ -252,6 +290,9 @@ class LSTMCell(_Cell):
         z = z + matmul(h_prev, self.recurrent_kernel)
         if self.use_bias:
             z = z + self.bias
+        if self._fused:
+            h, c = lstm_gates(z, c_prev)
+            return h, [h, c]
         z_i, z_f, z_c, z_o = split(z, 4, axis=1)
         c = self.recurrent_activation(z_f) * c_prev + \
             self.recurrent_activation(z_i) * self.activation(z_c)
