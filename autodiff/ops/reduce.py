@@ -76,7 +76,43 @@ def _accumulated(reduce, xp, x, axis, keepdims):
     """
     if x.dtype.kind == "f" and x.dtype.itemsize == 2:
         return reduce(x, axis=axis, keepdims=keepdims, dtype="float32").astype(x.dtype)
+    blocks = _leading_blocks(x, axis) if reduce in (_np.sum, _np.mean) else 0
+    if blocks:
+        return _blocked_sum(x, axis, keepdims, blocks, mean=reduce is _np.mean)
     return reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _leading_blocks(x, axis):
+    """In how many partial sums a NumPy float array is summed over its leading axes when
+    what remains is narrow (0: NumPy's own reduction runs).
+
+    NumPy sums ``x`` (32, 16, 16, 16) over axes (0, 1, 2), a batch norm's or a
+    conv bias's reduction, as 8,192 adds of 16-wide rows: 0.27 ms, eleven
+    times an elementwise multiply of it. Seen as (256, 32 * 16) rows it sums
+    512-wide rows, then adds the 32 partial sums: 0.04 ms, and closer to the
+    exact sum (each partial sum is 32 times shorter). Only where that helps:
+    rows of at most 64 values, at least 1,024 of them.
+    """
+    m = len(axis)
+    if type(x) is not _np.ndarray or x.dtype.kind != "f" or not 0 < m < x.ndim \
+            or axis != tuple(range(m)) or not x.flags.c_contiguous:
+        return 0
+    rows = x.size // max(_np.prod(x.shape[m:], dtype=int), 1)
+    if x.size // max(rows, 1) > 64 or rows < 1024:
+        return 0
+    blocks = 32
+    while rows % blocks:
+        blocks //= 2
+    return blocks if blocks > 1 else 0
+
+
+def _blocked_sum(x, axis, keepdims, blocks, mean):
+    rows = x.size // _np.prod(x.shape[len(axis):], dtype=int)
+    inner = x.shape[len(axis):]
+    total = x.reshape(rows // blocks, -1).sum(axis=0).reshape((blocks,) + inner).sum(axis=0)
+    if mean:
+        total = _np.true_divide(total, rows, out=total)
+    return total.reshape((1,) * len(axis) + inner if keepdims else inner)
 
 
 SUM = Primitive("Sum", lambda xp, x, axis, keepdims=False: _accumulated(xp.sum, xp, x, axis,
