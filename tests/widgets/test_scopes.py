@@ -6,7 +6,7 @@ import pytest
 import autodiff as ad
 from benchmarks.player import rnn_tape
 from widgets.player.data.scopes import value_stats
-from widgets.player.drawing.svg import replay_svg
+from widgets.player.drawing.svg import replay_svg, with_geometry
 from widgets.player.page.html_export import export_html
 from widgets.player.replay import replay
 
@@ -40,6 +40,20 @@ def test_each_scope_becomes_a_group_of_its_ops_and_their_outputs():
         for m in g["members"]:
             n = r.layout["nodes"][m]
             assert b["x"] <= n["x"] - n["w"] / 2 and n["x"] + n["w"] / 2 <= b["x"] + b["w"]
+
+
+@pytest.mark.parametrize("steps", [3, 80])       # a small tape, and one that opens as boxes
+def test_a_replay_without_geometry_is_placed_as_the_full_one_when_a_picture_needs_it(steps):
+    tape, loss, sources = rnn_tape(steps * 5)
+    full = replay(tape, loss, sources)
+    lean = replay(tape, loss, sources, geometry=False)
+    assert sorted(lean.layout) == ["copies", "tree"] and lean.layout["tree"] == full.layout["tree"]
+    assert [(c["id"], c["w"]) for c in lean.layout["copies"]] == \
+        [(c["id"], c["w"]) for c in full.layout["copies"]]
+    assert lean.data["groups"] and all("box" not in g for g in lean.data["groups"])
+    assert replay_svg(lean) == replay_svg(full)      # the picture places what it draws
+    with_geometry(lean.data)
+    assert lean.layout == full.layout and lean.data["groups"] == full.data["groups"]
 
 
 def test_a_tape_without_scopes_has_no_groups():

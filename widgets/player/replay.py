@@ -110,7 +110,7 @@ class Replay:
 
 
 def replay(tape, target, sources, output_gradients=None, *, names=None, tape_names=None,
-           updates=None, history=None):
+           updates=None, history=None, geometry=True, words=True):
     """Runs the backward pass of ``tape`` step by step and records it as frames.
 
     Like ``tape.gradient``, this uses up a non-persistent tape (its records are
@@ -136,6 +136,12 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
         history: a History from ``record_history()`` to name the exact cause
             of a None gradient; by default the one that was open while the
             tape recorded, if any.
+        geometry: False leaves out the positions of the drawing with every box
+            open, its edge paths and the groups' boxes (``layout["tree"]`` stays:
+            the page places the tree itself); ``drawing.svg.with_geometry`` adds them.
+        words: False leaves out the title and sentence of every forward record
+            and backward step (the page writes them: ``static/words.js``); the
+            seed and result frames keep theirs.
 
     Returns:
         A Replay.
@@ -146,7 +152,7 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     """
     with gc_paused():
         return _replay(tape, target, sources, output_gradients, names, tape_names, updates,
-                       history)
+                       history, geometry, words)
 
 
 def _dense_slices(trace):
@@ -165,7 +171,8 @@ def _dense_slices(trace):
     return trace
 
 
-def _replay(tape, target, sources, output_gradients, names, tape_names, updates, history):
+def _replay(tape, target, sources, output_gradients, names, tape_names, updates, history,
+            geometry=True, words=True):
     tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
     snapshots = [_snapshot(t) for t in tapes]   # before backward_trace frees the records
     if snapshots[0]["records"] is None:
@@ -186,7 +193,8 @@ def _replay(tape, target, sources, output_gradients, names, tape_names, updates,
     if output_gradients is None and keeps:
         lost = [s for s, g in zip(flat_sources, nest.flatten(trace.gradients)) if g is None]
         answers = explain_sources(tapes[0], target, lost, names=named, history=history)
-    data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients)
+    data = builder.build(trace, nest.flatten(target), nest.flatten(sources), output_gradients,
+                         geometry, words)
     data["debug"]["lost"] = lost_gradients(answers, flat_sources,
                                            nest.flatten(trace.gradients), data["nodes"])
     data["debug"]["health"] = group_health(data, trace, flat_sources, updates)
@@ -335,7 +343,7 @@ class _Builder:
                 self.flag(s._id, "unconnected")
 
     # ---- the whole model ------------------------------------------------------
-    def build(self, trace, targets, sources, output_gradients):
+    def build(self, trace, targets, sources, output_gradients, geometry=True, words=True):
         self.collect_records()
         for t in list(targets) + list(sources):
             if isinstance(t, Tensor):
@@ -345,9 +353,9 @@ class _Builder:
         self.set_flags([t for t in targets if isinstance(t, Tensor)], sources, gradients)
         ops = sorted(self.ops.values(), key=lambda op: op["order"])
         nodes = self._ordered_nodes(ops)
-        maker = Frames(self, trace, targets, sources, gradients, output_gradients)
+        maker = Frames(self, trace, targets, sources, gradients, output_gradients, words)
         frames = maker.build()
-        layout = _graph_layout(nodes, self.edges)
+        layout = _graph_layout(nodes, self.edges, geometry=geometry)
         groups = scope_groups(nodes, self.edges, layout,
                               {op["id"]: op["scope"] for op in ops})
         return {

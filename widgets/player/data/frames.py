@@ -141,8 +141,9 @@ def _norm(array):
 class Frames:
     """Builds the frame list: forward records, seed, backward steps, result."""
 
-    def __init__(self, builder, trace, targets, sources, gradients, output_gradients):
+    def __init__(self, builder, trace, targets, sources, gradients, output_gradients, words=True):
         self.b = builder
+        self.words = words   # False: records and steps get no title or sentence (words.js)
         self.trace = trace
         self.targets = [t for t in targets if isinstance(t, Tensor)]
         self.sources = sources
@@ -205,6 +206,8 @@ class Frames:
                 "record": None, "tape": None, "done_ops": done, "nodes": [], "edges": [],
                 "cotangents": [], "vjp": None, "contributions": [], "totals": [],
                 "gradients": [], "grads_new": self.changed}
+        if title is None:        # left to the page (words=False)
+            del base["title"], base["sentence"]
         self.changed = {}
         base.update(fields)
         return base
@@ -213,11 +216,6 @@ class Frames:
         rec = self.b.op_records[key]
         names = self.b.names
         tape, index = op["records"][0]
-        outs = ", ".join(names[i] for i in rec.output_ids)
-        ins = ", ".join(names[i] for i in rec.input_ids)
-        title = f"{record_name(self.b.tape_names, tape, index)}: {outs} = {rec.op_type}({ins})"
-        if len(self.b.snapshots) > 1:
-            title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
         outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
         # A NaN read or made here. A big output the tape did not keep (a placeholder)
         # is judged by its value where a later record kept it (the tensor's stats).
@@ -225,8 +223,15 @@ class Frames:
                 self.bad(y) or (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
                 for y in rec.outputs):
             self.forward_bad.append(k)
-        sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
-                                    len(self.b.snapshots), self.b.tape_names)
+        title = sentence = None
+        if self.words:
+            outs = ", ".join(names[i] for i in rec.output_ids)
+            ins = ", ".join(names[i] for i in rec.input_ids)
+            title = f"{record_name(self.b.tape_names, tape, index)}: {outs} = {rec.op_type}({ins})"
+            if len(self.b.snapshots) > 1:
+                title += f"  [{' + '.join(self.b.tape_names[t] for t in sorted(set(op['tapes'])))}]"
+            sentence = forward_sentence(op, outputs, [self.b.tape_names[t] for t in op["tapes"]],
+                                        len(self.b.snapshots), self.b.tape_names)
         return self.frame("forward", title, sentence, k + 1, op=op["id"], record=index, tape=tape,
                           nodes=[op["id"]] + [self.node_id(i) for i in rec.output_ids],
                           edges=self.edges_of(op["id"], "in") + self.edges_of(op["id"], "out"),
@@ -280,9 +285,11 @@ class Frames:
         sending = [c["edge"] for c in contributions if c["value"] is not None]
         vjp = {"op_type": rec.op_type, "doc": rec.primitive.doc or "", "rule": op["rule"],
                "differentiable": op["differentiable"]}
-        sentence = backward_sentence(op, cotangents, contributions, totals, self.b.tensors)
-        return self.frame("backward", f"backward {i + 1}: {rec.op_type} "
-                          f"({record_name(self.b.tape_names, 0, rec.index)})", sentence, n_ops,
+        title = sentence = None
+        if self.words:
+            title = f"backward {i + 1}: {rec.op_type} ({record_name(self.b.tape_names, 0, rec.index)})"
+            sentence = backward_sentence(op, cotangents, contributions, totals, self.b.tensors)
+        return self.frame("backward", title, sentence, n_ops,
                           op=op["id"], record=rec.index, tape=0,
                           nodes=[op["id"]] + [c["node"] for c in contributions if c["value"]],
                           edges=arriving + sending, arriving=arriving, cotangents=cotangents,

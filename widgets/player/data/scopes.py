@@ -27,7 +27,7 @@ from autodiff import backend
 
 from .statistics import value_stats
 
-__all__ = ["value_stats", "scope_groups", "debug_marks", "nonfinite", "explain_sources",
+__all__ = ["value_stats", "scope_groups", "group_boxes", "debug_marks", "nonfinite", "explain_sources",
            "lost_gradients"]
 
 PAD = 10.0
@@ -39,7 +39,8 @@ def scope_groups(nodes, edges, layout, scope_of):
 
     Args:
         nodes, edges: the replay's nodes and edges.
-        layout: the replay's layout (``graph_layout``).
+        layout: the replay's layout (``graph_layout``); without geometry the
+            groups get no ``box`` (``group_boxes`` adds it later).
         scope_of: ``op id -> scope string`` ('' for no scope).
 
     Returns:
@@ -74,11 +75,21 @@ def scope_groups(nodes, edges, layout, scope_of):
         g = group_of.get(c["op"])
         if g is not None:
             g["members"].append(c["id"])
-    boxes = {**layout["nodes"], **{c["id"]: c for c in layout.get("copies", ())}}
     result = []
     for g in groups.values():
         own = set(g["ops"])     # a set: a GRU's one scope holds 10,000 ops
         g["members"] = g["ops"] + [m for m in dict.fromkeys(g["members"]) if m not in own]
+        result.append(g)
+    if "nodes" in layout:
+        group_boxes(result, layout)
+    return result
+
+
+def group_boxes(groups, layout):
+    """Gives each group its ``box``: around its members as ``layout`` placed them
+    (a layout with geometry, ``graph_layout``)."""
+    boxes = {**layout["nodes"], **{c["id"]: c for c in layout.get("copies", ())}}
+    for g in groups:
         parts = [boxes[m] for m in g["members"]]
         left = min(b["x"] - b["w"] / 2 for b in parts) - PAD
         top = min(b["y"] - b["h"] / 2 for b in parts) - PAD - 12
@@ -86,8 +97,6 @@ def scope_groups(nodes, edges, layout, scope_of):
         bottom = max(b["y"] + b["h"] / 2 for b in parts) + PAD
         g["box"] = {"x": round(left, 1), "y": round(top, 1), "w": round(right - left, 1),
                     "h": round(bottom - top, 1)}
-        result.append(g)
-    return result
 
 
 def nonfinite(value):

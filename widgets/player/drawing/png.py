@@ -27,7 +27,7 @@ from ..data.frames import grads_at
 from ..layout.graph_layout import OP_RADIUS
 from ..layout.scope_tree import rep
 from .svg import (BOX_HEIGHT, FLAG_TEXT, _clip_end, _edges, _shown, frame_state, node_sizes,
-                  overview, title_text)
+                  overview, title_text, with_geometry)
 
 __all__ = ["replay_png", "MAX_WIDTH"]
 
@@ -64,8 +64,8 @@ def replay_png(replay, frame=-1, *, classroom=False, max_width=MAX_WIDTH):
     data = getattr(replay, "data", replay)
     k = frame % len(data["frames"])
     f = data["frames"][k]
-    lay = data["layout"]
     view = overview(data, node_sizes(data))     # a long tape: its boxes, as the player opens
+    lay = (data if view is not None else with_geometry(data))["layout"]
     W, H = (lay["width"], lay["height"]) if view is None else (view["width"], view["height"])
     W, H = max(float(W), 200.0), float(H)
     scale = min(1.0, max_width / W)

@@ -21,11 +21,13 @@ from html import escape
 from pathlib import Path
 
 from ..data.frames import grads_at
-from ..layout.graph_layout import OP_RADIUS, route
+from ..data.scopes import group_boxes
+from ..layout.graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout, route
 from ..layout.placement import SMALL_TAPE, default_open, place
 from ..layout.scope_tree import drawn_ends, from_json, rep
 
-__all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "FLAG_TEXT"]
+__all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "with_geometry",
+           "FLAG_TEXT"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 BOX_HEIGHT = 56.0
@@ -97,8 +99,8 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     data = getattr(replay, "data", replay)
     k = frame % len(data["frames"])
     f = data["frames"][k]
-    lay = data["layout"]
     view = overview(data, node_sizes(data))
+    lay = (data if view is not None else with_geometry(data))["layout"]
     state = frame_state(data, k, None if view is None else _shown(data, view))
     grads = grads_at(data, k)
     top = 30.0 if caption else 0.0
@@ -169,9 +171,24 @@ def _shown(data, view):
     return ids
 
 
+def with_geometry(data):
+    """A replay's data dict with its layout's positions and edge paths, and its
+    groups' boxes: placed now if ``replay(..., geometry=False)`` left them out (as
+    an export from a tape does) and a picture of the fully open graph needs them.
+    Returns ``data``."""
+    if "nodes" not in data["layout"]:
+        data["layout"] = graph_layout(data["nodes"], data["edges"])
+        group_boxes(data.get("groups", []), data["layout"])
+    return data
+
+
 def node_sizes(data):
     """``node or copy id -> (w, h)`` as the layout drew them."""
     lay = data["layout"]
+    if "nodes" not in lay:       # no geometry: the sizes graph_layout gives each kind
+        return {**{n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE
+                   for n in data["nodes"]},
+                **{c["id"]: (c["w"], c["h"]) for c in lay.get("copies", ())}}
     return {**{n: (b["w"], b["h"]) for n, b in lay["nodes"].items()},
             **{c["id"]: (c["w"], c["h"]) for c in lay.get("copies", ())}}
 

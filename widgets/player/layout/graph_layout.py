@@ -39,7 +39,7 @@ COPY_MIN_USES = 3        # an input read by this many ops or more is drawn once 
 ASPECT = 16 / 9          # the shape of a screen: what the drawing wraps to
 
 
-def graph_layout(nodes, edges, aspect=ASPECT):
+def graph_layout(nodes, edges, aspect=ASPECT, geometry=True):
     """Positions for every node (and input copy), an SVG path for every edge, and the
     scope tree the player folds the graph into.
 
@@ -48,17 +48,28 @@ def graph_layout(nodes, edges, aspect=ASPECT):
         edges: the replay's edge dicts (``id``, ``from``, ``to``, ``kind``,
             ``op``, ``slot``).
         aspect: the shape (width / height) the drawing should take.
+        geometry: False gives only the tree and the copies (sized, not placed):
+            what the page needs, as it places the tree itself. Placing every
+            node with every box open and routing every edge was a sixth of a
+            10,000-record export that threw them away.
 
     Returns:
         ``{"width", "height", "nodes": {id: {x, y, w, h}},
         "copies": [{"id", "node", "op", x, y, w, h}], "edges": {edge id: path},
         "tree": [box, ...]}``: positions with every box open (``scope_tree``).
+        Without geometry, ``{"copies": [{"id", "node", "op", w, h}], "tree"}``.
+
+    >>> sorted(graph_layout(rep.nodes, rep.edges, geometry=False))
+    ['copies', 'tree']
     """
     sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
     ends, copies = _copy_inputs(edges)
     for c in copies:
         sizes[c["id"]] = COPY_SIZE
     tree = build_tree(nodes, edges, ends, copies)
+    if not geometry:
+        return {"copies": [{**c, "w": COPY_SIZE[0], "h": COPY_SIZE[1]} for c in copies],
+                "tree": tree.to_json()}
     rects, width, height = place(tree, sizes, set(range(len(tree.boxes))), aspect)
     n_inputs = {}
     for e in edges:

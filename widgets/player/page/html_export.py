@@ -46,7 +46,7 @@ _ids = itertools.count()
 # The module's parts (each under ~400 lines), joined in this order into one ES module (anywidget's
 # ``_esm`` is one string, and the export inlines one script).
 JS_PARTS = ("graph.js", "tree.js", "flow.js", "scene.js", "viewport.js", "groups.js", "health.js",
-            "controls.js", "player.js")
+            "words.js", "controls.js", "player.js")
 
 
 def player_js():
@@ -60,7 +60,14 @@ def player_css():
 
 
 def as_replay(tape_or_replay, target=None, sources=None, **replay_kwargs):
-    """A Replay from a Replay, its data dict, or a tape plus target and sources."""
+    """A Replay from a Replay, its data dict, or a tape plus target and sources.
+
+    A page made straight from a tape (``export_html``, ``html_snippet``) passes
+    ``geometry=False`` and ``words=False``: the page places the scope tree
+    itself (the picture shown before the script starts places what it draws,
+    ``svg.with_geometry``), and writes each record's and step's title and
+    sentence itself (``static/words.js``).
+    """
     if isinstance(tape_or_replay, Replay):
         return tape_or_replay
     if isinstance(tape_or_replay, dict) and "frames" in tape_or_replay:
@@ -68,6 +75,9 @@ def as_replay(tape_or_replay, target=None, sources=None, **replay_kwargs):
     if target is None or sources is None:
         raise ValueError("pass a Replay, or a tape together with target= and sources=")
     return _replay(tape_or_replay, target, sources, **replay_kwargs)
+
+
+_PAGE_ONLY = {"geometry": False, "words": False}    # what only a Python reader of a replay needs
 
 
 def _compact(value):
@@ -106,8 +116,10 @@ def page_model(data):
     >>> page_model(rep.data)["edges"][0]
     ['t2', 'op0', 0]
     """
-    docs, nodes = {}, []
+    docs, nodes, shapes = {}, [], {}
     for n in data["nodes"]:
+        if n["type"] == "tensor":
+            shapes[n["id"]] = n["shape"]
         m = {k: v for k, v in n.items() if k != "data"}
         if n["type"] == "op" and docs.setdefault(n["op_type"], n.get("doc", "")) == n.get("doc", ""):
             m.pop("doc", None)
@@ -116,11 +128,11 @@ def page_model(data):
     return {**{k: v for k, v in data.items() if k not in ("nodes", "edges", "frames", "layout")},
             "debug": _compact(data.get("debug", {})), "packed": 1, "docs": docs, "nodes": nodes,
             "edges": [[e["from"], e["to"], e["slot"]] for e in data["edges"]],
-            "frames": [_pack_frame(f) for f in data["frames"]],
+            "frames": [_pack_frame(f, shapes) for f in data["frames"]],
             "layout": {"width": lay.get("width"), "height": lay.get("height"), "tree": lay["tree"]}}
 
 
-def _pack_frame(frame):
+def _pack_frame(frame, shapes):
     out = {}
     backward = frame["phase"] == "backward"
     for k, v in frame.items():
@@ -128,17 +140,20 @@ def _pack_frame(frame):
             continue
         if k in _FRAME_DEFAULTS and v == _FRAME_DEFAULTS[k]:
             continue
-        out[k] = [_pack_named(c) for c in v] if k in _NAMED else v
+        out[k] = [_pack_named(c, shapes) for c in v] if k in _NAMED else v
     return out
 
 
-def _pack_named(entry):
+def _pack_named(entry, shapes):
     out = entry.copy()
     out.pop("name", None)
     value = out.get("value")
     if value.__class__ is dict:
+        # The shape only where a sentence cannot take its node's (words.js says a big
+        # value by its shape).
         out["value"] = {"preview": value["preview"]} if value["preview"] is not None \
-            else {"preview": None, "shape": value.get("shape")}
+            and value.get("shape") == shapes.get(entry["node"]) \
+            else {"preview": value["preview"], "shape": value.get("shape")}
     return out
 
 
@@ -201,7 +216,7 @@ def html_snippet(tape_or_replay, target=None, sources=None, *, frame=0, classroo
     Returns:
         An HTML string with no external references.
     """
-    rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
+    rep = as_replay(tape_or_replay, target, sources, **{**_PAGE_ONLY, **replay_kwargs})
     state = {"frame": int(frame) % len(rep.frames), "playing": bool(autoplay),
              "speed": float(speed), "classroom": bool(classroom)}
     data = _data_script(rep.data)
@@ -298,7 +313,7 @@ def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=N
 
     >>> html = export_html(tape, "x_squared.html", target=y, sources=x)
     """
-    rep = as_replay(tape_or_replay, target, sources, **replay_kwargs)
+    rep = as_replay(tape_or_replay, target, sources, **{**_PAGE_ONLY, **replay_kwargs})
     title = title or "Tape player: " + rep.frames[-1]["title"].replace("result: ", "")
     with gc_paused():         # as replay: many small containers, no cycles
         snippet = html_snippet(rep, frame=frame, classroom=classroom, speed=speed,

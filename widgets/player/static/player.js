@@ -368,9 +368,10 @@ function render({ model, el }) {
 }
 
 // html_export's page model back into the replay's shape: edges from [from, to,
-// slot], frames' left-out defaults, names from the nodes, each VJP from its op.
+// slot], frames' left-out defaults, names from the nodes, each VJP from its op,
+// titles and sentences left out (fillWords).
 function unpackModel(data) {
-  if (!data || !data.packed) return data || { frames: [], nodes: [], edges: [], layout: { tree: [] } };
+  if (!data || !data.packed) return data ? fillWords(data) : { frames: [], nodes: [], edges: [], layout: { tree: [] } };
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   for (const n of data.nodes) if (n.type === "op" && n.doc === undefined) n.doc = data.docs[n.op_type] || "";
   data.edges = data.edges.map(([from, to, slot], i) => {
@@ -389,7 +390,7 @@ function unpackModel(data) {
         differentiable: op.differentiable } } : {}) };
   });
   data.packed = 0;
-  return data;
+  return fillWords(data);          // words.js: the words a page made from a tape left out
 }
 
 export default { render };
