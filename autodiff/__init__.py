@@ -30,7 +30,8 @@ A reader's map, in reading order. The engine, at the front:
 Subsystems built on the engine (the engine imports none of them):
 
     tracing/             ``ad.function``: trace once per signature, replay the graph
-    control_flow/        ``ad.cond``, ``ad.while_loop``, ``ad.scan`` ...: one graph node each
+    control_flow/        ``ad.cond``, ``ad.while_loop``, ``ad.scan`` ...: one graph node each;
+                         ``ad.TensorArray``, what loops fill and stack
     autograph/           a Python ``if``/``while``/``for`` on a tensor made into control flow
     compiler/            ``jit_compile=True``: a trace written out as a Python program
     saved_model/         ``ad.saved_model``: save and load traced functions, no pickle
@@ -72,7 +73,7 @@ from .user_ops import RegisterGradient, no_gradient, primitive
 
 from .tracing import TensorSpec
 from .tracing.function import function
-from .control_flow import cond, foldl, foldr, map_fn, scan, switch_case, while_loop
+from .control_flow import TensorArray, cond, foldl, foldr, map_fn, scan, switch_case, while_loop
 from . import autograph
 from .models import Module, keras, layers, optimizers
 from .models.keras import losses, metrics   # ad.losses, ad.metrics: as tf.losses, tf.metrics

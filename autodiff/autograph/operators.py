@@ -16,6 +16,7 @@ out the same whichever way the code goes, as in TensorFlow:
 from .. import nest
 from ..control_flow.cond import _truth
 from ..control_flow.staged import is_staged_value, stage, trace_function
+from ..control_flow.tensor_array import TensorArray
 from ..control_flow.while_loop import while_loop
 from ..ops import zeros
 from ..tensor import Tensor, Variable, convert_to_tensor
@@ -199,8 +200,8 @@ def _staged_loop(test, body, get_state, set_state, names, targets=()):
     state = [_as_state(v) for v in get_state()]
     if any(n == RETVAL and isinstance(v, Undefined) for n, v in zip(names, state)):
         state = _with_return_value(state, body, get_state, set_state, names)
-    positions = [k for k, v in enumerate(state) if isinstance(v, Tensor)
-                 and not isinstance(v, Variable)]
+    positions = [k for k, v in enumerate(state) if isinstance(v, TensorArray) or
+                 (isinstance(v, Tensor) and not isinstance(v, Variable))]
     undefined = [names[k] for k, v in enumerate(state) if isinstance(v, Undefined)]
 
     def with_vars(values):

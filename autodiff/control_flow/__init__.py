@@ -1,10 +1,11 @@
 """Control flow as TensorFlow has it: ``cond``, ``switch_case``, ``while_loop``, ``scan``,
-``map_fn``, ``foldl``, ``foldr``.
+``map_fn``, ``foldl``, ``foldr``, and ``TensorArray``, the list a loop fills.
 
 Reading order: ``staged.py`` (how a control-flow op becomes one graph node
 holding its functions as subgraphs, and how gradients go through it),
 ``cond.py`` (``cond``, ``switch_case``), ``while_loop.py``, ``sequences.py``
-(``scan``, ``map_fn``, ``foldl``, ``foldr``), then ``loaded.py`` (the nodes
+(``scan``, ``map_fn``, ``foldl``, ``foldr``), ``tensor_array.py`` (``TensorArray``, carried
+through a loop as one buffer tensor), then ``loaded.py`` (the nodes
 rebuilt from a saved model's plain data).
 
 Eagerly every op here is a Python ``if`` or loop; inside ``ad.function`` it is
@@ -18,6 +19,7 @@ package does not import this one.
 
 from .cond import cond, switch_case
 from .sequences import foldl, foldr, map_fn, scan
+from .tensor_array import TensorArray
 from .while_loop import while_loop
 
-__all__ = ["cond", "switch_case", "while_loop", "scan", "map_fn", "foldl", "foldr"]
+__all__ = ["TensorArray", "cond", "switch_case", "while_loop", "scan", "map_fn", "foldl", "foldr"]

@@ -23,6 +23,8 @@ from .. import nest
 from ..tensor import Tensor, TensorShape, convert_to_tensor
 from .cond import _scalar_bool, _truth
 from .staged import current_tracer, stage, tensor_leaves, trace_function
+from .tensor_array import (flow_invariants, from_flows, has_tensor_arrays, settle_element_shapes,
+                           to_flows)
 
 __all__ = ["while_loop"]
 
@@ -75,20 +77,53 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         return nest.pack_sequence_as(structure, nest.flatten(new))
 
     def loop(values, cond_fn, body_fn, limit):
-        i = 0
-        while (limit is None or i < limit) and _truth(cond_fn(*values), "while_loop cond"):
-            values = repack(body_fn(*values))
-            if invariants is not None:
-                _check_shapes(structure, values, invariants)
-            i += 1
-        return values
+        return _run(values, cond_fn, body_fn, limit, repack, invariants, structure)
 
     if current_tracer() is None:
         limit = None if maximum_iterations is None else int(maximum_iterations)
         result = loop(structure, cond, body, limit)
         return result[0] if single else result
-    result = _staged_loop(structure, cond, body, maximum_iterations, invariants, repack, loop)
+    if has_tensor_arrays(structure):
+        result = _loop_over_flows(structure, cond, body, maximum_iterations, invariants, repack)
+    else:
+        result = _staged_loop(structure, cond, body, maximum_iterations, invariants, repack, loop)
     return result[0] if single else result
+
+
+def _loop_over_flows(structure, cond, body, maximum_iterations, invariants, repack):
+    """A staged loop whose variables include TensorArrays: the loop carries each array's
+    buffer, free to grow along its first dimension (``tensor_array.py``), as TensorFlow's
+    while_loop carries an array's flow."""
+    template = settle_element_shapes(structure, lambda *vs: repack(body(*vs)))
+    flows = list(nest.flatten(to_flows(template)))
+    flow_shapes = flow_invariants(template, invariants)
+
+    def flow_cond(*vs):
+        return cond(*from_flows(template, vs))
+
+    def flow_body(*vs):
+        return nest.flatten(to_flows(repack(body(*from_flows(template, vs)))))
+
+    def flow_repack(new):
+        _same_structure(flows, new)
+        return list(new)
+
+    def flow_loop(values, cond_fn, body_fn, limit):
+        return _run(values, cond_fn, body_fn, limit, flow_repack, flow_shapes, flows)
+
+    result = _staged_loop(flows, flow_cond, flow_body, maximum_iterations, flow_shapes,
+                          flow_repack, flow_loop)
+    return from_flows(template, nest.pack_sequence_as(template, result))
+
+
+def _run(values, cond_fn, body_fn, limit, repack, invariants, structure):
+    i = 0
+    while (limit is None or i < limit) and _truth(cond_fn(*values), "while_loop cond"):
+        values = repack(body_fn(*values))
+        if invariants is not None:
+            _check_shapes(structure, values, invariants)
+        i += 1
+    return values
 
 
 def _staged_loop(structure, cond, body, maximum_iterations, invariants, repack, loop):
@@ -123,7 +158,7 @@ def _shapes(invariants, structure):
 
 def _check_shapes(structure, values, invariants):
     for k, (value, shape) in enumerate(zip(nest.flatten(values), invariants)):
-        if shape is not None and not _fits(shape, value.shape):
+        if shape is not None and isinstance(value, Tensor) and not _fits(shape, value.shape):
             raise ValueError(f"while_loop: loop variable {k} has shape {tuple(value.shape)}, "
                              f"which is not compatible with its shape invariant {shape}")
 

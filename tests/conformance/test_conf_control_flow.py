@@ -131,21 +131,26 @@ def test_programs_give_tensorflows_values_and_gradients(tf, program):
         traced["tf"].experimental_get_tracing_count() == 1
 
 
+def second_order_inside(xp, program):
+    """``xp.function`` of x -> (g, the gradient of sum(g * g)), g the gradient of
+    ``sum(program(xp, x))``: both tapes inside the traced function. The outer tape records
+    while ``sum(g * g)`` is computed (computed after it, the second gradient would be None)."""
+    def step(x):
+        with xp.GradientTape() as outer:
+            outer.watch(x)
+            with xp.GradientTape() as inner:
+                inner.watch(x)
+                y = xp.reduce_sum(program(xp, x))
+            g = inner.gradient(y, x)
+            gg = xp.reduce_sum(g * g)
+        return g, outer.gradient(gg, x)
+    return xp.function(step)
+
+
 @pytest.mark.parametrize("program", [program_cond, program_while, program_scan,
                                      program_autograph], ids=lambda p: p.__name__)
 def test_a_tape_inside_the_function_and_second_order(tf, program):
-    def inside(xp):
-        def step(x):
-            with xp.GradientTape() as outer:
-                outer.watch(x)
-                with xp.GradientTape() as inner:
-                    inner.watch(x)
-                    y = xp.reduce_sum(program(xp, x))
-                g = inner.gradient(y, x)
-            return g, outer.gradient(xp.reduce_sum(g), x)
-        return step
-
-    ours, theirs = ad.function(inside(ad)), tf.function(inside(tf))
+    ours, theirs = second_order_inside(ad, program), second_order_inside(tf, program)
     for values in INPUTS:
         got = ours(ad.constant(np.array(values, np.float32)))
         want = theirs(tf.constant(np.array(values, np.float32)))
