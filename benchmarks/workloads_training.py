@@ -12,8 +12,9 @@ the step is the custom loop a practitioner writes::
 
 Columns: ``autodiff`` (the step run eagerly), ``jit`` (``ad.function(step,
 jit_compile=True)``), ``tf`` (``tf.function(step)``, the baseline the ratios
-divide by: no hand-written NumPy exists for these) and ``xla``
-(``tf.function(step, jit_compile=True)``). Every implementation has its own
+divide by: no hand-written NumPy exists for these), ``xla``
+(``tf.function(step, jit_compile=True)``), ``torch`` and ``jax``
+(``training_peers.py``: each library's own idiom and optimizer). Every implementation has its own
 model and optimizer, so the steps do not share state. Before timing, every
 model's inference output on the batch must agree with the others (rtol 1e-4),
 and so must the first step's loss where no Dropout draws differ (T1, T3, T4).
@@ -29,13 +30,14 @@ takes seconds per model; the step it compiles is the tf column's).
 - T3 LSTM and T4 GRU: batch 32, 20 steps of 16 features, 64 units, 10 logits;
   Adam on exponential decay.
 
-The loss is sparse softmax cross-entropy from logits. PyTorch and JAX
-versions of these steps are not written yet (see README.md).
+The loss is sparse softmax cross-entropy from logits. The ``torch`` and
+``jax`` columns (``training_peers.py``) start from the same weights, and
+their inference output and first loss are checked against autodiff's too.
 """
 
 import numpy as np
 
-from benchmarks import registry
+from benchmarks import registry, training_peers
 from benchmarks.registry import import_peer, load_autodiff, note, register
 
 BATCH = 32
@@ -134,8 +136,28 @@ def training_impls(key, make_model, make_optimizer, input_shape, same_first_loss
         raise registry.GradientMismatch(f"{key}: a first-step loss is not finite: {losses}")
     if "tf" not in variants:
         note(f"{key}: TensorFlow is not installed; the row has no baseline")
-    return {name: (lambda step=step, args=inputs[name]: step(*args))
-            for name, (_, _, step) in variants.items()}
+    impls = {name: (lambda step=step, args=inputs[name]: step(*args))
+             for name, (_, _, step) in variants.items()}
+    for name, build in (("torch", training_peers.torch_step), ("jax", training_peers.jax_step)):
+        module = import_peer(name)
+        if module is not None:
+            impls[name] = _checked_peer(key, name, build(module, key, reference, x, y), x,
+                                        first, losses["autodiff"] if same_first_loss else None)
+    return impls
+
+
+def _checked_peer(key, name, peer, x, output, loss):
+    """A peer's step, once its inference output (and first loss) agree with autodiff's."""
+    predict, step = peer
+    out = predict(x)
+    if out.shape != output.shape or not np.allclose(out, output, rtol=1e-4, atol=1e-5):
+        raise registry.GradientMismatch(f"{key}: {name}'s model output differs by "
+                                        f"{np.abs(out - output).max():.3g}")
+    first = float(step())
+    if not np.isfinite(first) or (loss is not None and not np.isclose(first, loss, rtol=1e-4)):
+        raise registry.GradientMismatch(f"{key}: {name}'s first-step loss {first} is not "
+                                        f"autodiff's {loss}")
+    return step
 
 
 MODELS = {
