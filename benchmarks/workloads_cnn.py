@@ -17,7 +17,9 @@ Peer columns, when installed: PyTorch (eager autograd), TensorFlow's
 ``tf.function`` ("tf") and ``tf.function(jit_compile=True)`` ("xla"), and
 ``jax.jit(jax.value_and_grad)`` ("jax"). ``W8_FORMS`` below the table says
 which convolution and pooling formulations the engine picked for these
-shapes (``autodiff/ops/conv_select.py``).
+shapes (``autodiff/ops/conv_kernels.py``, ``pool_kernels.py``); compiled,
+each filter gradient also reads the im2col rows its forward convolution
+kept (``autodiff/compiler/conv_rows.py``).
 """
 
 import numpy as np
