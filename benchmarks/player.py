@@ -21,9 +21,10 @@ Python stages, the median of ``--repeats`` runs and their range, CPU time
 of this process (``time.process_time``: on a shared machine other processes'
 load moves wall time far more):
 
-- **replay**: ``widgets.player.replay.replay`` with ``geometry=False``, as an
-  export from the tape runs it (backward trace -> nodes, edges, frames, scope
-  tree, health);
+- **replay**: ``widgets.player.replay.replay`` with ``geometry=False`` and
+  ``words=False``, as an export from the tape runs it (backward trace ->
+  nodes, edges, frames without the records' and steps' words, scope tree,
+  health);
 - **layout**: ``widgets.player.layout.graph_layout.graph_layout`` alone, with
   every node placed and every edge routed (what ``replay`` does by default);
 - **export**: ``widgets.player.page.html_export.export_html`` of the finished Replay, and
@@ -92,7 +93,7 @@ def measure(model, n_records, repeats, keep=None):
         tape, loss, sources = MODELS[model](n_records)
         records = len(tape.records)
         t0 = time.process_time()
-        rep = replay(tape, loss, sources, geometry=False)     # as export_html(tape, ...) runs it
+        rep = replay(tape, loss, sources, geometry=False, words=False)   # as export_html(tape) does
         t1 = time.process_time()
         with gc_paused():                # as replay runs it
             graph_layout(rep.nodes, rep.edges)
