@@ -26,12 +26,12 @@
 # | 1. Variables inside a custom gradient | 3 |
 # | 2. Inside the function, only the rule counts | 6 |
 # | 3. Nested custom gradients | 6 |
-# | 4. Traced functions: the Python runs once | 15 |
+# | 4. Traced functions: the Python runs once | 16 |
 # | 5. Custom gradients in saved models | 7 |
 # | 6. Teaching moment: a custom gradient does not watch its inputs | 2 |
 # | summary and the words of the lesson | 4 |
 # | exercises 1 to 3 | 9 |
-# | in all | 54 |
+# | in all | 55 |
 #
 # Exercise 4 is homework.
 
@@ -397,6 +397,24 @@ def slope(x, n):
 
 print("at x = 2, n = 5:", slope(ad.constant(2.0), ad.constant(5)))
 print("at x = 3, n = 2:", slope(ad.constant(3.0), ad.constant(2)))
+
+# %% [markdown]
+# **Keeping every iteration's value.** TensorFlow code writes each `y` into a
+# `tf.TensorArray` in the loop and stacks it after; here, `ad.TensorArray`. Traced, it is
+# one tensor that the `While` node grows by a row per `write`:
+
+# %%
+@ad.function
+def powers(x, n):
+    ta = ad.TensorArray(ad.float32, size=0, dynamic_size=True)
+    y = ad.ones_like(x)
+    for i in ad.range(n):
+        y = y * x
+        ta = ta.write(i, y)
+    return ta.stack()
+
+print(powers(ad.constant(2.0), ad.constant(3)), powers(ad.constant(2.0), ad.constant(5)))
+print(powers.experimental_get_tracing_count())
 
 # %% [markdown]
 # ## 5. Custom gradients in saved models

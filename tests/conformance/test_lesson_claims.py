@@ -336,3 +336,29 @@ def test_claim_lesson13_adams_first_step_with_keras_epsilon(tf):
     assert tf_step[2] == 0.0
     np.testing.assert_allclose(first_step(ad, ad.optimizers.Adam(learning_rate=lr)), tf_step,
                                rtol=1e-5)
+
+
+def _powers(m):
+    """Lesson 6's powers: each iteration's y written into a TensorArray, stacked after."""
+    @m.function
+    def powers(x, n):
+        ta = m.TensorArray(m.float32, size=0, dynamic_size=True)
+        y = m.ones_like(x)
+        for i in m.range(n):
+            y = y * x
+            ta = ta.write(i, y)
+        return ta.stack()
+    return powers
+
+
+# 06_custom_gradients_deeper.py section 4, loops: "TensorFlow code writes each `y` into a
+# `tf.TensorArray` in the loop and stacks it after; here, `ad.TensorArray`" ([2, 4, 8] at
+# n = 3, [2, 4, 8, 16, 32] at n = 5, one trace on both)
+def test_claim_lesson6_a_tensor_array_keeps_each_iterations_value(tf):
+    for m in (tf, ad):
+        powers = _powers(m)
+        np.testing.assert_array_equal(np.asarray(powers(m.constant(2.0), m.constant(3))),
+                                      [2.0, 4.0, 8.0])
+        np.testing.assert_array_equal(np.asarray(powers(m.constant(2.0), m.constant(5))),
+                                      [2.0, 4.0, 8.0, 16.0, 32.0])
+        assert powers.experimental_get_tracing_count() == 1
