@@ -25,7 +25,15 @@ and the last frame:
 - every text on screen, HTML or SVG (at the stage's zoom), is at least 18px;
 - no text is cut: no element with text has ``text-overflow: ellipsis``, and
   none is wider than its box where it clips (``scrollWidth > clientWidth``);
-  the health panel's reasons are drawn and wrap.
+  the health panel's reasons are drawn and wrap; the search box's placeholder
+  is whole;
+- every row of the health panel, scrolled into the panel's view, lies whole
+  inside what the panel shows (below its summary while that stays in view,
+  above "more rows below" while that shows), or, where a row is taller than
+  that (lesson 14's and the planted MLP's panels beside a 240px stage), its
+  bottom edge and then its top edge come into view by scrolling: none is cut
+  (``check_panel``, which tests/browser/test_jupyterlab_layout.py applies in
+  normal mode).
 
 Screenshots ``jupyterlab_classroom_<notebook>_<first|last>.png`` go to the artifacts folder.
 """
@@ -48,7 +56,9 @@ MEASURE = """(root) => {
   const rect = (el) => { if (!el) return null; const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
   let p = root.parentElement;
   while (p && !(["auto", "scroll"].includes(getComputedStyle(p).overflowY) && p.scrollHeight > p.clientHeight + 1)) p = p.parentElement;
-  const v = p.getBoundingClientRect();
+  // (an exported page: the window)
+  const v = p ? p.getBoundingClientRect() : {left: 0, top: 0};
+  const [pw, ph] = p ? [p.clientWidth, p.clientHeight] : [innerWidth, innerHeight];
   const zoom = Number(root.querySelector(".tp-stage").dataset.scale);
   const shown = (e) => e.getClientRects().length > 0 && e.checkVisibility();
   const texts = [...root.querySelectorAll("*")]
@@ -56,8 +66,8 @@ MEASURE = """(root) => {
     .filter((e) => shown(e) && !e.closest(".tp-minimap, title"));
   const clips = (e) => { const s = getComputedStyle(e); return s.overflowX !== "visible" && !e.closest("svg"); };
   return {
-    visible: [Math.max(v.left, 0), Math.max(v.top, 0), Math.min(v.left + p.clientWidth, innerWidth),
-              Math.min(v.top + p.clientHeight, innerHeight)],
+    visible: [Math.max(v.left, 0), Math.max(v.top, 0), Math.min(v.left + pw, innerWidth),
+              Math.min(v.top + ph, innerHeight)],
     tops: [...root.querySelector(".tp-toolbar").children].map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2)),
     parts: Object.fromEntries(["toolbar", "tools", "search", "nan", "lost", "title", "stage", "norms", "sentence",
                                "gradients", "legend"].map((k) => {
@@ -70,8 +80,69 @@ MEASURE = """(root) => {
     ellipsis: texts.filter((e) => getComputedStyle(e).textOverflow === "ellipsis").map((e) => e.textContent.trim().slice(0, 40)),
     cut: texts.filter((e) => clips(e) && e.scrollWidth > e.clientWidth + 1)
       .map((e) => [e.className, e.textContent.trim().slice(0, 40), e.scrollWidth, e.clientWidth]),
+    // the search box's placeholder, measured as its value (an input's scrollWidth counts its value only)
+    placeholder: ((s) => { const v = s.value; s.value = s.placeholder; const w = [s.scrollWidth, s.clientWidth];
+      s.value = v; return w; })(root.querySelector(".tp-search")),
     reasons: [...root.querySelectorAll(".tp-health-why")].filter(shown).map((e) => [e.textContent, e.scrollWidth, e.clientWidth]),
   };
+}"""
+
+
+# The stage's view against the drawing, the minimap, and the health panel: each
+# text's size, and each row scrolled into the panel's view (below the sticky summary,
+# above "more rows below" while that shows): its box and the box it is seen in.
+PANEL = """async (root) => {
+  const rect = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const painted = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  const stage = root.querySelector('.tp-stage'), panel = root.querySelector('.tp-norms');
+  const [x, y, w, h] = root.querySelector('.tp-svg').getAttribute('viewBox').split(' ').map(Number);
+  const mini = root.querySelector('.tp-minimap');
+  const miniShown = !mini.classList.contains('tp-hidden');
+  const m = rect(mini);
+  const meets = (b) => b[0] < m[2] && b[2] > m[0] && b[1] < m[3] && b[3] > m[1];
+  const out = {view: [x, y, w, h], size: root.tp.tree.size(), scale: Number(stage.dataset.scale),
+               stagePx: [stage.clientWidth, stage.clientHeight], miniShown,
+               under: miniShown ? [...root.querySelectorAll('.tp-svg .tp-node, .tp-svg .tp-group-cover')]
+                 .map(rect).filter((b) => b[2] > b[0] && meets(b)).length : 0,
+               marks: mini.querySelector('.tp-minimap-frames').getAttribute('d').length
+                 + mini.querySelector('.tp-minimap-nodes').getAttribute('d').length,
+               body: parseFloat(getComputedStyle(root).fontSize)};
+  if (!panel) return out;
+  out.fonts = [...panel.querySelectorAll('*')]
+    .filter((e) => e.tagName !== 'STYLE' && e.getClientRects().length > 0)
+    .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))
+    .map((e) => [e.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(e).fontSize)]);
+  const more = panel.querySelector('.tp-health-more');
+  const seen = () => {
+    const p = panel.getBoundingClientRect();
+    const bottom = more && getComputedStyle(more).visibility === 'visible'
+      ? more.getBoundingClientRect().top : p.top + panel.clientTop + panel.clientHeight;
+    return [p.left + panel.clientLeft,
+            Math.max(p.top + panel.clientTop, panel.querySelector('.tp-health-top').getBoundingClientRect().bottom),
+            p.left + panel.clientLeft + panel.clientWidth, bottom];
+  };
+  const saved = panel.scrollTop;
+  panel.scrollTop = 0;
+  await painted();
+  out.more = [panel.scrollHeight > panel.clientHeight + 2, more ? getComputedStyle(more).visibility : null];
+  out.summary = [panel.querySelector('.tp-health-top').offsetHeight, panel.clientHeight,
+                 panel.classList.contains('tp-health-short')];
+  out.rows = [];
+  const rows = [...panel.querySelectorAll('.tp-health-row')];
+  for (const row of rows) {
+    // scrolled down until its bottom is seen (the last row: as far as the panel goes),
+    // then up until its top is (a row taller than what the panel shows: its bottom
+    // edge then its top edge)
+    const below = row.getBoundingClientRect().bottom - seen()[3];
+    if (below > 0) { panel.scrollTop += below; await painted(); }
+    const bottom = [rect(row), seen()];
+    const above = seen()[1] - row.getBoundingClientRect().top;
+    if (above > 0) { panel.scrollTop -= above; await painted(); }
+    out.rows.push([row.dataset.group, rect(row), seen(), row.scrollWidth, row.clientWidth, bottom]);
+  }
+  out.end = [panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 2, more ? getComputedStyle(more).visibility : null];
+  panel.scrollTop = saved;
+  return out;
 }"""
 
 
@@ -140,44 +211,93 @@ def _check(m, name, frame, panel):
             f"{where}: the {part} {[round(b) for b in box]} is outside the notebook's visible area " \
             f"{[round(b) for b in m['visible']]}"
     assert not m["small"], f"{where}: text under 18px: {m['small'][:10]}"
+    _check_text(m, where)
+
+
+def _check_text(m, where):
+    """Nothing cut: no ellipsis, no text wider than its box, the search box's placeholder whole."""
     assert not m["ellipsis"], f"{where}: text cut with an ellipsis: {m['ellipsis'][:10]}"
     assert not m["cut"], f"{where}: text wider than its box: {m['cut'][:10]}"
+    width, box = m["placeholder"]
+    assert width <= box, f"{where}: the search box's placeholder is cut ({width}px in {box}px)"
+
+
+def check_panel(p, where, least):
+    """The health panel (``PANEL``'s measures): every text at least ``least`` px, and every
+    row, scrolled into the panel's view, whole inside what is seen of it, so none is cut."""
+    small = [(text, px) for text, px in p["fonts"] if px < least - 0.01]
+    assert not small, f"{where}: health panel text under {least}px: {small[:10]}"
+    scrolls, shown = p["more"]
+    assert shown == ("visible" if scrolls else "hidden"), \
+        f"{where}: 'more rows below' is {shown} where the panel {'scrolls' if scrolls else 'holds every row'}"
+    assert p["end"] == [True, "hidden"], f"{where}: at the panel's end 'more rows below' still shows: {p['end']}"
+    for group, box, seen, width, inner, (low_box, low_seen) in p["rows"]:
+        assert width <= inner + 1, f"{where}: health row {group} is wider than the panel ({width} > {inner})"
+        if box[3] - box[1] > seen[3] - seen[1]:
+            # taller than what the panel shows (classroom type beside a 240px stage):
+            # read by scrolling, its bottom edge reached, then its top edge
+            assert low_box[3] <= low_seen[3] + 1.5 and box[1] >= seen[1] - 1.5, \
+                f"{where}: health row {group} cannot be read whole by scrolling: bottom " \
+                f"{low_box[3]:.0f} under {low_seen[3]:.0f}, top {box[1]:.0f} over {seen[1]:.0f}"
+            continue
+        assert _inside(box, seen, slack=1.5), \
+            f"{where}: health row {group} {[round(b) for b in box]} is cut: the panel shows " \
+            f"{[round(b) for b in seen]} of it, scrolled as far as it goes"
+
+
+def restored_players(page, names, artifacts_dir, log_path, shot):
+    """Opens the notebooks ``names`` and the file browser, reloads so that JupyterLab
+    restores them, and yields ``(name, root)``: each one's tab in front, its stored player
+    started and scrolled to the top of the notebook (a screenshot ``<shot>_<name>.png``
+    and the log where one does not start)."""
+    for name in names:
+        page.evaluate(OPEN, f"{name}.ipynb")
+    page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
+    # JupyterLab restores the tabs and the open file browser from its saved workspace
+    reload_restoring(page, [f"{name}.ipynb" for name in names], sidebar="filebrowser")
+    for name in names:
+        try:
+            page.wait_for_function(STARTED, arg=f"{name}.ipynb", timeout=30_000)
+        except Exception:
+            page.screenshot(path=str(artifacts_dir / f"{shot}_{name}.png"))
+            state = page.evaluate("""() => { const w = window.jupyterapp.shell.currentWidget;
+              return [w && w.context && w.context.path, w && w.node.querySelectorAll('.tp-root').length]; }""")
+            pytest.fail(f"the stored player of {name} did not start in its tab: {state}; "
+                        f"JupyterLab log:\n{log_path.read_text()[-2000:]}")
+        assert page.evaluate("() => !window.jupyterapp.shell.leftCollapsed"), "the file browser is closed"
+        assert page.locator(".jp-FileBrowser").is_visible()
+        root = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .tp-root")
+        root.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        yield name, root
+
+
+def first_and_last_frame(page, root):
+    """Shows the player ``root``'s first frame, then its last, each with the player
+    scrolled to the top of the notebook; yields ``"first"``, then ``"last"``."""
+    for key, frame in (("Home", "first"), ("End", "last")):
+        root.focus()
+        page.keyboard.press(key)
+        page.wait_for_timeout(200)
+        root.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        yield frame
 
 
 def test_classroom_players_fit_jupyterlab_with_the_file_browser_open(
         chromium, classroom_lab, artifacts_dir):
     base, log_path = classroom_lab
     with lab_page(chromium, base, 1280, 720) as page:
-        for name in NOTEBOOKS:
-            page.evaluate(OPEN, f"{name}.ipynb")
-        page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
-        # JupyterLab restores the tabs and the open file browser from its saved workspace
-        reload_restoring(page, [f"{name}.ipynb" for name in NOTEBOOKS], sidebar="filebrowser")
-        for name, (_, panel, classroom) in NOTEBOOKS.items():
-            try:
-                page.wait_for_function(STARTED, arg=f"{name}.ipynb", timeout=30_000)
-            except Exception:
-                page.screenshot(path=str(artifacts_dir / f"jupyterlab_classroom_{name}.png"))
-                state = page.evaluate("""() => { const w = window.jupyterapp.shell.currentWidget;
-                  return [w && w.context && w.context.path, w && w.node.querySelectorAll('.tp-root').length]; }""")
-                pytest.fail(f"the stored player of {name} did not start in its tab: {state}; "
-                            f"JupyterLab log:\n{log_path.read_text()[-2000:]}")
-            assert page.evaluate("() => !window.jupyterapp.shell.leftCollapsed"), "the file browser is closed"
-            assert page.locator(".jp-FileBrowser").is_visible()
-            root = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .tp-root")
-            root.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        for name, root in restored_players(page, NOTEBOOKS, artifacts_dir, log_path, "jupyterlab_classroom"):
+            _, panel, classroom = NOTEBOOKS[name]
             if not classroom:
                 root.locator(".tp-classroom-box").check()
             page.wait_for_function("(el) => el.classList.contains('tp-classroom')", arg=root.element_handle())
             page.wait_for_timeout(400)
-            for key, frame in (("Home", "first"), ("End", "last")):
-                root.focus()
-                page.keyboard.press(key)
-                page.wait_for_timeout(200)
-                root.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+            for frame in first_and_last_frame(page, root):
                 m = root.evaluate(MEASURE)
                 page.screenshot(path=str(artifacts_dir / f"jupyterlab_classroom_{name}_{frame}.png"))
                 _check(m, name, frame, panel)
+                if panel:
+                    check_panel(root.evaluate(PANEL), f"{name}, frame {frame}", 18)
                 if name == "planted_mlp" and frame == "last":
                     assert m["reasons"], f"{name}: no health reason shown"
                     assert all(width <= box + 1 for _, width, box in m["reasons"]), m["reasons"]

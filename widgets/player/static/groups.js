@@ -163,7 +163,7 @@ function createGroups(root, data, tree, hooks) {
 function toolsMarkup(data) {
   const many = (data.layout.tree || []).length > 1;
   return `<div class="tp-tools">` +
-    `<input type="search" class="tp-search" placeholder="find a tensor, op or scope (Enter)" aria-label="find by name">` +
+    `<input type="search" class="tp-search" placeholder="find a tensor, op or scope" title="find by name: type, then press Enter" aria-label="find by name">` +
     (many ? `<button type="button" class="tp-btn tp-collapse-all" title="Close every box">collapse all</button>` +
       `<button type="button" class="tp-btn tp-expand-all" title="Open every box">expand all</button>` : "") +
     `<button type="button" class="tp-btn tp-nan" title="Jump to the first NaN or Inf">first NaN/Inf</button>` +

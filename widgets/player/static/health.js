@@ -13,6 +13,8 @@
 //   ‖g‖ —  ‖w‖ 2.18  g/w —                    <- numbers, 3 significant digits, never cut
 //   ▇▇▇▇▇▇▁▁▁▁▁▁                             <- what it has sent back so far (log scale)
 //   NaN made here: ... divides by 0 (...)    <- why, each reason on its own lines, wrapped
+//   ▾ more rows below                        <- while rows are below the panel's edge (a click
+//                                               scrolls on), so a row cut there reads as more
 //
 // The summary's counts are buttons, one per word ("1 NaN made", "3 None", "1
 // dead"...), each row counted under its first word (its cause): a click shows
@@ -39,7 +41,8 @@ const HEALTH_ROW_EM = 7.2;       // a virtual row's height until it is drawn and
 const HEALTH_OK_RANK = 9;
 const HEALTH_STYLE = `<style>
 .tp-health-top { position: sticky; top: -0.3em; z-index: 1; background: var(--tp-bg, #fff); padding-top: 0.3em; }
-.tp-health-summary { padding-bottom: 0.3em; line-height: 1.5; }
+.tp-health-short .tp-health-top { position: static; }
+.tp-health-summary { padding-bottom: 0.3em; line-height: 1.4; }
 .tp-health-jump { font: inherit; padding: 0 0.2em; border: 0; background: none; color: #0969da; cursor: pointer; text-decoration: underline; white-space: nowrap; }
 .tp-health-row { padding: 0.2em 0; border-top: 1px solid #eaeef2; }
 .tp-health-head { display: flex; gap: 0.3em; align-items: baseline; min-width: 0; flex-wrap: wrap; }
@@ -60,6 +63,9 @@ const HEALTH_STYLE = `<style>
 .tp-health-virtual .tp-health-list { position: relative; }
 .tp-health-virtual .tp-health-row { position: absolute; left: 0; right: 0; box-sizing: border-box; }
 .tp-health-row.tp-health-picked { background: #fff8c5; }
+.tp-health-more { position: sticky; bottom: -0.3em; z-index: 1; margin: 0 -0.5em -0.3em; padding: 0.4em 0.5em 0.05em; line-height: 1.2;
+  background: linear-gradient(to bottom, transparent, var(--tp-bg, #fff) 40%); text-align: center; color: #0969da; cursor: pointer; }
+.tp-health-end .tp-health-more { visibility: hidden; }
 </style>`;
 
 // A number in 3 significant digits, the exponent unpadded: 1.87e-9, 4.56e3, 0.25, 2.
@@ -143,11 +149,12 @@ function healthRowMarkup(row, index, top) {
     `</div>`;
 }
 
-// The panel beside the graph: a summary line (one jump per word), then the rows cause first.
+// The panel beside the graph: a summary (its title, then one jump per word), then the
+// rows cause first.
 function normsMarkup(data) {
   const { rows, virtual } = healthOf(data);
   if (!rows.length) return "";
-  const parts = [esc(`${rows.length} scope${rows.length === 1 ? "" : "s"}`)];
+  const parts = [`<b class="tp-norms-title">Gradient health</b> of ${rows.length} scope${rows.length === 1 ? "" : "s"}, causes first`];
   for (const [word, status, title] of HEALTH_WORDS) {
     const n = rows.filter((r) => rowKinds(r)[0] === word).length;
     if (n) {
@@ -158,8 +165,8 @@ function normsMarkup(data) {
   const list = virtual ? `<div class="tp-health-list" style="height: ${(rows.length * HEALTH_ROW_EM).toFixed(2)}em"></div>`
     : `<div class="tp-health-list">${rows.map((r) => healthRowMarkup(r)).join("")}</div>`;
   return `<div class="tp-norms tp-health${virtual ? " tp-health-virtual" : ""}" data-rows="${rows.length}">` +
-    HEALTH_STYLE + `<div class="tp-health-top"><div class="tp-norms-title">gradient health by scope (causes first)</div>` +
-    `<div class="tp-health-summary">${parts.join(" · ")}</div></div>` + list + `</div>`;
+    HEALTH_STYLE + `<div class="tp-health-top"><div class="tp-health-summary">${parts.join(" · ")}</div></div>` + list +
+    `<div class="tp-health-more" title="scroll down the rows">▾ more rows below</div></div>`;
 }
 
 // The running norm of a group at frame k (the last entry at or before k): a
@@ -267,12 +274,28 @@ function mountHealth(root, data, hooks) {
   const { rows, virtual } = h;
   const redraw = () => drawHealthRows(root, data, false);
   if (virtual) panel.addEventListener("scroll", redraw, { passive: true });
+  // "more rows below" shows until the last row is in view (the panel scrolled to its end)
+  const edge = () => panel.classList.toggle("tp-health-end",
+    panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 2);
+  panel.addEventListener("scroll", edge, { passive: true });
+  // In a short panel (beside a 240-330px stage, or a projector's type) the summary
+  // scrolls away with the rows when, kept in view, it would leave no room to read the
+  // tallest row whole.
+  const sized = () => {
+    let tallest = 0;
+    for (const row of panel.querySelectorAll(".tp-health-row")) tallest = Math.max(tallest, row.offsetHeight);
+    const top = panel.querySelector(".tp-health-top"), more = panel.querySelector(".tp-health-more");
+    panel.classList.toggle("tp-health-short", top.offsetHeight + more.offsetHeight + tallest > panel.clientHeight);
+    edge();
+  };
+  if (typeof ResizeObserver === "function") new ResizeObserver(sized).observe(panel);
   const next = {};
   function show(i) {        // scrolls row i to the top of the panel (under the summary) and marks it
     panel.querySelectorAll(".tp-health-picked").forEach((e) => e.classList.remove("tp-health-picked"));
     panel.dataset.picked = String(i);
     const list = panel.querySelector(".tp-health-list");
-    const under = list.offsetTop - panel.querySelector(".tp-health-top").offsetHeight;   // below the sticky summary
+    const top = panel.querySelector(".tp-health-top");
+    const under = list.offsetTop - (panel.classList.contains("tp-health-short") ? 0 : top.offsetHeight);   // below a sticky summary
     if (virtual) {
       const rowPx = HEALTH_ROW_EM * (parseFloat(getComputedStyle(list).fontSize) || 16);
       panel.scrollTop = under + healthOffsets(h, rowPx)[i];
@@ -286,6 +309,10 @@ function mountHealth(root, data, hooks) {
     }
   }
   panel.addEventListener("click", (ev) => {
+    if (ev.target.closest(".tp-health-more")) {
+      panel.scrollBy({ top: panel.clientHeight * 0.6 });
+      return;
+    }
     const jump = ev.target.closest(".tp-health-jump");
     if (jump) {
       const word = jump.dataset.kind;
@@ -302,5 +329,6 @@ function mountHealth(root, data, hooks) {
     if (name && hooks && hooks.reveal) hooks.reveal(rows.find((r) => r.group === name.closest(".tp-health-row").dataset.group).scope);
   });
   drawHealthRows(root, data, true);
-  return { redraw: () => drawHealthRows(root, data, true), show };
+  sized();
+  return { redraw: () => { drawHealthRows(root, data, true); sized(); }, show };
 }

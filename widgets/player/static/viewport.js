@@ -226,10 +226,14 @@ function stageRoom(root, data, classroom) {
       el.style.minHeight = `${Math.ceil(orShown ? Math.max(tall, el.getBoundingClientRect().height) : tall)}px`;
     }
   }
+  // The row of the stage counts as the stage: the health panel beside it may still be
+  // taller (its height follows the stage only once laid out: a player drawn in a hidden
+  // tab, as JupyterLab restores them, had a panel 70vh tall and got a 240px stage).
   const cs = getComputedStyle(stage);
+  const main = root.querySelector(".tp-main");
   const last = root.querySelector(classroom ? ".tp-legend" : ".tp-gradients");
   const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
-    - root.getBoundingClientRect().top - stage.getBoundingClientRect().height
+    - root.getBoundingClientRect().top - main.getBoundingClientRect().height
     + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
   const room = visibleHeight(root) - others - 8;    // 8: the output's padding
   return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
