@@ -176,6 +176,11 @@ def _agree(subs, names):
             if isinstance(u, Tensor) and u.dtype != v.dtype:
                 raise TypeError(f"'{name}' has dtype {u.dtype.name} in the main branch but "
                                 f"{v.dtype.name} in the else branch")
+            if isinstance(u, TensorArray) and u is not v:
+                raise NotImplementedError(
+                    f"'{name}', an ad.TensorArray, is written under an `if` on a tensor; "
+                    f"ad.TensorArray is carried by loops only here (TensorFlow's cond carries "
+                    f"it too): write in the loop and choose the value with ad.where instead")
             if not isinstance(u, Tensor) and u is not v and u != v:
                 raise ValueError(f"'{name}' has a Python value that depends on a tensor "
                                  f"condition ({u!r} or {v!r}); make it a tensor")

@@ -123,3 +123,15 @@ def test_a_tensor_array_carried_through_a_python_while_inside_a_function_keeps_i
     values, size = squares(ad.constant(6))
     np.testing.assert_array_equal(values.numpy(), [0, 1, 4, 9, 16, 25])
     assert squares.experimental_get_tracing_count() == 1
+
+
+def test_an_array_written_under_a_tensor_if_is_refused_by_name():
+    @ad.function
+    def odd_ones(x):
+        ta = ad.TensorArray(ad.float32, size=2)
+        if ad.reduce_sum(x) > 0:
+            ta = ta.write(0, x)
+        return ta.stack()
+
+    with pytest.raises(NotImplementedError, match="'ta', an ad.TensorArray, is written under"):
+        odd_ones(ad.constant(1.0))

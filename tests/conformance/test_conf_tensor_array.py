@@ -228,3 +228,18 @@ def test_a_saved_model_with_an_array_filled_in_a_loop_serves_every_size(tf, tmp_
     for n in (4, 1, 6):
         _assert_same(loaded["ad"](ad.constant(_input(n))), loaded["tf"](tf.constant(_input(n))),
                      f"saved model at size {n}")
+
+
+def test_an_array_written_under_a_tensor_if_works_in_tensorflow_and_is_refused_here(tf):
+    """The limitation NotImplementedError names: TensorFlow's AutoGraph `if` carries the array."""
+    def odd_ones(xp, x):
+        ta = xp.TensorArray(xp.float32, size=2, element_shape=[])
+        if xp.reduce_sum(x) > 0:
+            ta = ta.write(0, x)
+        return ta.stack()
+
+    theirs = tf.function(lambda x: odd_ones(tf, x))
+    np.testing.assert_array_equal(theirs(tf.constant(2.0)).numpy(), [2.0, 0.0])
+    np.testing.assert_array_equal(theirs(tf.constant(-2.0)).numpy(), [0.0, 0.0])
+    with pytest.raises(NotImplementedError, match="ad.TensorArray"):
+        ad.function(lambda x: odd_ones(ad, x))(ad.constant(2.0))
