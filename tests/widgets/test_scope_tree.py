@@ -15,7 +15,7 @@ from widgets.player.drawing.png import MAX_WIDTH, replay_png
 from widgets.player.drawing.svg import node_sizes, overview, replay_svg
 from widgets.player.layout.graph_layout import graph_layout
 from widgets.player.layout.placement import OPEN_UP_TO, default_open, place
-from widgets.player.layout.scope_tree import MAX_CHILDREN, from_json
+from widgets.player.layout.scope_tree import MAX_CHILDREN, from_json, rep, reps
 from widgets.player.page.html_export import PACK_ABOVE, export_html, page_model, read_page_model
 from widgets.player.replay import replay
 
@@ -104,6 +104,18 @@ def test_placed_boxes_use_two_dimensions_and_never_overlap(gru):
     assert len({r["y"] for r in calls}) >= 3            # the 43 calls wrap into rows
     assert 0.5 < width / height < 4                     # a screen's shape, not a line
     assert not _siblings_overlap(rects, tree)
+
+
+def test_reps_shows_each_item_as_rep_does(gru):
+    tree = from_json(gru.layout["tree"], gru.nodes, gru.edges)
+    cell = next(k for k, b in enumerate(tree.boxes) if b["label"] == "gru_cell")
+    items = list(tree.home) + ["t-unknown"]
+    for opened in ({0}, {0, tree.boxes[cell]["parent"]}, set(range(len(tree.boxes)))):
+        show = reps(tree, opened)
+        expected = [rep(tree, item, opened) for item in items]
+        assert [show(item) for item in items] == expected
+        assert len(set(expected)) > 1
+    assert reps(tree, {0})(items[0]).startswith("b")      # a closed box stands for its items
 
 
 def test_every_node_of_the_fully_open_layout_is_placed_without_overlap(gru):

@@ -27,7 +27,7 @@ makes the tree again from a replay's JSON (the static pictures do), and
 
 from . import layers as _layers
 
-__all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "drawn_ends",
+__all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "reps", "drawn_ends",
            "CHUNK_ABOVE", "MAX_CHILDREN"]
 
 CHUNK_ABOVE = 40       # a box with more ops of its own is cut into calls or blocks
@@ -303,7 +303,31 @@ def drawn_ends(edges, home):
 
 def rep(tree, item, opened):
     """What shows for ``item``: the outermost closed box around it, else itself."""
-    shown, k = item, tree.home.get(item, 0)
+    box = _outer_closed(tree, tree.home.get(item, 0), opened)
+    return item if box is None else box
+
+
+def reps(tree, opened):
+    """``rep`` for many items: a function that walks each box's ancestors once
+    (an overview asks for both ends of every edge: 51,000 walks at 10,000 records).
+
+    >>> show = reps(tree, opened); show("op3") == rep(tree, "op3", opened)
+    True
+    """
+    outer = {}
+
+    def show(item):
+        k = tree.home.get(item, 0)
+        box = outer.get(k, False)
+        if box is False:
+            box = outer[k] = _outer_closed(tree, k, opened)
+        return item if box is None else box
+    return show
+
+
+def _outer_closed(tree, k, opened):
+    """The outermost closed box among box ``k`` and its ancestors (``'b<k>'``), or None."""
+    shown = None
     while k > 0:
         if k not in opened:
             shown = f"b{k}"
