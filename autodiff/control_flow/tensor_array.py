@@ -15,10 +15,12 @@ elements in one of two ways, as TensorFlow 2 does:
   ``stack`` is one ``Pack``. A tape records only ``stack``/``unstack``/``gather``,
   so a gradient flows through the stored tensors themselves.
 - **Inside ``ad.function``, one buffer tensor** of shape ``[size, *element_shape]``
-  (TensorFlow's TensorList). ``write(i, v)`` makes a new buffer: grown with zero
-  rows when ``dynamic_size`` needs it, then row ``i`` replaced through a ``where``
-  over ``range(size) == i``; ``read`` and ``gather`` are ``Gather`` ops, whose
-  index checks raise InvalidArgumentError when the graph runs. Every step is an
+  (TensorFlow's TensorList). ``write(i, v)`` and ``scatter`` make a new buffer:
+  grown with zero rows when ``dynamic_size`` needs it, then each row written
+  replaced, through a ``where``, by the last value written to it; ``unstack``
+  makes its value the buffer; ``read`` and ``gather`` are ``Gather`` ops. An index
+  outside the array raises InvalidArgumentError when the graph runs (on a
+  device, where the engine's gathers do not check, it writes nothing). Every step is an
   ordinary op of the engine, so gradients (any order, forward mode), the
   compiler and sizes that change from call to call need nothing more. Until an
   element is written with an unknown element shape, the buffer is a vector of
@@ -27,9 +29,11 @@ elements in one of two ways, as TensorFlow 2 does:
 ``while_loop`` carries a TensorArray as its buffer (``to_flows``/``from_flows``,
 what TensorFlow calls the array's *flow*), with a shape invariant that lets the
 first dimension grow. Where the element shape is unknown before the loop, the
-body is traced once first to learn it (``settle_element_shapes``). Limitation:
-that shape is the trace's, so elements whose own size changes from call to call
-need ``element_shape`` given up front.
+body is traced once first to learn it (``settle_element_shapes``). Limitations:
+that shape is the trace's, held as a constant, so elements whose own size changes
+from call to call cost one trace per size (the values stay right: the function
+sees the graphs differ); an ``if`` on a tensor does not carry an array (AutoGraph
+raises NotImplementedError naming it).
 """
 
 from .. import dtypes, nest
