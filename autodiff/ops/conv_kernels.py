@@ -217,7 +217,7 @@ def backprop_filter(xp, x, g, strides, dilations, pads, filter_hw, form=None, ro
     keep_rows=True)`` returned (None: build it when the im2col form runs).
     """
     w_shape = tuple(filter_hw) + (x.shape[-1], g.shape[-1])
-    if rows is not None:
+    if rows is not None and g.ndim == 4:   # a g with batch axes (a Jacobian's) runs the reference
         return _rows_t_matmul(rows, g.reshape(-1, w_shape[-1])).reshape(w_shape)
     form = (_numpy_form(xp, "Conv2DBackpropFilter", x.shape, w_shape, strides, dilations,
                         pads, form) if g.ndim == 4 else "reference")

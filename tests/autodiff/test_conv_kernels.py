@@ -154,6 +154,26 @@ def test_a_compiled_step_reuses_the_rows_and_equals_eager_bit_for_bit(hw, channe
     assert "keep_rows=True" in source and "rows=v0_rows" in source
 
 
+def test_a_compiled_jacobian_of_a_convolution_equals_eager():
+    # the Jacobian's filter gradient has a batch axis: it must not read the forward's
+    # rows (one image's worth) but build its own; it raised a matmul size error before
+    # (as a generated program with a jacobian of a 1x1 convolution found)
+    x = ad.constant(RNG.standard_normal((3, 1, 3, 2)).astype(np.float32))
+    w = ad.Variable(RNG.standard_normal((1, 1, 2, 1)).astype(np.float32))
+
+    def jac(x):
+        with ad.GradientTape() as tape:
+            y = ad.nn.conv2d(x, w, 1, "VALID")
+        return y, tape.jacobian(y, w)
+
+    compiled = ad.function(jac, jit_compile=True)
+    (y0, want), (y1, got) = jac(x), compiled(x)
+    assert "keep_rows=True" in compiled.experimental_get_compiler_ir(x)()
+    assert got.shape == (3, 1, 3, 1, 1, 1, 2, 1)
+    np.testing.assert_array_equal(y1.numpy(), y0.numpy())
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
 # ---- pooling --------------------------------------------------------------------------------
 def _reference_pool(monkeypatch, fn):
     with monkeypatch.context() as patch:
