@@ -8,7 +8,7 @@
 // the seed and result frames keep Python's. Nothing here computes a number:
 // every value is a preview string the replay made.
 
-// Fills in every frame's missing `title` and `sentence` (unpacked data: named
+// Gives every frame without them a `title` and a `sentence`, written when first read (unpacked data: named
 // entries, values {preview, shape?}; a value's shape left out is its node's).
 function fillWords(data) {
   if (!data.frames.some((f) => f.sentence === undefined)) return data;
@@ -21,20 +21,29 @@ function fillWords(data) {
     if (!m.has(e.op)) m.set(e.op, []);
     m.get(e.op)[e.slot] = byId.get(e.tensor).name;
   }
+  // Each frame's words are written the first time something reads them (a getter):
+  // the player reads the frame it shows; classroom mode reads every sentence once.
+  const write = (f, op, step) => {
+    if (f.phase === "forward") {
+      const [tape, index] = op.records[0];
+      let title = `${recordName(tapeNames, tape, index)}: ${(outputs.get(op.id) || []).join(", ")} = ` +
+        `${op.op_type}(${(inputs.get(op.id) || []).join(", ")})`;
+      if (nTapes > 1) title += `  [${[...new Set(op.tapes)].sort((a, b) => a - b).map((t) => tapeNames[t]).join(" + ")}]`;
+      return { title, sentence: forwardSentence(op, f.outputs || [], op.tapes.map((t) => tapeNames[t]), nTapes, tapeNames) };
+    }
+    return { title: `backward ${step}: ${op.op_type} (${recordName(tapeNames, 0, f.record)})`,
+      sentence: backwardSentence(op, f.cotangents, f.contributions, f.totals, byId) };
+  };
   let step = 0;
   for (const f of data.frames) {
     if (f.phase === "backward") step += 1;
-    if (f.sentence !== undefined || !f.op) continue;
-    const op = byId.get(f.op);
-    if (f.phase === "forward") {
-      const [tape, index] = op.records[0];
-      f.title = `${recordName(tapeNames, tape, index)}: ${(outputs.get(op.id) || []).join(", ")} = ` +
-        `${op.op_type}(${(inputs.get(op.id) || []).join(", ")})`;
-      if (nTapes > 1) f.title += `  [${[...new Set(op.tapes)].sort((a, b) => a - b).map((t) => tapeNames[t]).join(" + ")}]`;
-      f.sentence = forwardSentence(op, f.outputs || [], op.tapes.map((t) => tapeNames[t]), nTapes, tapeNames);
-    } else if (f.phase === "backward") {
-      f.title = `backward ${step}: ${op.op_type} (${recordName(tapeNames, 0, f.record)})`;
-      f.sentence = backwardSentence(op, f.cotangents, f.contributions, f.totals, byId);
+    if (f.sentence !== undefined || !f.op || (f.phase !== "forward" && f.phase !== "backward")) continue;
+    const op = byId.get(f.op), k = step;
+    let words = null;
+    for (const key of ["title", "sentence"]) {
+      Object.defineProperty(f, key, { enumerable: true, configurable: true,
+        get: () => (words || (words = write(f, op, k)))[key],
+        set: (value) => { Object.defineProperty(f, key, { value, writable: true, enumerable: true, configurable: true }); } });
     }
   }
   return data;
