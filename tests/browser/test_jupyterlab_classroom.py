@@ -33,7 +33,11 @@ and the last frame:
   that (lesson 14's and the planted MLP's panels beside a 240px stage), its
   bottom edge and then its top edge come into view by scrolling: none is cut
   (``check_panel``, which tests/browser/test_jupyterlab_layout.py applies in
-  normal mode).
+  normal mode);
+- beside a health panel, the graph area is at least ``STAGE_PX`` tall on the
+  first frame (240 on the last, whose title and sentence are the longest): the
+  lines reserved for the longest sentence and title that the shown ones leave
+  empty go to the graph, so at most ``BAND_PX`` lies blank under the sentence.
 
 Screenshots ``jupyterlab_classroom_<notebook>_<first|last>.png`` go to the artifacts folder.
 """
@@ -48,6 +52,9 @@ from test_jupyterlab_restored import OPEN, notarized_lab  # noqa: F401
 from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
+
+STAGE_PX = 300      # the graph area beside a health panel on the first frame (a short sentence)
+BAND_PX = 40        # the most left blank between the sentence's text and the gradients
 
 # The notebook's visible area as viewport.js's visibleHeight finds it (the
 # scrolling panel that really scrolls, within the window), the player's parts,
@@ -83,6 +90,9 @@ MEASURE = """(root) => {
     // the search box's placeholder, measured as its value (an input's scrollWidth counts its value only)
     placeholder: ((s) => { const v = s.value; s.value = s.placeholder; const w = [s.scrollWidth, s.clientWidth];
       s.value = v; return w; })(root.querySelector(".tp-search")),
+    // the bottom of the sentence's text (its box may keep room for a longer one)
+    sentence_text: ((s) => { const r = document.createRange(); r.selectNodeContents(s);
+      return r.getBoundingClientRect().bottom; })(root.querySelector(".tp-sentence")),
     reasons: [...root.querySelectorAll(".tp-health-why")].filter(shown).map((e) => [e.textContent, e.scrollWidth, e.clientWidth]),
   };
 }"""
@@ -297,7 +307,14 @@ def test_classroom_players_fit_jupyterlab_with_the_file_browser_open(
                 page.screenshot(path=str(artifacts_dir / f"jupyterlab_classroom_{name}_{frame}.png"))
                 _check(m, name, frame, panel)
                 if panel:
-                    check_panel(root.evaluate(PANEL), f"{name}, frame {frame}", 18)
+                    p = root.evaluate(PANEL)
+                    check_panel(p, f"{name}, frame {frame}", 18)
+                    # the lines the longest sentence and title reserve go to the graph
+                    # while the shown ones are short: no blank band under the sentence
+                    least = STAGE_PX if frame == "first" else 240
+                    assert p["stagePx"][1] >= least, f"{name}, frame {frame}: graph area {p['stagePx']}"
+                    band = m["parts"]["gradients"][1] - m["sentence_text"]
+                    assert band <= BAND_PX, f"{name}, frame {frame}: {band:.0f}px blank under the sentence"
                 if name == "planted_mlp" and frame == "last":
                     assert m["reasons"], f"{name}: no health reason shown"
                     assert all(width <= box + 1 for _, width, box in m["reasons"]), m["reasons"]

@@ -147,10 +147,13 @@ function render({ model, el }) {
   // ---- layout: the stage's shape, the tree's placement, the view ------------------
   // home: fit the overview (or, on a small tape, the readable zoom); anchor: a
   // function giving [x, y, new x, new y] of the point to keep still on screen.
-  let room = 0;
+  let room = 0, base = 0, reserved = 0;      // base: the stage's height under the longest sentence
   function relayout(home, anchor) {
     const stage = q(".tp-stage");
-    if (home || !room) room = stageRoom(root, data, classroom());   // (reading sizes costs a layout)
+    if (home || !room) {                       // (reading sizes costs a layout)
+      room = stageRoom(root, data, classroom());
+      reserved = sentenceReserve(root, classroom());
+    }
     const cw = Math.max(stage.clientWidth, 1);
     tree.layout(cw / room, cw / readable());
     const [W, H] = tree.size();
@@ -162,9 +165,8 @@ function render({ model, el }) {
     const beside = panel && panel.offsetParent !== null;
     const least = Math.min(beside ? PANEL_PX : 240, room);
     const height = Math.round(Math.max(least, Math.min(room, H * s + 8)));
-    if (home || stage.style.height === "" || Number.parseFloat(stage.style.height) < height) {
-      stage.style.height = `${height}px`;
-    }
+    if (home || !base || base < height) base = height;
+    stage.style.height = `${sharedStage(root, base, reserved)}px`;
     if (beside) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
     if (viewport) viewport.resized();
     scene.rebuild();
@@ -244,6 +246,12 @@ function render({ model, el }) {
     title.textContent = titleText(f);
     title.title = f.title;
     q(".tp-sentence").textContent = f.sentence;
+    const shared = reserved && `${sharedStage(root, base, reserved)}px`;
+    if (shared && q(".tp-stage").style.height !== shared) {      // (classroom: the sentence's spare lines)
+      q(".tp-stage").style.height = shared;
+      q(".tp-norms").style.height = q(".tp-norms").style.maxHeight = `${q(".tp-stage").offsetHeight}px`;
+      if (viewport) { viewport.resized(); viewport.apply(); }
+    }
     q(".tp-details").innerHTML = detailsMarkup(f);
     q(".tp-gradients").innerHTML = gradientsMarkup(data, f, (id) => gradOf(id, frame), classroom() ? CLASSROOM_GRADIENTS : 6);
     showNorms(root, data, frame);

@@ -239,6 +239,29 @@ function stageRoom(root, data, classroom) {
   return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
 }
 
+// Classroom mode with a health panel beside the stage: the stage takes the lines
+// reserved for the longest sentence and the result's title (stageRoom) that the shown
+// ones leave empty, so no blank band lies under a short sentence (the panel follows the
+// stage's height). sentenceReserve: the reserved height, taken off the two (0 without
+// a panel shown); sharedStage: the stage's height for `base`, the frame's texts shown.
+const SHARED = [".tp-title", ".tp-sentence"];
+function sentenceReserve(root, classroom) {
+  const panel = root.querySelector(".tp-norms");
+  if (!classroom || !panel || panel.offsetParent === null) return 0;
+  let reserved = 0;
+  for (const el of SHARED.map((s) => root.querySelector(s))) {
+    reserved += parseFloat(el.style.minHeight) || 0;
+    el.style.minHeight = "";
+  }
+  return reserved;
+}
+
+function sharedStage(root, base, reserved) {
+  if (!reserved) return base;
+  const shown = SHARED.reduce((sum, s) => sum + root.querySelector(s).offsetHeight, 0);
+  return base + Math.max(0, Math.floor(reserved - shown));
+}
+
 // The height of what can be seen of `el`: its nearest scrolling ancestor (a
 // notebook panel), within the window.
 function visibleHeight(el) {
