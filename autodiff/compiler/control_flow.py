@@ -11,7 +11,7 @@ and the node becomes the statement its eager code runs, calling them::
     def f(xp, x):
         v0 = Sum(xp, x, axis=None, keepdims=False)
         v1 = v0 > 0.0
-        if v1:                      # ... and the node is the statement that calls it
+        if _host(v1):               # ... and the node is the statement that calls it
             v2 = f_true_fn(xp, x)
         else:
             v2 = f_false_fn(xp, x)
@@ -26,7 +26,9 @@ bit: ``Case`` runs the last branch for an index out of range; a loop stops
 at ``maximum_iterations``; ``Scan``'s first result is the first slice when
 there is no initializer; the sequence ops stack their results with
 ``xp.stack`` (``Pack``'s forward) and give empty arrays of the eager shapes
-over zero elements.
+over zero elements. A branch's or loop's test reads its one value through
+``_host`` (``backend.to_numpy``): on a device that is one explicit copy, where
+``if v1`` would be a hidden one (the strict backend refuses those).
 
 The gradient of a control-flow node taken inside the trace (``IfGrad``,
 ``WhileGrad`` ...) is not written out: the program calls that node's own
@@ -35,6 +37,7 @@ code, which runs the op again under a tape on the arrays it is given.
 on every iteration of the compiled loop.
 """
 
+from .. import backend
 from ..errors import OutOfRangeError
 from ..tensor import Tensor
 
@@ -101,7 +104,7 @@ class _Call:
 
 
 def _write_if(op, own, calls, target, fresh):
-    return [f"    if {own[0]}:  # If: the branch is chosen on every call",
+    return [f"    if _host({own[0]}):  # If: the branch is chosen on every call",
             f"        {target} = {calls[0]()}",
             "    else:",
             f"        {target} = {calls[1]()}"]
@@ -109,7 +112,7 @@ def _write_if(op, own, calls, target, fresh):
 
 def _write_case(op, own, calls, target, fresh):
     k = fresh("branch")
-    lines = [f"    {k} = int({own[0]})  # Case: the branch is chosen on every call"]
+    lines = [f"    {k} = int(_host({own[0]}))  # Case: the branch is chosen on every call"]
     for n, call in enumerate(calls[:-1]):
         lines += [f"    {'if' if n == 0 else 'elif'} {k} == {n}:", f"        {target} = {call()}"]
     if len(calls) == 1:
@@ -123,11 +126,11 @@ def _write_while(op, own, calls, target, fresh):
     loop_vars = own[:-1] if limited else own
     cond, body = calls
     lines = [f"    {target} = ({''.join(v + ', ' for v in loop_vars)})  # While: the loop variables"]
-    test = f"{cond('*' + target)}[0]"
+    test = f"_host({cond('*' + target)}[0])"
     if limited:
         count = fresh("iteration")
         lines.append(f"    {count} = 0")
-        test = f"{count} < {own[-1]} and {test}"
+        test = f"{count} < _host({own[-1]}) and {test}"
     lines += [f"    while {test}:", f"        {target} = {body('*' + target)}"]
     if limited:
         lines.append(f"        {count} += 1")
@@ -181,6 +184,12 @@ def _literal(empty):
 
 # ---- what the written statements call --------------------------------------------------
 
+def _host(array):
+    """A one-element array's value on the host (a NumPy scalar), for a branch or a loop's
+    test: one explicit copy from a device (CuPy), where ``bool(array)`` would be a hidden one."""
+    return backend.to_numpy(array).reshape(())[()]
+
+
 def _length(elements, op, needs_one):
     """The number of rows; with no initializer there must be one (as eagerly)."""
     n = elements.shape[0]
@@ -206,5 +215,5 @@ def recompute_call(op):
 
 def helpers():
     """The names the written statements use, for the program's namespace."""
-    return {"_length": _length, "_stacked": _stacked}
+    return {"_length": _length, "_stacked": _stacked, "_host": _host}
 

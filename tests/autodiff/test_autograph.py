@@ -87,10 +87,12 @@ def calls_a_helper(x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_traced_equals_eager_on_every_call(program, inputs):
     traced = ad.function(program)
+    compiled = ad.function(program, jit_compile=True)   # if/while statements in the program
     for value in inputs:
         x = ad.constant(np.array(value, np.float32 if isinstance(value, (float, list))
                                  else np.int32))
         np.testing.assert_allclose(traced(x).numpy(), program(x).numpy(), err_msg=str(value))
+        np.testing.assert_array_equal(compiled(x).numpy(), traced(x).numpy(), err_msg=str(value))
         if x.dtype.is_floating:
             grads = []
             for f in (program, traced):
@@ -100,6 +102,25 @@ def test_traced_equals_eager_on_every_call(program, inputs):
                 grads.append(tape.gradient(y, x))
             np.testing.assert_allclose(grads[1].numpy(), grads[0].numpy())
     assert traced.experimental_get_tracing_count() == len({np.shape(v) for v in inputs})
+
+
+def test_compiled_case_and_scan_read_their_tests_explicitly(engine_backend):
+    # on a device a branch index or loop test is copied to the host on purpose (the
+    # strict backend refuses the hidden copy of ``if array:``)
+    def program(x, k):
+        picked = ad.switch_case(k, [lambda: x * 2.0, lambda: x - 1.0])
+        n = ad.constant(0)
+        while n < k + 2:
+            picked, n = picked + 1.0, n + 1
+        return ad.scan(lambda a, v: a + v, picked)
+
+    compiled = ad.function(program, jit_compile=True)
+    x = ad.constant([1.0, 2.0, 3.0])
+    for k in (0, 1, 5):
+        k = ad.constant(k)
+        np.testing.assert_array_equal(compiled(x, k).numpy(), program(x, k).numpy())
+    source = compiled.experimental_get_compiler_ir(x, ad.constant(0))()
+    assert "= int(_host(" in source and "while _host(" in source
 
 
 def test_a_tensor_range_with_break():

@@ -54,8 +54,7 @@ def test_eager_traced_and_compiled_give_the_same_values(program, engine_backend)
         x = ad.constant(INPUT[:n])
         want = program(x).numpy()
         np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-12)
-        if engine_backend == "numpy":   # a compiled loop reads its sizes as host numbers
-            np.testing.assert_allclose(compiled(x).numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(compiled(x).numpy(), want, rtol=1e-12)
     assert traced.experimental_get_tracing_count() == 1
 
 

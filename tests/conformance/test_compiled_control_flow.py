@@ -93,7 +93,7 @@ def test_the_compiled_program_writes_branches_and_loops_as_python():
 
     x = ad.constant([1.0, -3.0])
     source = f.experimental_get_compiler_ir(x, ad.constant(2))(stage="python")
-    assert "    if v1:  # If: the branch is chosen on every call" in source
+    assert "    if _host(v1):  # If: the branch is chosen on every call" in source
     assert "def f_true_fn(xp, a0):" in source and "def f_body(xp, a0, a1):" in source
     assert "while iteration < " in source
     with warnings.catch_warnings():
