@@ -93,6 +93,8 @@ def _leading_blocks(x, axis):
     exact sum (each partial sum is 32 times shorter). Only where that helps:
     rows of at most 64 values, at least 1,024 of them.
     """
+    if type(axis) is not tuple:   # None or an int: a graph's node as written, not normalized
+        return 0
     m = len(axis)
     if type(x) is not _np.ndarray or x.dtype.kind != "f" or not 0 < m < x.ndim \
             or axis != tuple(range(m)) or not x.flags.c_contiguous:

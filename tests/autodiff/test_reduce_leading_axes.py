@@ -60,3 +60,14 @@ def test_a_compiled_batch_norm_step_reduces_as_eager():
     want, got = stats(x), ad.function(stats, jit_compile=True)(x)
     np.testing.assert_array_equal(want[0].numpy(), got[0].numpy())
     np.testing.assert_array_equal(want[1].numpy(), got[1].numpy())
+
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_a_sum_node_as_a_graph_writes_it_keeps_numpys_reduction(axis):
+    # a saved graph's node carries its axis as written (None, an int), not the
+    # normalized tuple: the blocked path must leave it to NumPy, not fail on len(None)
+    from autodiff.ops.reduce import SUM
+    x = np.random.default_rng(3).standard_normal((2048, 4)).astype(np.float32)
+    got = SUM(ad.constant(x), axis=axis, keepdims=False).numpy()
+    want = np.sum(x, axis=None if axis is None else tuple(np.atleast_1d(axis)), dtype=np.float32)
+    np.testing.assert_array_equal(got, want)
