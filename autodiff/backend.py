@@ -34,7 +34,7 @@ import numpy
 
 from . import _strict
 
-__all__ = ["xp", "get_backend", "set_backend", "use_backend", "available_backends",
+__all__ = ["xp", "host_scalar", "get_backend", "set_backend", "use_backend", "available_backends",
            "check_name", "namespace", "backend_of", "to_numpy", "move", "erf"]
 
 # The active array module. Ops read ``backend.xp`` at call time.
@@ -154,6 +154,16 @@ def backend_of(array):
     if kind.__module__.startswith("cupy"):
         return "cupy"
     return None
+
+
+def host_scalar(array):
+    """A one-element array's value on the host, as a NumPy scalar: one explicit copy from a
+    device (a branch's test, ``float(t)``), where ``bool(array)`` would be a hidden one.
+
+    >>> host_scalar(numpy.array([[2.5]]))
+    np.float64(2.5)
+    """
+    return to_numpy(array).reshape(())[()]
 
 
 def to_numpy(array, copy=False, implicit=False):

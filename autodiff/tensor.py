@@ -230,7 +230,7 @@ class Tensor:
             _refuse_value_if_traced(self, f"{what}()")
         if self._value.ndim != 0 and self._value.size != 1:
             raise TypeError(f"{what}() needs a tensor with one element, not shape {tuple(self.shape)}")
-        return backend.to_numpy(self._value).reshape(())[()]
+        return backend.host_scalar(self._value)
 
     def __len__(self):
         if self._value.ndim == 0:

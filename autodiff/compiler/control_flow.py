@@ -27,7 +27,7 @@ at ``maximum_iterations``; ``Scan``'s first result is the first slice when
 there is no initializer; the sequence ops stack their results with
 ``xp.stack`` (``Pack``'s forward) and give empty arrays of the eager shapes
 over zero elements. A branch's or loop's test reads its one value through
-``_host`` (``backend.to_numpy``): on a device that is one explicit copy, where
+``_host`` (``backend.host_scalar``): on a device that is one explicit copy, where
 ``if v1`` would be a hidden one (the strict backend refuses those).
 
 The gradient of a control-flow node taken inside the trace (``IfGrad``,
@@ -184,12 +184,6 @@ def _literal(empty):
 
 # ---- what the written statements call --------------------------------------------------
 
-def _host(array):
-    """A one-element array's value on the host (a NumPy scalar), for a branch or a loop's
-    test: one explicit copy from a device (CuPy), where ``bool(array)`` would be a hidden one."""
-    return backend.to_numpy(array).reshape(())[()]
-
-
 def _length(elements, op, needs_one):
     """The number of rows; with no initializer there must be one (as eagerly)."""
     n = elements.shape[0]
@@ -215,5 +209,5 @@ def recompute_call(op):
 
 def helpers():
     """The names the written statements use, for the program's namespace."""
-    return {"_length": _length, "_stacked": _stacked, "_host": _host}
+    return {"_length": _length, "_stacked": _stacked, "_host": backend.host_scalar}
 

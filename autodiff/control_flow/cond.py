@@ -120,7 +120,7 @@ def _truth(pred, op):
             raise ValueError(f"{op}: the truth value of a tensor with more than one element is "
                              f"ambiguous (pred has shape {tuple(pred.shape)}); reduce it with "
                              f"ad.reduce_all or ad.reduce_any")
-        return bool(backend.to_numpy(pred._value).reshape(())[()])   # one value to the host
+        return bool(backend.host_scalar(pred._value))   # one value to the host
     return bool(pred)
 
 
