@@ -46,7 +46,7 @@ _ids = itertools.count()
 # The module's parts (each under ~400 lines), joined in this order into one ES module (anywidget's
 # ``_esm`` is one string, and the export inlines one script).
 JS_PARTS = ("graph.js", "tree.js", "flow.js", "scene.js", "viewport.js", "groups.js", "health.js",
-            "words.js", "controls.js", "player.js")
+            "words.js", "controls.js", "stage.js", "player.js")
 
 
 def player_js():

@@ -10,8 +10,8 @@
 // its last line must stay the export.
 //
 // Overview first: a long tape opens as its scope tree's boxes (tree.js),
-// fitted to a stage whose height follows the drawing and the window; only
-// what is in view is drawn (scene.js). Playing follows the current record at
+// fitted to a stage whose height follows the drawing and the window (stage.js);
+// only what is in view is drawn (scene.js). Playing follows the current record at
 // a readable zoom, with its neighbours around it.
 //
 // Hooks for tests and styles: the root `.tp-root` carries `data-frame`,
@@ -19,11 +19,6 @@
 // `data-found`; the stage `data-scale` (pixels per unit); `root.tp` gives
 // the tree, the view and the health panel; the current record has class
 // `tp-current`. The toolbar and the keys are controls.js's.
-
-const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
-const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
-const CLASSROOM_GRADIENTS = 1;   // classroom: one gradient under the graph (and "+N more"): one row at 830px
-const PANEL_PX = 360;            // the stage (and the health panel beside it) at least this tall, room allowing
 
 function render({ model, el }) {
   const uid = "tp" + (++playerCount) + "-" + Math.random().toString(36).slice(2, 8);
@@ -36,12 +31,12 @@ function render({ model, el }) {
 
   let data = null, frame = 0, timer = null, lastSync = 0;
   let tree = null, scene = null, viewport = null, groups = null, state = null, gradOf = null;
-  let health = null;
+  let health = null, stage = null;
   let nodeGroup = new Map();     // op id -> its tape-group colour (nested tapes)
 
   const count = () => (data && data.frames ? data.frames.length : 0);
   const classroom = () => !!model.get("classroom");
-  const readable = () => (classroom() ? CLASSROOM_READABLE : READABLE);
+  const readable = () => readableScale(classroom());
   const limits = () => LIMITS[classroom() ? "classroom" : "normal"];
   const clamp = (k) => Math.max(0, Math.min(count() - 1, Number(k) || 0));
   const q = (sel) => root.querySelector(sel);
@@ -72,6 +67,9 @@ function render({ model, el }) {
     scene = createScene(q(".tp-svg"), data, tree, {
       markup, style, isDone: (id) => state.isDone(id.split("@")[0]),
       current: () => { const f = state.frame(); return f && f.op ? tree.rep(f.op) : null; } });
+    stage = createStageLayout(root, data, { tree, scene, viewport: () => viewport, groups: () => groups,
+      health: () => health, frame: () => frame, classroom });
+    const { relayout, land, found, reveal } = stage;
     viewport = createViewport(q(".tp-stage"), q(".tp-svg"), () => tree.size(),
       { onView: (v) => scene.draw(v), maxScale: readable,
         occupied: (x0, y0, x1, y1) => tree.within(x0, y0, x1, y1).items.some(([, r]) => !r.open) });
@@ -144,84 +142,9 @@ function render({ model, el }) {
     }
   }
 
-  // ---- layout: the stage's shape, the tree's placement, the view ------------------
-  // home: fit the overview (or, on a small tape, the readable zoom); anchor: a
-  // function giving [x, y, new x, new y] of the point to keep still on screen.
-  let room = 0, base = 0, reserved = 0;      // base: the stage's height under the longest sentence
-  function relayout(home, anchor) {
-    const stage = q(".tp-stage");
-    if (home || !room) {                       // (reading sizes costs a layout)
-      room = stageRoom(root, data, classroom());
-      reserved = sentenceReserve(root, classroom());
-    }
-    const cw = Math.max(stage.clientWidth, 1);
-    tree.layout(cw / room, cw / readable());
-    const [W, H] = tree.size();
-    const s = Math.min(cw / W, readable());
-    // The health panel beside the stage is exactly as tall (a taller panel left a
-    // blank band under the stage), and at least PANEL_PX when there is room: its
-    // first rows, the causes, show with their reasons.
-    const panel = q(".tp-norms");
-    const beside = panel && panel.offsetParent !== null;
-    const least = Math.min(beside ? PANEL_PX : 240, room);
-    const height = Math.round(Math.max(least, Math.min(room, H * s + 8)));
-    if (home || !base || base < height) base = height;
-    stage.style.height = `${sharedStage(root, base, reserved)}px`;
-    if (beside) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
-    if (viewport) viewport.resized();
-    scene.rebuild();
-    drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
-    if (home) health.redraw();       // shown again after classroom mode, or resized
-    const keep = anchor && anchor();
-    if (home) {
-      const fits = Math.min(cw / W, stage.clientHeight / H) >= readable();
-      const overview = [...tree.rects().values()].some((r) => r.open === false);
-      // A projector (classroom mode) never shrinks text to fit: an overview too big to
-      // read whole is shown at the readable zoom around the current record (Fit shows all).
-      if (fits || (overview && !classroom())) viewport.fit(); else viewport.fit(readable());
-      follow();
-    } else if (keep) viewport.keep(...keep, DETAIL_SCALE * 2, readable());
-    else viewport.apply();
-  }
-
-  // The view follows the current record: at a readable zoom when it is a node (in
-  // classroom mode a closed box too).
-  function follow() {
-    const f = data.frames[frame];
-    const id = f.op || f.nodes[0];
-    if (!id || !viewport) return;
-    const r = tree.rep(id);
-    viewport.follow(tree.rects().get(r), tree.isBox(r) && !classroom() ? null : readable());
-  }
-
-  // After expand all: the current record at the readable zoom, the view inside the
-  // drawing; after collapse all: the overview, fitted.
-  function land(expanded) {
-    if (!expanded) { viewport.fit(); return; }
-    const f = data.frames[frame];
-    const r = tree.rects().get(tree.rep(f.op || f.nodes[0] || ""));
-    if (r) viewport.centerOn(r.x, r.y, readable()); else viewport.fit(readable());
-  }
-
-  function found(id) {
-    root.querySelectorAll(".tp-found").forEach((e) => e.classList.remove("tp-found"));
-    viewport.reveal(tree.rects().get(id), tree.isBox(id) ? Math.min(readable(), viewport.view().scale) : readable());
-    const el = scene.element(id);
-    if (el) el.classList.add("tp-found");
-  }
-
-  // Shows a scope's box in the graph (a click on a health row's name).
-  function reveal(scope) {
-    const k = tree.boxes.findIndex((b) => b.kind === "scope" && b.path === scope);
-    if (k <= 0) return;
-    groups.expandFor("b" + k);
-    found("b" + k);
-    root.dataset.found = "b" + k;
-  }
-
   // What the toolbar, the tools and the keys may do (controls.js).
   const controls = {
-    frame: () => frame, count, show, pause, togglePlay, found,
+    frame: () => frame, count, show, pause, togglePlay, found: (id) => stage.found(id),
     viewport: () => viewport, groups: () => groups,
     set: (name, value) => { model.set(name, value); model.save_changes(); },
   };
@@ -246,19 +169,14 @@ function render({ model, el }) {
     title.textContent = titleText(f);
     title.title = f.title;
     q(".tp-sentence").textContent = f.sentence;
-    const shared = reserved && `${sharedStage(root, base, reserved)}px`;
-    if (shared && q(".tp-stage").style.height !== shared) {      // (classroom: the sentence's spare lines)
-      q(".tp-stage").style.height = shared;
-      q(".tp-norms").style.height = q(".tp-norms").style.maxHeight = `${q(".tp-stage").offsetHeight}px`;
-      if (viewport) { viewport.resized(); viewport.apply(); }
-    }
+    stage.shown();                 // (classroom: the stage takes the sentence's spare lines)
     q(".tp-details").innerHTML = detailsMarkup(f);
     q(".tp-gradients").innerHTML = gradientsMarkup(data, f, (id) => gradOf(id, frame), classroom() ? CLASSROOM_GRADIENTS : 6);
     showNorms(root, data, frame);
     q(".tp-counter").textContent = `${frame + 1} / ${count()}`;
     q(".tp-counter").title = `frame ${frame + 1} of ${count()} · ${f.phase}`;
     q(".tp-scrub").value = String(frame);
-    follow();
+    stage.follow();
     if (syncNow) sync();
   }
 
@@ -339,13 +257,13 @@ function render({ model, el }) {
   const onClassroom = () => {
     if (!count()) return;
     applyOptions();
-    relayout(true);
+    stage.relayout(true);
     show(frame, false);
   };
   let lastSize = "";
   const onResize = () => {
     const size = `${root.clientWidth}x${window.innerHeight}`;
-    if (count() && root.clientWidth && size !== lastSize) { lastSize = size; relayout(true); }
+    if (count() && root.clientWidth && size !== lastSize) { lastSize = size; stage.relayout(true); }
   };
   window.addEventListener("resize", onResize);
   // A notebook renders the view before it is attached (no size yet): lay it out

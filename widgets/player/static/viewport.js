@@ -1,4 +1,4 @@
-// Fit-to-view, zoom, pan, the stage's height and the minimap of the tape
+// Fit-to-view, zoom, pan and the minimap of the tape
 // player's stage (part 4 of the module; see graph.js). Only the SVG's viewBox
 // changes; after each change `hooks.onView` draws what came into view
 // (scene.js), so zooming and panning cost the same on any tape.
@@ -197,87 +197,6 @@ function createViewport(stage, svg, size, hooks) {
   }
 
   return { fit, zoomAt, panBy, centerOn, keep, follow, reveal, apply, resized, view: current };
-}
-
-// How tall the stage may grow: what the visible area (the window, or the
-// notebook's scrolling panel) leaves once the toolbar, title, sentence,
-// gradients (and in classroom mode the legend) are counted, so the graph and
-// its caption show together on a 1280x720 projector. Never under 240px.
-function stageRoom(root, data, classroom) {
-  const stage = root.querySelector(".tp-stage");
-  const sentence = root.querySelector(".tp-sentence");
-  const title = root.querySelector(".tp-title"), gradients = root.querySelector(".tp-gradients");
-  for (const el of [sentence, title, gradients]) el.style.minHeight = "";
-  if (classroom) {
-    // Room for the longest sentence, the taller of the shown title and the result's,
-    // and the result's gradients (every value known, the widest), so the stage keeps
-    // its size while playing and the last frame pushes nothing below the fold. (The
-    // gradients shown may still be normal mode's, just switched from.)
-    const result = data.frames[data.frames.length - 1];
-    let longest = "";
-    for (const f of data.frames) if (f.sentence.length > longest.length) longest = f.sentence;
-    const tallest = [[sentence, "textContent", longest, false], [title, "textContent", titleText(result), true],
-      [gradients, "innerHTML", gradientsMarkup(data, result, () => undefined, CLASSROOM_GRADIENTS), false]];
-    for (const [el, key, text, orShown] of tallest) {
-      const shown = el[key];
-      el[key] = text;
-      const tall = el.getBoundingClientRect().height;
-      el[key] = shown;
-      el.style.minHeight = `${Math.ceil(orShown ? Math.max(tall, el.getBoundingClientRect().height) : tall)}px`;
-    }
-  }
-  // The row of the stage counts as the stage: the health panel beside it may still be
-  // taller (its height follows the stage only once laid out: a player drawn in a hidden
-  // tab, as JupyterLab restores them, had a panel 70vh tall and got a 240px stage).
-  const cs = getComputedStyle(stage);
-  const main = root.querySelector(".tp-main");
-  const last = root.querySelector(classroom ? ".tp-legend" : ".tp-gradients");
-  const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
-    - root.getBoundingClientRect().top - main.getBoundingClientRect().height
-    + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-  const room = visibleHeight(root) - others - 8;    // 8: the output's padding
-  return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
-}
-
-// Classroom mode with a health panel beside the stage: the stage takes the lines
-// reserved for the longest sentence and the result's title (stageRoom) that the shown
-// ones leave empty, so no blank band lies under a short sentence (the panel follows the
-// stage's height). sentenceReserve: the reserved height, taken off the two (0 without
-// a panel shown); sharedStage: the stage's height for `base`, the frame's texts shown.
-const SHARED = [".tp-title", ".tp-sentence"];
-function sentenceReserve(root, classroom) {
-  const panel = root.querySelector(".tp-norms");
-  if (!classroom || !panel || panel.offsetParent === null) return 0;
-  let reserved = 0;
-  for (const el of SHARED.map((s) => root.querySelector(s))) {
-    reserved += parseFloat(el.style.minHeight) || 0;
-    el.style.minHeight = "";
-  }
-  return reserved;
-}
-
-function sharedStage(root, base, reserved) {
-  if (!reserved) return base;
-  const shown = SHARED.reduce((sum, s) => sum + root.querySelector(s).offsetHeight, 0);
-  return base + Math.max(0, Math.floor(reserved - shown));
-}
-
-// The height of what can be seen of `el`: its nearest scrolling ancestor (a
-// notebook panel), within the window.
-function visibleHeight(el) {
-  let top = 0, bottom = window.innerHeight;
-  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-    const o = getComputedStyle(p).overflowY;
-    // Only a box that really scrolls (an output area's overflow-x: auto makes
-    // overflow-y compute to auto too, but it grows with the player).
-    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) {
-      const r = p.getBoundingClientRect();
-      top = Math.max(top, r.top);
-      bottom = Math.min(bottom, r.top + p.clientHeight);
-      break;
-    }
-  }
-  return Math.max(bottom - top, 0);
 }
 
 // The minimap: what shows (boxes, and nodes while few), drawn at the drawing's shape.
