@@ -3,8 +3,9 @@
 - ``rnn_tape``: a hand-written RNN cell ``h = tanh(h @ W + x_t @ U + b)``
   unrolled to about ``n`` records (five a step, each step in its name scope
   ``rnn/step_<t>``), a NaN optionally planted in one step's input;
-- ``gru_tape``: an ``ad.keras.layers.GRU`` (23 records a step, all in
-  ``gru/gru_cell``) under a Dense head and a mean squared loss;
+- ``gru_tape``: an ``ad.keras.layers.GRU`` with ``use_cudnn=False`` (its
+  gates op by op: 23 records a step, all in ``gru/gru_cell``) under a Dense
+  head and a mean squared loss;
 - ``planted_mlp``: a Keras MLP with four planted bugs on two branches: a
   NaN weight (``nan_layer``), the layer it feeds (``fed``), a detached layer
   (``aux``, through ``stop_gradient``: its gradient is None) and an
@@ -62,7 +63,8 @@ def rnn_tape(n_records, hidden=HIDDEN, seed=0, scoped=True, nan_at=None):
 def gru_tape(n_records, units=8, seed=0, nan_at=None):
     """A tape of a Keras GRU (``ad.keras.layers.GRU``) unrolled to about ``n_records``.
 
-    Each step records 23 ops in scope ``gru/gru_cell``; a Dense head and a mean
+    Each step records 23 ops in scope ``gru/gru_cell`` (``use_cudnn=False``: the
+    gates one op each, not the fused ``GRUGates``); a Dense head and a mean
     squared error add five. ``nan_at``: a NaN in the input of that step.
 
     Returns:
@@ -70,7 +72,7 @@ def gru_tape(n_records, units=8, seed=0, nan_at=None):
     """
     rng = np.random.default_rng(seed)
     steps = max(1, round((n_records - 5) / 23))
-    layer = ad.keras.layers.GRU(units, name="gru")
+    layer = ad.keras.layers.GRU(units, name="gru", use_cudnn=False)
     head = ad.keras.layers.Dense(1, name="head")
     x = rng.normal(size=(2, steps, 3)).astype("float32")
     if nan_at is not None:

@@ -1,5 +1,6 @@
-"""The LSTM cell's gates as one op, and its gradient as another (``LSTMGates``,
-``LSTMGatesGrad``), as TensorFlow's ``LSTMBlockCell`` and cuDNN fuse them.
+"""The LSTM and GRU cells' gates as one op each, and their gradients as another
+(``LSTMGates``, ``LSTMGatesGrad``; ``GRUGates``, ``GRUGatesGrad``), as TensorFlow's
+``LSTMBlockCell``/``GRUBlockCell`` and cuDNN fuse them.
 
 Written op by op, one LSTM step is four slices, three sigmoids, two tanhs,
 three products and a sum, and its backward pass about thirty ops more. Here
@@ -31,10 +32,27 @@ its own.
 Both ops are used by ``LSTMCell`` when its activations are Keras' defaults
 (``models/layers/recurrent_cells.py``); this module has no public names.
 
+The GRU's step (Keras 3's default ``reset_after=True``; gate order z, r, h)
+is the same idea, from the input's and the state's projections:
+
+    h, act = GRUGates(x_proj, h_proj, h_prev)   # x_proj = x @ kernel + bias[0],
+                                                # h_proj = h_prev @ recurrent_kernel + bias[1]
+    z, r = sig(x_z + h_z), sig(x_r + h_r);  hh = tanh(x_h + r * h_h)
+    h = z * h_prev + (1 - z) * hh               # act = [z, r, hh]
+
+    dhh = dh (1 - z) (1 - hh^2);  dz = dh (h_prev - hh) z (1 - z);  dr = dhh h_h r (1 - r)
+    dx_proj = [dz, dr, dhh];  dh_proj = [dz, dr, dhh * r];  dh_prev = dh * z
+
+(``dx_proj, dh_proj, dh_prev = GRUGatesGrad(act, h_proj, h_prev, dh, d_act)``).
+``GRUCell`` uses them with its default activations and ``reset_after=True``.
+
     >>> from autodiff.ops.recurrent import lstm_gates
     >>> h, c = lstm_gates(ad.zeros([1, 4]), ad.ones([1, 1]))   # gates 0.5, g = 0: c = 0.5
     >>> c.numpy(), h.numpy()
     (array([[0.5]], dtype=float32), array([[0.2310586]], dtype=float32))
+    >>> from autodiff.ops.recurrent import gru_gates   # z = 0.5, hh = 0: h = h_prev / 2
+    >>> gru_gates(ad.zeros([1, 3]), ad.zeros([1, 3]), ad.ones([1, 1])).numpy()
+    array([[0.5]], dtype=float32)
 """
 
 import numpy as np
@@ -44,12 +62,16 @@ from ..registry import Primitive
 from .elementwise import sigmoid, tanh
 from .join import concat, split
 
-__all__ = []   # reached through lstm_gates (LSTMCell's helper)
+__all__ = []   # reached through lstm_gates and gru_gates (the cells' helpers)
 
 _REALS = (-2.0, 2.0)
 _CASES = [(((2, 8), (2, 2)), {}), (((3, 12), (3, 3)), {}), (((1, 4), (1, 1)), {})]
 _GRAD_CASES = [(((2, 10), (2, 2), (2, 2), (2, 2), (2, 10)), {}),
                (((3, 15), (3, 3), (3, 3), (3, 3), (3, 15)), {})]
+_GRU_CASES = [(((2, 6), (2, 6), (2, 2)), {}), (((3, 9), (3, 9), (3, 3)), {}),
+              (((1, 3), (1, 3), (1, 1)), {})]
+_GRU_GRAD_CASES = [(((2, 6), (2, 6), (2, 2), (2, 2), (2, 6)), {}),
+                   (((3, 9), (3, 9), (3, 3), (3, 3), (3, 9)), {})]
 
 
 def _blocks(a, units, n):
@@ -126,21 +148,25 @@ def _gates_grad_composite(act, c_prev, dh, dc, d_act):
     return dz, dct * f
 
 
-def _lstm_gates_grad_vjp(g, ans, *inputs):
-    from ..tape import GradientTape   # the tape imports the ops: import it when needed
-    with GradientTape() as tape:
-        for x in inputs:
-            tape.watch(x)
-        outputs = _gates_grad_composite(*inputs)
-    return tape.gradient(list(outputs), list(inputs), output_gradients=list(g))
+def _gradient_op(name, forward, composite, outputs, cases):
+    """A gates op's gradient op (five inputs, ``outputs`` outputs), whose own VJP is a tape
+    over ``composite``: the same formulas in library ops."""
+    def vjp(g, ans, *inputs):
+        from ..tape import GradientTape   # the tape imports the ops: import it when needed
+        with GradientTape() as tape:
+            for x in inputs:
+                tape.watch(x)
+            results = composite(*inputs)
+        return tape.gradient(list(results), list(inputs), output_gradients=list(g))
+    return Primitive(
+        name, forward, vjp, n_outputs=len(outputs), saves="inputs", domain=_REALS,
+        cases=cases, batch_aware=False, label=name + "({0}, {1}, {2}, {3}, {4})",
+        doc=f"({', '.join(outputs)}) = the VJP of {name[:-4]} from its saved act; its own "
+            f"VJP differentiates those formulas (a tape over their composite)")
 
 
-LSTM_GATES_GRAD = Primitive(
-    "LSTMGatesGrad", _lstm_gates_grad_forward, _lstm_gates_grad_vjp, n_outputs=2,
-    saves="inputs", domain=_REALS, cases=_GRAD_CASES, batch_aware=False,
-    label="LSTMGatesGrad({0}, {1}, {2}, {3}, {4})",
-    doc="(dz, dc_prev) = the VJP of LSTMGates for (dh, dc, d_act), from its saved act; its "
-        "own VJP differentiates those formulas (a tape over their composite)")
+LSTM_GATES_GRAD = _gradient_op("LSTMGatesGrad", _lstm_gates_grad_forward,
+                               _gates_grad_composite, ("dz", "dc_prev"), _GRAD_CASES)
 
 
 def _lstm_gates_vjp(g, ans, z, c_prev):
@@ -160,3 +186,92 @@ def lstm_gates(z, c_prev):
     gates i, f, c, o) and the previous cell state ``c_prev`` ([batch, units])."""
     h, c, _ = LSTM_GATES(z, c_prev)
     return h, c
+
+
+def _sigmoid_into(xp, z, out):
+    """``out = 1 / (1 + exp(-z))``, in place; exp overflows to inf (sigmoid 0) for z < -88."""
+    xp.negative(z, out=out)
+    with np.errstate(over="ignore"):
+        xp.exp(out, out=out)
+    out += 1
+    return xp.reciprocal(out, out=out)
+
+
+def _gru_gates_forward(xp, x_proj, h_proj, h_prev):
+    """h and act = [z, r, hh], the update and reset gates and the candidate."""
+    _check_shapes("GRUGates", ("x_proj", "h_proj", "h_prev"), (x_proj, h_proj), 3, h_prev)
+    units = h_prev.shape[-1]
+    act = xp.empty(x_proj.shape, dtype=x_proj.dtype)
+    gates = act[..., :2 * units]
+    xp.add(x_proj[..., :2 * units], h_proj[..., :2 * units], out=gates)
+    _sigmoid_into(xp, gates, gates)
+    z, r, hh = _blocks(act, units, 3)
+    xp.multiply(r, h_proj[..., 2 * units:], out=hh)
+    hh += x_proj[..., 2 * units:]
+    xp.tanh(hh, out=hh)
+    h = xp.subtract(h_prev, hh)          # h = z h_prev + (1 - z) hh = hh + z (h_prev - hh)
+    h *= z
+    h += hh
+    return h, act
+
+
+def _gru_gates_grad_forward(xp, act, h_proj, h_prev, dh, d_act):
+    _check_shapes("GRUGatesGrad", ("act", "h_proj", "d_act", "h_prev", "dh"),
+                  (act, h_proj, d_act), 3, h_prev, dh)
+    units = h_prev.shape[-1]
+    z, r, hh = _blocks(act, units, 3)
+    gz, gr, ghh = _blocks(d_act, units, 3)
+    dx = xp.empty(act.shape, dtype=act.dtype)
+    d_z, d_r, d_hh = _blocks(dx, units, 3)
+    xp.multiply(dh, z, out=d_hh)          # d_hh = (dh (1 - z) + ghh) (1 - hh^2)
+    xp.subtract(dh, d_hh, out=d_hh)
+    d_hh += ghh
+    d_hh *= 1 - hh * hh
+    xp.subtract(h_prev, hh, out=d_z)      # d_z = (dh (h_prev - hh) + gz) z (1 - z)
+    d_z *= dh
+    d_z += gz
+    xp.multiply(d_hh, h_proj[..., 2 * units:], out=d_r)   # d_r = (d_hh r_h + gr) r (1 - r)
+    d_r += gr
+    gates = act[..., :2 * units]
+    slope = 1 - gates                     # s (1 - s), not s - s^2: exact enough as s -> 1
+    slope *= gates
+    dx[..., :2 * units] *= slope
+    dh_proj = xp.empty(act.shape, dtype=act.dtype)
+    dh_proj[..., :2 * units] = dx[..., :2 * units]
+    xp.multiply(d_hh, r, out=dh_proj[..., 2 * units:])
+    return dx, dh_proj, dh * z
+
+
+def _gru_grad_composite(act, h_proj, h_prev, dh, d_act):
+    """GRUGatesGrad's formulas in this library's ops, for its own VJP."""
+    z, r, hh = split(act, 3, axis=-1)
+    gz, gr, ghh = split(d_act, 3, axis=-1)
+    r_h = split(h_proj, 3, axis=-1)[2]
+    d_hh = (dh * (1 - z) + ghh) * (1 - hh * hh)
+    d_z = (dh * (h_prev - hh) + gz) * z * (1 - z)
+    d_r = (d_hh * r_h + gr) * r * (1 - r)
+    return (concat([d_z, d_r, d_hh], axis=-1), concat([d_z, d_r, d_hh * r], axis=-1), dh * z)
+
+
+GRU_GATES_GRAD = _gradient_op("GRUGatesGrad", _gru_gates_grad_forward, _gru_grad_composite,
+                              ("dx_proj", "dh_proj", "dh_prev"), _GRU_GRAD_CASES)
+
+
+def _gru_gates_vjp(g, ans, x_proj, h_proj, h_prev):
+    dh, d_act = g
+    return list(GRU_GATES_GRAD(ans[1], h_proj, h_prev, dh, d_act))
+
+
+GRU_GATES = Primitive(
+    "GRUGates", _gru_gates_forward, _gru_gates_vjp, n_outputs=2, saves="both",
+    domain=_REALS, cases=_GRU_CASES, batch_aware=False, label="GRUGates({0}, {1}, {2})",
+    doc="z, r = sig(x_z + h_z), sig(x_r + h_r), hh = tanh(x_h + r h_h), h = z h_prev + "
+        "(1 - z) hh, act = [z, r, hh]: (dx_proj, dh_proj, dh_prev) = GRUGatesGrad(act, "
+        "h_proj, h_prev, dh, d_act)")
+
+
+def gru_gates(x_proj, h_proj, h_prev):
+    """The new state ``h`` of one GRU step (Keras' ``reset_after=True``) from the input's
+    projection ``x_proj = x @ kernel + bias[0]`` and the state's ``h_proj = h_prev @
+    recurrent_kernel + bias[1]`` (each ``[batch, 3 units]``, gates z, r, h)."""
+    return GRU_GATES(x_proj, h_proj, h_prev)[0]

@@ -251,9 +251,11 @@ def test_compiled_forward_and_gradient_equal_eager():
     _assert_same(compiled[1], eager[1])
 
 
-def test_compiled_lstm_equals_eager_bit_for_bit():
-    """The fused gates (LSTMGates, LSTMGatesGrad) run the same arithmetic in both modes."""
-    layer = LSTM(UNITS)
+@pytest.mark.parametrize("cls", [LSTM, GRU])
+def test_compiled_fused_gates_equal_eager_bit_for_bit(cls):
+    """The fused gates (LSTMGates/LSTMGatesGrad, GRUGates/GRUGatesGrad) run the same
+    arithmetic in both modes."""
+    layer = cls(UNITS)
     x = ad.constant(_inputs(11))
 
     def grads(x):
@@ -268,23 +270,97 @@ def test_compiled_lstm_equals_eager_bit_for_bit():
         np.testing.assert_array_equal(c.numpy(), e.numpy())
 
 
-@pytest.mark.parametrize("activation, fused", [("tanh", True), ("relu", False)])
-def test_lstm_with_keras_activations_runs_fused_gates(activation, fused):
-    """Default activations: one LSTMGates op a step and one input matmul for all steps;
-    any other activation: the cell's ops one by one (each gate on the tape)."""
-    layer = LSTM(UNITS, activation=activation)
+# kind, its arguments -> (fused op, its count, MatMuls, Sigmoids) on the tape of one call
+TAPE_OPS = {
+    ("lstm", "tanh"): ("LSTMGates", TIME, TIME + 1, 0),
+    ("lstm", "relu"): ("LSTMGates", 0, 2 * TIME, 3 * TIME),
+    ("gru", "tanh"): ("GRUGates", TIME, TIME + 1, 0),
+    ("gru", "relu"): ("GRUGates", 0, 2 * TIME, 2 * TIME),
+    ("gru_reset_before", "tanh"): ("GRUGates", 0, 3 * TIME, 2 * TIME),
+}
+
+
+@pytest.mark.parametrize("kind, activation", sorted(TAPE_OPS))
+def test_keras_activations_run_fused_gates(kind, activation):
+    """Default activations (and, for the GRU, reset_after=True): one fused gates op a step
+    and one input matmul for all steps; otherwise the cell's ops one by one (each gate on
+    the tape)."""
+    name, extra = KINDS[kind]
+    layer = getattr(ad.layers, name)(UNITS, activation=activation, **extra)
     with ad.GradientTape(persistent=True) as tape:
         layer(ad.constant(_inputs(12)))
     types = [record.op_type for record in tape.records]
-    assert types.count("LSTMGates") == (TIME if fused else 0)
-    assert types.count("MatMul") == (TIME + 1 if fused else 2 * TIME)
-    assert types.count("Sigmoid") == (0 if fused else 3 * TIME)
+    op, fused, matmuls, sigmoids = TAPE_OPS[kind, activation]
+    assert (types.count(op), types.count("MatMul"), types.count("Sigmoid")) == \
+        (fused, matmuls, sigmoids)
 
 
-def test_lstm_with_saturated_gates_equals_keras(tf):
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_use_cudnn_false_runs_the_gates_op_by_op_with_the_same_values(kind):
+    """use_cudnn=False: no fused op on the tape, and the same outputs and gradients."""
+    name, extra = KINDS[kind]
+    x = _inputs(17)
+    fused, by_op = (getattr(ad.layers, name)(UNITS, use_cudnn=flag) for flag in ("auto", False))
+    fused(ad.constant(x)), by_op(ad.constant(x))
+    by_op.set_weights(fused.get_weights())
+    with ad.GradientTape(persistent=True) as tape:
+        by_op(ad.constant(x))
+    op = TAPE_OPS[kind, "relu"][0]
+    assert [r.op_type for r in tape.records].count(op) == 0
+    assert [r.op_type for r in tape.records].count("Sigmoid") == TAPE_OPS[kind, "relu"][3]
+    (result, grads), (expected, expected_grads) = _run_ours(by_op, x), _run_ours(fused, x)
+    _assert_same(result, expected)
+    _assert_same(grads, expected_grads)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "gru_reset_before"])
+def test_use_cudnn_true_where_the_gates_cannot_fuse_raises_value_error_as_keras(tf, kind):
+    name, extra = KINDS[kind]
+    x = _inputs(18)
+    with pytest.raises(ValueError, match="use_cudnn=True was specified"):
+        getattr(tf.keras.layers, name)(UNITS, activation="relu", use_cudnn=True, **extra)(x)
+    with pytest.raises(ValueError, match="use_cudnn=True was specified.*use_cudnn='auto'"):
+        getattr(ad.layers, name)(UNITS, activation="relu", use_cudnn=True, **extra)(
+            ad.constant(x))
+    with pytest.raises(ValueError, match="use_cudnn must be 'auto', True or False"):
+        getattr(ad.layers, name)(UNITS, use_cudnn="yes")
+    layer = getattr(ad.layers, name)(UNITS, use_cudnn=True, **extra)
+    assert layer.get_config()["use_cudnn"] is True
+    if kind == "gru_reset_before":   # the fused GRU gates are reset_after=True's
+        with pytest.raises(ValueError, match="reset_after=True"):
+            layer(ad.constant(x))
+    else:
+        assert layer(ad.constant(x)).shape == (BATCH, UNITS)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_fused_gates_without_bias_equal_keras(tf, kind):
+    """use_bias=False with the default activations: the fused path with no bias adds."""
+    name, extra = KINDS[kind]
+    theirs = getattr(tf.keras.layers, name)(UNITS, use_bias=False, return_sequences=True)
+    ours = getattr(ad.layers, name)(UNITS, use_bias=False, return_sequences=True)
+    x = _inputs(15)
+    theirs(tf.constant(x))
+    ours(ad.constant(x))
+    rng = np.random.default_rng(16)
+    for t, o in zip(theirs.trainable_variables, ours.trainable_variables):
+        t.assign((0.5 * rng.standard_normal(tuple(t.shape))).astype(np.float32))
+        o.assign(t.numpy())
+    result, grads = _run_ours(ours, x)
+    expected, expected_grads = _run_keras(tf, theirs, x)
+    _assert_same(result, expected)
+    _assert_same(grads, expected_grads)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_saturated_gates_equal_keras(tf, kind):
     """Pre-activations far past float32's exp range (|z| > 88): the fused sigmoid gives
-    exactly 0 or 1 without overflow warnings, and values and gradients equal Keras'."""
-    theirs, ours = tf.keras.layers.LSTM(UNITS), LSTM(UNITS)
+    exactly 0 or 1 without overflow warnings, and values and gradients equal Keras'.
+    Inputs of size 60 make the kernel's gradient a float32 sum of terms near 60 that
+    cancel (the GRU's: entries of 3e-6 beside 14), so the gradients' absolute tolerance
+    is RTOL times each one's largest entry; the op-by-op GRU misses the plain ATOL too."""
+    name, extra = KINDS[kind]
+    theirs, ours = getattr(tf.keras.layers, name)(UNITS), getattr(ad.layers, name)(UNITS)
     x = _inputs(13) * 60.0
     theirs(tf.constant(x))
     ours(ad.constant(x))
@@ -293,7 +369,9 @@ def test_lstm_with_saturated_gates_equals_keras(tf):
         result, grads = _run_ours(ours, x)
     expected, expected_grads = _run_keras(tf, theirs, x)
     _assert_same(result, expected)
-    _assert_same(grads, expected_grads)
+    for i, (o, t) in enumerate(zip(grads, expected_grads)):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=RTOL,
+                                   atol=RTOL * np.abs(t.numpy()).max(), err_msg=str(i))
 
 
 @pytest.mark.parametrize("cls", [SimpleRNN, GRU, LSTM, GRUCell])

@@ -33,9 +33,10 @@ class RNN(Layer):
     Each step calls ``cell(x_t, states)`` with the states of the step before
     (zeros, or ``initial_state``, at the first), in a Python loop: the
     result is the unrolled graph, so a tape differentiates through every step.
-    A cell with ``_project_inputs`` (``LSTMCell`` with its default activations)
-    first multiplies every step's input by its kernel in one matmul, and each
-    step then runs ``cell._projected_step(z_x_t, states)``.
+    A cell with ``_project_inputs`` (``LSTMCell`` and ``GRUCell`` with their
+    default activations) first multiplies every step's input by its kernel in
+    one matmul, and each step then runs the step function it returns,
+    ``step(z_x_t, states)``.
 
     Args:
         cell: a cell (``GRUCell(8)``, or any layer with ``call(inputs,
@@ -126,13 +127,13 @@ class RNN(Layer):
         self._check_sequences(inputs.shape)
         states = self._initial_states(inputs.shape[0], initial_state)
         project = getattr(self.cell, "_project_inputs", None)
-        steps = project(inputs) if project is not None else None
-        if steps is None:   # each step calls the cell on its input
+        projected = project(inputs) if project is not None else None
+        if projected is None:   # each step calls the cell on its input
             steps = unstack(inputs, axis=1)
             kwargs = {"training": training} if isinstance(self.cell, Layer) else {}
             step = lambda x_t, states: self.cell(x_t, states, **kwargs)   # noqa: E731
-        else:               # the cell took every step's input product at once
-            step = self.cell._projected_step
+        else:                   # the cell took every step's input product at once
+            steps, step = projected
         masks = [None] * len(steps) if mask is None else \
             unstack(expand_dims(convert_to_tensor(mask), -1), axis=1)
         if self.go_backwards:
@@ -162,6 +163,24 @@ class _OwnCellRNN(RNN):
 
     Each checks its arguments before making the cell, so that an error names
     the layer the user asked for (``GRU``) rather than its cell."""
+
+    def _set_fused_gates(self, use_cudnn):
+        if use_cudnn not in ("auto", True, False):
+            raise ValueError(f"{type(self).__name__}: use_cudnn must be 'auto', True or False, "
+                             f"not {use_cudnn!r}")
+        self.use_cudnn = use_cudnn
+        self.cell._ad_fuse = use_cudnn is not False
+
+    def call(self, inputs, initial_state=None, mask=None, training=False):
+        if getattr(self, "use_cudnn", "auto") is True and not self.cell._fused:
+            raise ValueError(f"{type(self).__name__} layer {self.name!r}: use_cudnn=True was "
+                             f"specified, but the fused gates do not support this layer "
+                             f"configuration (they need activation='tanh', "
+                             f"recurrent_activation='sigmoid'{self._fused_needs}). Pass "
+                             f"use_cudnn='auto' to fall back to the cell's ops one by one.")
+        return super().call(inputs, initial_state, mask, training)
+
+    _fused_needs = ""
 
     def get_config(self):
         """Keras' config: the constructor's arguments, read from the layer or its cell."""
@@ -221,6 +240,7 @@ class GRU(_OwnCellRNN):
             recurrent_initializer, bias_initializer, dropout, recurrent_dropout,
             seed, reset_after: ``GRUCell``'s (its docstring has the equations).
         return_sequences, return_state, go_backwards, stateful, unroll: ``RNN``'s.
+        use_cudnn: ``'auto'`` (Keras' default), True or False; see ``LSTM``.
 
     >>> layer = ad.layers.GRU(3, return_sequences=True)
     >>> layer(ad.ones([2, 5, 4])).shape, layer.cell.bias.shape
@@ -231,7 +251,7 @@ class GRU(_OwnCellRNN):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, reset_after=True, name=None, dtype=None,
+                 unroll=False, reset_after=True, use_cudnn="auto", name=None, dtype=None,
                  zero_output_for_mask=False, **kwargs):
         _checked_units("GRU", units, dropout, recurrent_dropout)
         cell = GRUCell(units, activation, recurrent_activation, use_bias, kernel_initializer,
@@ -239,6 +259,9 @@ class GRU(_OwnCellRNN):
                        reset_after, seed, name="gru_cell", dtype=dtype)
         super().__init__(cell, return_sequences, return_state, go_backwards, stateful, unroll,
                          zero_output_for_mask, name=name, dtype=dtype, **kwargs)
+        self._set_fused_gates(use_cudnn)
+
+    _fused_needs = " and reset_after=True"
 
 
 class LSTM(_OwnCellRNN):
@@ -249,6 +272,13 @@ class LSTM(_OwnCellRNN):
             recurrent_initializer, bias_initializer, unit_forget_bias, dropout,
             recurrent_dropout, seed: ``LSTMCell``'s (its docstring has the equations).
         return_sequences, return_state, go_backwards, stateful, unroll: ``RNN``'s.
+        use_cudnn: Keras' switch for its fused cuDNN kernel; here it chooses the
+            fused gates ops (``ops/recurrent.py``), which need no GPU. ``'auto'``:
+            fused where the activations (and the GRU's ``reset_after=True``) allow;
+            False: the cell's ops one by one, each gate on the tape (what a lesson
+            shows); True: fused, and a ValueError at the call where the
+            configuration does not allow it, as Keras raises there. (Keras on a
+            machine without a GPU raises for True in every configuration.)
 
     >>> layer = ad.layers.LSTM(3, return_state=True)
     >>> output, h, c = layer(ad.ones([2, 5, 4]))       # the final states too
@@ -260,11 +290,12 @@ class LSTM(_OwnCellRNN):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
                  bias_initializer="zeros", unit_forget_bias=True, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
-                 go_backwards=False, stateful=False, unroll=False, name=None, dtype=None,
-                 zero_output_for_mask=False, **kwargs):
+                 go_backwards=False, stateful=False, unroll=False, use_cudnn="auto", name=None,
+                 dtype=None, zero_output_for_mask=False, **kwargs):
         _checked_units("LSTM", units, dropout, recurrent_dropout)
         cell = LSTMCell(units, activation, recurrent_activation, use_bias, kernel_initializer,
                         recurrent_initializer, bias_initializer, unit_forget_bias, dropout,
                         recurrent_dropout, seed, name="lstm_cell", dtype=dtype)
         super().__init__(cell, return_sequences, return_state, go_backwards, stateful, unroll,
                          zero_output_for_mask, name=name, dtype=dtype, **kwargs)
+        self._set_fused_gates(use_cudnn)

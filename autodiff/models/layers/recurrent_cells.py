@@ -6,10 +6,12 @@ runs one over time. Variables follow Keras (``kernel``, ``recurrent_kernel``,
 f, c, o), so weights copied from a Keras cell give the same outputs.
 """
 
+import functools
+
 from ...ops import creation, elementwise
 from ...ops.join import concat, split, unstack
 from ...ops.matmul import matmul
-from ...ops.recurrent import lstm_gates
+from ...ops.recurrent import gru_gates, lstm_gates
 from ...ops.shape import reshape
 from ...tensor import Variable
 from .. import initializers
@@ -42,6 +44,18 @@ def _checked_units(who, units, dropout, recurrent_dropout):
     return int(units)
 
 
+def _projected(cell, inputs, bias):
+    """``inputs @ cell.kernel (+ bias)`` for all steps of ``[batch, time, features]`` inputs
+    as one matmul: a list with one ``[batch, gates * units]`` tensor per step."""
+    batch, steps, features = inputs.shape
+    if features != cell.kernel.shape[0]:
+        cell._check_step(inputs[:, 0])
+    z = matmul(reshape(inputs, (batch * steps, features)), cell.kernel)
+    if bias is not None:
+        z = z + bias
+    return unstack(reshape(z, (batch, steps, cell.kernel.shape[1])), axis=1)
+
+
 class _Cell(Layer):
     """What the three cells share: checks, states of ``units`` each, Keras' variable paths."""
 
@@ -58,6 +72,7 @@ class _Cell(Layer):
         self.dropout, self.recurrent_dropout, self.seed = dropout, recurrent_dropout, seed
         self.kernel = self.recurrent_kernel = self.bias = None
         self._ad_owner = None   # the RNN layer's name once one builds this cell
+        self._ad_fuse = True    # False: never the fused gates (the layer's use_cudnn=False)
 
     @property
     def state_size(self):
@@ -148,6 +163,12 @@ class GRUCell(_Cell):
     product, ``hh = activation(x_h + (r * h_prev) @ recurrent_kernel[:, 2u:])``,
     and there is one bias of shape ``(3 * units,)``, on the inputs only.
 
+    With the default activations (tanh, sigmoid) and ``reset_after=True`` the
+    gates are one ``GRUGates`` op, whose gradient is one ``GRUGatesGrad`` op
+    (``ops/recurrent.py``), and a ``GRU`` layer multiplies every step's input
+    by ``kernel`` in one matmul before the loop (``_project_inputs``), as
+    Keras' cuDNN path does. Otherwise the gates run op by op, each on the tape.
+
     Args:
         units: size of the output and of the state.
         activation, recurrent_activation: callables, names or None (linear);
@@ -177,11 +198,45 @@ class GRUCell(_Cell):
             shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
             self.bias = self.add_weight(name="bias", shape=shape, initializer=self.bias_initializer)
 
+    @property
+    def _fused(self):
+        """Keras' default activations and reset_after=True: the gates are one GRUGates op."""
+        return (self._ad_fuse and self.reset_after and self.activation in _TANH
+                and self.recurrent_activation in _SIGMOID)
+
+    @Layer.with_name_scope
+    def _project_inputs(self, inputs):
+        """``(steps, step)``: ``x_t @ kernel + bias[0]`` for every step of ``[batch, time,
+        features]`` inputs as one matmul, and the function that runs one step from it
+        (``step(x_proj_t, states) -> (h, [h])``); None when the gates are not fused."""
+        if not self._fused:
+            return None
+        bias = unstack(self.bias, axis=0) if self.use_bias else (None, None)
+        return (_projected(self, inputs, bias[0]),
+                functools.partial(self._projected_step, state_bias=bias[1]))
+
+    @Layer.with_name_scope
+    def _projected_step(self, x_proj, states, state_bias=None):
+        """One step from its projected input ``x_proj`` (``_project_inputs``): ``(h, [h])``."""
+        h_prev = states[0]
+        h_proj = matmul(h_prev, self.recurrent_kernel)
+        if state_bias is not None:
+            h_proj = h_proj + state_bias
+        h = gru_gates(x_proj, h_proj, h_prev)
+        return h, [h]
+
     def call(self, inputs, states, training=False):
         self._check_step(inputs)
         nested = isinstance(states, (list, tuple))
         h_prev = states[0] if nested else states
         u = self.units
+        if self._fused:
+            matrix_x = matmul(inputs, self.kernel)
+            matrix_inner = matmul(h_prev, self.recurrent_kernel)
+            if self.use_bias:
+                matrix_x, matrix_inner = matrix_x + self.bias[0], matrix_inner + self.bias[1]
+            h = gru_gates(matrix_x, matrix_inner, h_prev)
+            return h, ([h] if nested else h)
         matrix_x = matmul(inputs, self.kernel)
         if self.use_bias:
             matrix_x = matrix_x + (self.bias[0] if self.reset_after else self.bias)
@@ -262,22 +317,20 @@ class LSTMCell(_Cell):
     @property
     def _fused(self):
         """Keras' default activations: the gates are one LSTMGates op."""
-        return self.activation in _TANH and self.recurrent_activation in _SIGMOID
+        return (self._ad_fuse and self.activation in _TANH
+                and self.recurrent_activation in _SIGMOID)
 
+    @Layer.with_name_scope
     def _project_inputs(self, inputs):
-        """``x_t @ kernel + bias`` for every step of ``[batch, time, features]`` inputs, as
-        one matmul; a list with one ``[batch, 4 units]`` tensor per step. None when the
-        gates are not fused (each step then runs ``call``)."""
+        """``(steps, step)``: ``x_t @ kernel + bias`` for every step of ``[batch, time,
+        features]`` inputs as one matmul, and ``_projected_step``; None when the gates are
+        not fused (each step then runs ``call``)."""
         if not self._fused:
             return None
-        batch, steps, features = inputs.shape
-        if features != self.kernel.shape[0]:
-            self._check_step(inputs[:, 0])
-        z = matmul(reshape(inputs, (batch * steps, features)), self.kernel)
-        if self.use_bias:
-            z = z + self.bias
-        return unstack(reshape(z, (batch, steps, 4 * self.units)), axis=1)
+        return _projected(self, inputs, self.bias if self.use_bias else None), \
+            self._projected_step
 
+    @Layer.with_name_scope
     def _projected_step(self, z_x, states):
         """One step from its projected input ``z_x`` (``_project_inputs``): ``(h, [h, c])``."""
         h, c = lstm_gates(z_x + matmul(states[0], self.recurrent_kernel), states[1])
