@@ -43,8 +43,8 @@ import warnings
 
 import numpy as np
 
-from .. import backend
-from ..tape import AutodiffWarning
+from ... import backend
+from ...tape import AutodiffWarning
 
 __all__ = ["Fused", "available", "for_program", "fuse"]
 
