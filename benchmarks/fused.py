@@ -9,7 +9,9 @@ step) runs three ways, interleaved (``harness.compare``): hand-written NumPy
 program) and ``ad.function(jit_compile=True, experimental_fuse=True)`` (its
 elementwise chains as numba loops, ``autodiff/compiler/fused.py``). The
 table gives each one's median and range in microseconds per op
-(time / (3 * steps)), and the fused form's first-call compile time. Without
+(time / (3 * steps)), and the fused form's first-call compile time, its
+chains, the kernels it compiled and how many numba calls one run makes (the
+kernels in a row run as one, ``compiler/fused_runs.py``). Without
 numba the fused row says so and is skipped. Results are checked first: the
 fused loss and gradient against the NumPy program's (rtol 1e-4; they differ
 only in sin's and cos's last bits).
@@ -51,12 +53,15 @@ def main(argv=None):
     figures = {"steps": steps, "ops": n_ops, "numba": fused.available()}
     if fused.available():
         fuse = ad.function(chain, jit_compile=True, experimental_fuse=True)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         got = fuse(tx)
         figures["fused_first_call_s"] = time.perf_counter() - start
+        figures["fused_first_call_cpu_s"] = time.process_time() - cpu
         form = fused.for_program(fuse.get_concrete_function(tx).program())
         figures["fused_chains"], figures["fused_kernels"] = len(form.kernels), form.compiled
         figures["fused_compile_s"] = form.compile_seconds
+        figures["fused_numba_calls"] = len(form.drivers) + sum(
+            1 for name in form.kernels if f"{name}(" in form.source)
         for a, b in zip(got, jit(tx)):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-30)
         impls["fused"] = lambda: fuse(tx)
@@ -68,8 +73,10 @@ def main(argv=None):
         print(f"  {name:6s} {row['median']:8.3f}  [{row['min']:.3f} - {row['max']:.3f}]")
     if fused.available():
         print(f"  fused: first call {figures['fused_first_call_s']:.1f} s "
-              f"({figures['fused_chains']} chains, {figures['fused_kernels']} kernels "
-              f"compiled, the others reused)")
+              f"({figures['fused_first_call_cpu_s']:.1f} s CPU; "
+              f"{figures['fused_chains']} chains, {figures['fused_kernels']} kernels "
+              f"compiled, the others reused; {figures['fused_numba_calls']} numba calls "
+              f"per run)")
     else:
         print("  fused: skipped, numba is not installed (pip install 'tapeschool[fast]')")
     if args.json:

@@ -127,6 +127,47 @@ def test_a_long_chain_is_one_kernel_each_way_and_equal():
     assert "_fused" not in g.experimental_get_compiler_ir(x)()
 
 
+def test_kernels_in_a_row_run_as_one_numba_call_with_the_same_results(monkeypatch):
+    # MAX_CHAIN = 6 cuts this 90-op forward chain and its backward chain into many kernels;
+    # the calls in a row (nothing but kernels between them) join into one driver each
+    monkeypatch.setattr(fused, "MAX_CHAIN", 6)
+
+    def f(x):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(30):
+                y = (y * 0.75 + 0.5) / (1.0 + y * y)
+            loss = ad.reduce_sum(y)
+        return y, loss, tape.gradient(loss, x)
+
+    x = ad.constant(np.linspace(-2, 2, 16).astype(np.float32))
+    g = ad.function(f, jit_compile=True, experimental_fuse=True)
+    got = [t.numpy() for t in g(x)]
+    want = [t.numpy() for t in ad.function(f, jit_compile=True)(x)]
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    form = fused.for_program(g.get_concrete_function(x).program())
+    if form is None:   # no numba, or not the NumPy backend: the NumPy program ran
+        return
+    assert len(form.kernels) > 10 and len(form.drivers) == 2   # forward run, backward run
+    assert "_run_1(" in form.source and "_fused_" not in form.source
+    assert not np.shares_memory(got[0], got[2])   # the gradient is not a view of y
+
+
+def test_a_chain_reading_a_sums_result_equals_the_numpy_program():
+    # a reduction gives a NumPy scalar, not an array: the kernel reads it all the same
+    def f(x):
+        s = ad.reduce_sum(x * x)
+        return x * s - x * 0.5 + 1.0
+
+    x = ad.constant(np.linspace(-1, 2, 8).astype(np.float32))
+    got = ad.function(f, jit_compile=True, experimental_fuse=True)(x).numpy()
+    want = ad.function(f, jit_compile=True)(x).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_new_batch_size_runs_the_numpy_program_with_the_same_results():
     f = ad.function(lambda x: ad.sqrt(x * x + 1.0) * 2.0 - x, jit_compile=True,
                     experimental_fuse=True, input_signature=[ad.TensorSpec([None])])

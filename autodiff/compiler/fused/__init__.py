@@ -3,7 +3,9 @@
 ``ad.function(f, jit_compile=True, experimental_fuse=True)`` runs this form
 instead of the NumPy program when numba is installed (the ``[fast]`` extra).
 The NumPy program stays what ``experimental_get_compiler_ir`` shows and what
-runs by default; this module rewrites a copy of it:
+runs by default; this package rewrites a copy of it. This file finds the
+chains and rewrites the program's lines; ``kernels.py`` writes and compiles
+each chain's loop; ``runs.py`` joins kernels called in a row into one call.
 
 - a *chain* is a run of consecutive lines of the program's main function,
   each an elementwise expression (``+ - * /``, unary ``-``, ``xp.sin``,
@@ -11,11 +13,14 @@ runs by default; this module rewrites a copy of it:
   ``xp.reciprocal`` and the ufunc calls with ``out=`` that ``inline.py``
   writes) whose operands all have the chain's shape and float dtype, or
   hold one element;
-- each chain of two or more ops (cut every ``MAX_CHAIN`` ops) becomes one numba function: one loop over
-  the elements, every op computed on scalars in the chain's dtype, the values
-  needed after the chain written into one 2-D array (a *pack*, one row per
-  value). A later chain reads its rows there; other lines get them as views
-  ``pack[j]``;
+- each chain of two or more ops (cut every ``MAX_CHAIN`` ops) becomes one
+  numba function, a *kernel*: one loop over the elements, every op computed on
+  scalars in the chain's dtype, the values needed after the chain written into
+  one new array (a *pack*, one row per value). A later chain reads its rows
+  there; other lines get them as views ``pack[j]``;
+- kernels called one after another, with no other line between them (a long
+  chain's pieces; the backward pass's chain after the forward's), run as one
+  numba call (a *driver*, ``runs.py``);
 - everything else (reductions, matmuls, random ops, control flow) is the
   NumPy program's own line.
 
@@ -27,14 +32,17 @@ Results equal the NumPy program's bit for bit for the arithmetic (``+ - * /``,
 ``sqrt``: IEEE rounds them the same way everywhere; numba's ``fastmath`` is
 off and its error model is NumPy's, so 1/0 is inf). ``sin``, ``cos``,
 ``exp``, ``log`` and ``tanh`` come from numba's math library, NumPy's from its
-own SIMD code: they can differ in the last bit (tested: within 2 ulp).
+own SIMD code: they can differ in the last bit (tested: within 2 ulp). Every
+pack is a new array on every call, so nothing the caller gets back is shared
+with a later call.
 
-The first call compiles each chain (numba: about half a second per kernel
-and 20 ms per op on a busy 2-core machine); chains with the same ops and
-layout share one kernel (``_canonical``), so a long repeating chain compiles
-a few pieces, not every one. ``Fused.compile_seconds`` says how long it took. A call
-whose arguments' shapes differ from the trace's (a trace serving any batch
-size) runs the NumPy program: the packs are laid out for the traced shapes.
+The first call compiles each chain (numba: a few seconds per kernel of
+``MAX_CHAIN`` ops on a busy 2-core machine); chains with the same ops and
+layout share one kernel (``kernels.canonical``), so a long repeating chain
+compiles a few pieces, not every one. ``Fused.compile_seconds`` says how long
+it took. Nothing is cached on disk. A call whose arguments' shapes differ from
+the trace's (a trace serving any batch size) runs the NumPy program: the packs
+are laid out for the traced shapes.
 """
 
 import ast
@@ -45,6 +53,8 @@ import numpy as np
 
 from ... import backend
 from ...tape import AutodiffWarning
+from .kernels import compile_all, kernel_source, loads
+from .runs import join
 
 __all__ = ["Fused", "available", "for_program", "fuse"]
 
@@ -56,7 +66,6 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # function's length (a 1,500-op chain in one kernel took minutes), so a longer chain
 # is cut into kernels of this many ops, each handing its values on through its pack.
 MAX_CHAIN = 120   # divisible by 2, 3, 4, 5, 6 and 8: a repeating chain cuts into equal pieces
-_KERNELS = {}     # canonical kernel source -> its numba dispatcher, for this process
 
 
 def available():
@@ -70,8 +79,9 @@ def available():
 
 class Fused:
     """A program's fused form: ``.source`` (the Python that calls the kernels), ``.kernels``
-    (each chain's numba source), ``.compiled`` (how many were new, not reused),
-    ``.compile_seconds`` and ``call(xp, *arrays)``."""
+    (each chain's numba source), ``.drivers`` (the sources that call kernels in a row),
+    ``.compiled`` (how many kernels were new, not reused), ``.compile_seconds`` and
+    ``call(xp, *arrays)``."""
 
     def __init__(self, program, fn, source, kernels, arg_shapes, seconds):
         self.program, self._fn, self.source, self.kernels = program, fn, source, kernels
@@ -110,28 +120,22 @@ def fuse(program):
     Raises:
         ImportError: numba is not installed (``pip install 'tapeschool[fast]'``).
     """
-    import numba
+    import numba  # noqa: F401  (without numba: ImportError before any work)
     start = time.perf_counter()
     fn_def = next(node for node in ast.parse(program.source).body
                   if isinstance(node, ast.FunctionDef) and node.name == program.name)
     specs = _name_specs(program)
     body, kernels, namespace = _rewrite(fn_def.body, specs)
+    body, drivers = join(body, set(kernels))
     fn_def.body = body
     namespace.update(program.namespace)
-    compiled = 0
-    for name, text in kernels.items():
-        canonical = _canonical(text)
-        if canonical not in _KERNELS:
-            compiled += 1
-            scope = {"np": np}
-            exec(compile(canonical, "<fused kernel>", "exec"), scope)
-            _KERNELS[canonical] = numba.njit(error_model="numpy", fastmath=False)(scope["kernel"])
-        namespace[name] = _KERNELS[canonical]
+    dispatchers, compiled = compile_all(kernels, drivers)
+    namespace.update(dispatchers)
     source = ast.unparse(fn_def)
     exec(compile(source, f"<ad.function {program.name} (fused)>", "exec"), namespace)
     fused = Fused(program, namespace[program.name], source, kernels,
                   [tuple(shape) for shape, _ in program.graph.arg_specs], 0.0)
-    fused.compiled = compiled   # kernels new to this process (the others were reused)
+    fused.compiled, fused.drivers = compiled, drivers   # kernels new to this process
     _warm(fused, program)
     fused.compile_seconds = time.perf_counter() - start
     return fused
@@ -218,10 +222,6 @@ def _chain_op(stmt, specs):
     return None if expr is None else (target, expr, spec)
 
 
-def _loads(node):
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-
-
 def _chains(body, specs):
     """``[(start, stop, ops)]``: runs of two or more elementwise lines (``del`` lines
     inside a run belong to it) with one shape and dtype."""
@@ -275,27 +275,28 @@ def _rewrite(body, specs):
         defined = [target for target, _, _ in ops]
         needed_after = later_loads[stop] if stop < len(body) else set()
         outputs = [t for t in defined if t in needed_after]
-        text, inputs = _kernel_source(name, ops, outputs, in_pack, specs)
+        text, inputs = kernel_source(name, ops, outputs, in_pack, specs)
         kernels[name] = text
         new_body.append(ast.parse(f"{pack} = {name}({', '.join(inputs)})").body[0])
         freed = [t.id for stmt in body[position:stop] if isinstance(stmt, ast.Delete)
                  for t in stmt.targets if isinstance(t, ast.Name) and t.id not in internal]
         if freed:   # values from before the chain that died in it
             new_body.append(ast.parse(f"del {', '.join(freed)}").body[0])
+        width = int(np.prod(ops[0][2][0]))
         for row, t in enumerate(outputs):
-            in_pack[t] = (pack, row)
+            in_pack[t] = (pack, row, width)
         position = stop
     return new_body, kernels, {}
 
 
 def _later_loads(body):
-    """``loads[k]``: the names read by ``body[k:]`` (``del`` lines excluded)."""
-    loads, seen = [set() for _ in range(len(body) + 1)], set()
+    """``later[k]``: the names read by ``body[k:]`` (``del`` lines excluded)."""
+    later, seen = [set() for _ in range(len(body) + 1)], set()
     for k in range(len(body) - 1, -1, -1):
         if not isinstance(body[k], ast.Delete):
-            seen |= set(_loads(body[k]))
-        loads[k] = set(seen)
-    return loads
+            seen |= set(loads(body[k]))
+        later[k] = set(seen)
+    return later
 
 
 def _with_unpacked(stmt, in_pack, materialized, internal):
@@ -309,86 +310,11 @@ def _with_unpacked(stmt, in_pack, materialized, internal):
         stmt.targets = kept
         return [stmt]
     lines = []
-    for name in dict.fromkeys(_loads(stmt)):
+    for name in dict.fromkeys(loads(stmt)):
         if name in in_pack and name not in materialized:
-            pack, row = in_pack[name]
+            pack, row, _ = in_pack[name]
             materialized.add(name)
             lines.append(ast.parse(f"{name} = {pack}[{row}]").body[0])
     return lines + [stmt]
 
 
-def _kernel_source(name, ops, outputs, in_pack, specs):
-    """One chain as a numba function's source, and the arguments its call passes."""
-    shape, dtype = ops[0][2]
-    defined = {target for target, _, _ in ops}
-    reads = []
-    for _, expr, _ in ops:
-        reads += [n for n in _loads(expr) if n not in defined and n != "np"]
-    reads = list(dict.fromkeys(reads))
-    args, setup, loop_reads, packs = [], [], [], set()
-    size = int(np.prod(shape))
-    # A value <name> comes in as the array p_<name> (flat: a_<name>); v_<name> is its element.
-    for read in reads:
-        if int(np.prod(specs[read][0])) == size:
-            where, index = loop_reads, "i"
-        else:                # one element, read once before the loop
-            where, index = setup, "0"
-        indent = "        " if where is loop_reads else "    "
-        if read in in_pack:
-            pack, row = in_pack[read]
-            if pack not in packs:
-                packs.add(pack)
-                args.append(pack)
-                setup.insert(0, f"    a_{pack} = p_{pack}.reshape(p_{pack}.shape[0], -1)")
-            where.append(f"{indent}v_{read} = a_{pack}[{row}, {index}]")
-        else:
-            args.append(read)
-            setup.insert(0, f"    a_{read} = p_{read}.ravel()")
-            where.append(f"{indent}v_{read} = a_{read}[{index}]")
-    kind = "float32" if dtype == np.float32 else "float64"
-    # The trip count is read at run time: a literal one would let LLVM unroll the loop
-    # fully, and compiling a long chain unrolled takes minutes.
-    full = [r for r in reads if int(np.prod(specs[r][0])) == size]
-    count = (f"a_{in_pack[full[0]][0]}.shape[1]" if full[0] in in_pack
-             else f"a_{full[0]}.size") if full else str(size)
-    lines = [f"def {name}({', '.join('p_' + a for a in args)}):"] + setup + [
-        f"    n = {count}", f"    out = np.empty(({len(outputs)}, n), np.{kind})"]
-    lines.append("    for i in range(n):")
-    lines += loop_reads
-    for target, expr, _ in ops:
-        lines.append(f"        v_{target} = {ast.unparse(_elementwise(expr, kind))}")
-    for row, target in enumerate(outputs):
-        lines.append(f"        out[{row}, i] = v_{target}")
-    lines.append(f"    return out.reshape(({len(outputs)},) + {tuple(shape)!r})")
-    return "\n".join(lines) + "\n", args
-
-
-def _elementwise(expr, kind):
-    """``expr`` on the elements (``v_<name>``), each number written as ``np.float32(...)``:
-    NumPy keeps a Python number weak (the array's dtype wins), numba would widen the sum
-    to float64."""
-    class Elements(ast.NodeTransformer):
-        def visit_Constant(self, node):
-            return ast.parse(f"np.{kind}({node.value!r})", mode="eval").body
-
-        def visit_Name(self, node):
-            return node if node.id == "np" else ast.Name("v_" + node.id, ast.Load())
-    return Elements().visit(expr)
-
-
-def _canonical(text):
-    """A kernel's source with its names numbered in the order the tree holds them: two
-    chains with the same ops and layout (a long chain's repeating pieces, another trace of
-    the same function) give the same text, compiled once (``_KERNELS``)."""
-    fn = ast.parse(text).body[0]
-    fn.name, names = "kernel", {}
-
-    def canon(name):
-        return name if name in ("np", "n", "out", "i", "range") else \
-            names.setdefault(name, f"x{len(names)}")
-    for arg in fn.args.args:
-        arg.arg = canon(arg.arg)
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name):
-            node.id = canon(node.id)
-    return ast.unparse(fn) + "\n"
