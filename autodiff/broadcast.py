@@ -47,8 +47,16 @@ def sum_to(g, shape, n_batch):
              if d == 1 and inner[n_new + i] != 1]
     if not axes:
         return g
+    if not n_batch and open_sizes.open_sized(g):
+        # no reshape to a size written as a number: the new axes are summed away, the
+        # size-1 ones kept (a trace serving any size, ops/open_sizes.py)
+        if n_new:
+            g = ops.reduce_sum(g, axis=list(range(n_new)))
+        axes = [a - n_new for a in axes[n_new:]]
+        return ops.reduce_sum(g, axis=axes, keepdims=True) if axes else g
     summed = ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes], keepdims=True)
     return ops.reshape(summed, g_shape[:n_batch] + tuple(shape))
 
 
 from . import ops  # noqa: E402
+from .ops import open_sizes  # noqa: E402

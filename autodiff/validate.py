@@ -96,6 +96,17 @@ def traced(tensor):
     return False
 
 
+def open_sized(tensor):
+    """Whether ``tensor`` is traced by an ``ad.function`` whose ``input_signature`` leaves a
+    size open (None): its sizes must then be read in the graph (a ``Shape`` node), never
+    written into it as numbers."""
+    from . import tape
+    for recorder in tape.thread_state.active:
+        if getattr(recorder, "open_sizes", False) and recorder.follows(tensor):
+            return True
+    return False
+
+
 def host_value(tensor, op, arg):
     """``tensor``'s value as a NumPy array, for an op that needs it on the host (a shape,
     indices, a mask).

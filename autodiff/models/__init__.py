@@ -12,8 +12,8 @@ reports), ``optimizers/`` (gradients to variable updates, outside every
 tape, one indivisible step per call; with ``schedules.py``, learning rates
 that follow the optimizer's step counter), ``callbacks/`` and ``training/``
 (``compile``, ``fit``, ``evaluate``, ``predict``), ``saving/`` (Keras 3's
-``.weights.h5`` and ``.keras`` files), ``ops.py`` and ``random.py`` (the
-``keras.ops`` and ``keras.random`` namespaces), and ``keras.py`` (the
+``.weights.h5`` and ``.keras`` files), ``ops.py``, ``random.py`` and ``utils.py`` (the
+``keras.ops``, ``keras.random`` and ``keras.utils`` namespaces), and ``keras.py`` (the
 ``ad.keras`` namespace that gathers them).
 
 May import: the engine; ``training/`` also imports ``tracing`` (``fit``

@@ -3,7 +3,7 @@
 ``keras.`` becomes ``ad.keras.``: ``Sequential``, ``Model`` (subclassing and
 ``Model(inputs, outputs)``), ``Input``, ``layers``, ``optimizers`` (with
 ``schedules``), ``losses``, ``metrics``, ``callbacks``, ``initializers``,
-``activations``, ``regularizers``, ``ops``, ``random``, ``models``
+``activations``, ``regularizers``, ``ops``, ``random``, ``utils``, ``models``
 (``load_model``) and ``saving``. There is one implementation:
 ``ad.keras.layers`` is ``ad.layers`` and ``ad.keras.optimizers`` is
 ``ad.optimizers``. ``compile``/``fit`` run Keras' loop (``training/``); the
@@ -14,7 +14,7 @@ import types as _types
 
 from . import activations, callbacks, initializers, layers, losses, metrics, optimizers
 from . import regularizers
-from . import ops, random
+from . import ops, random, utils
 from .functional.keras_tensor import KerasTensor
 from .model import Input, InputLayer, Model, Sequential
 from .saving.model_io import load_model
@@ -30,7 +30,7 @@ saving.__all__ = ["load_model"]
 
 __all__ = ["Sequential", "Model", "Input", "InputLayer", "KerasTensor", "layers", "optimizers",
            "losses", "metrics", "callbacks", "initializers", "activations", "regularizers",
-           "ops", "random", "models", "saving"]
+           "ops", "random", "utils", "models", "saving"]
 
 
 def __dir__():

@@ -103,14 +103,18 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
                                        f"{tuple(rate.shape)}")
         rate = cast(rate, x.dtype) if rate.dtype != x.dtype else rate
         kept = x / (1.0 - rate)
-    keep = greater_equal(uniform(shape, dtype=x.dtype, seed=seed), rate)
+    if noise_shape is None and open_sized(x):   # the batch size read in the graph
+        keep = greater_equal(uniform_like(x, dtype=x.dtype, seed=seed), rate)
+    else:
+        keep = greater_equal(uniform(shape, dtype=x.dtype, seed=seed), rate)
     return where(keep, kept, zeros_like(kept))
 
 
 from .creation import zeros_like  # noqa: E402
 from .elementwise import cast, square  # noqa: E402
 from .predicates import greater_equal, where  # noqa: E402
-from .random import uniform  # noqa: E402
+from .open_sizes import open_sized  # noqa: E402
+from .random import uniform, uniform_like  # noqa: E402
 from .reduce import reduce_mean  # noqa: E402
 from .shape import STOP_GRADIENT as _STOP_GRADIENT, squeeze  # noqa: E402
 

@@ -29,8 +29,8 @@ import threading
 
 import numpy as np
 
+from .. import backend, dtypes
 from .. import validate as _validate
-from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -156,6 +156,26 @@ RANDOM_UNIFORM_INT = Primitive(
     NotDifferentiable, saves="shapes", domain=(),
     cases=[((), {"shape": (2, 3), "dtype": "int32", "minval": 0, "maxval": 5, "seed": 7})],
     doc="a random integer draw: not differentiable (gradient None)")
+
+
+RANDOM_UNIFORM_OF = Primitive(
+    "RandomUniformOf",
+    lambda xp, shape, dtype, seed=None: _to_backend(xp, _uniform01(
+        _generator(seed, "RandomUniform"), tuple(int(d) for d in np.asarray(
+            backend.to_numpy(shape)).reshape(-1)), dtype), dtype),
+    NotDifferentiable, saves="shapes", dtype_args=(), domain=(),
+    cases=[(((2,),), {"dtype": "float64", "seed": 7})],
+    doc="a random draw whose shape is read in the graph: not differentiable")
+RANDOM_UNIFORM_OF.make_inputs = lambda rng, shapes: [np.asarray([2, 3], dtype=np.int32)]
+
+
+def uniform_like(x, dtype, seed=None):
+    """``uniform(shape(x))`` with ``x``'s shape read when the graph runs (``dropout``'s
+    mask in a trace serving any batch size: ``ops/open_sizes.py``). It draws the numbers
+    ``uniform`` draws, from the same stream."""
+    from .dynamic_shape import traced_shape
+    return RANDOM_UNIFORM_OF(traced_shape(x, "int32"), dtype=_float_dtype(dtype, "RandomUniform")
+                             .name, seed=_seed(seed))
 
 
 def _seed(seed):

@@ -49,6 +49,8 @@ def normalize_axis(axis, ndim, op_type):
 def _keep_dims(g, x, ans, axis):
     """Reshapes ``g`` (batch + reduced shape) to batch + x's shape with 1s on ``axis``."""
     n_batch = g._value.ndim - ans._value.ndim
+    if not n_batch and _open.open_sized(x):
+        return _open.keep_dims(g, x, axis)
     kept = tuple(1 if i in axis else d for i, d in enumerate(x._value.shape))
     return reshape(g, g._value.shape[:n_batch] + kept)
 
@@ -56,6 +58,8 @@ def _keep_dims(g, x, ans, axis):
 def _spread(g, x, ans, axis):
     """``g`` copied back over the reduced axes: batch + x's shape."""
     g = _keep_dims(g, x, ans, axis)
+    if g._value.ndim == x._value.ndim and _open.open_sized(x):
+        return _open.spread_like(g, x)
     return broadcast_gradient_to(g, g._value.shape[:g._value.ndim - x._value.ndim] + x._value.shape)
 
 
@@ -124,6 +128,8 @@ SUM = Primitive("Sum", lambda xp, x, axis, keepdims=False: _accumulated(xp.sum, 
                 doc="d/dx_i sum(x) = 1: g is copied to every summed element")
 def _mean_grad(g, x, ans, axis):
     n = _size(x, axis)
+    if g._value.ndim == ans._value.ndim and g.dtype.name != "float16" and _open.open_sized(x):
+        return _spread(g, x, ans, axis) / _open.count(x, axis, g.dtype)
     if n > 65504 and g.dtype.name == "float16":  # n itself is inf in float16: scale by 1/n
         return _spread(g, x, ans, axis) * (1.0 / n)
     return _spread(g, x, ans, axis) / n
@@ -325,4 +331,5 @@ from .elementwise import abs, cast, exp, log  # noqa: E402,A004
 from .predicates import equal, where  # noqa: E402
 from .creation import zeros, zeros_like  # noqa: E402
 from .shape import STOP_GRADIENT, broadcast_gradient_to, reshape, transpose  # noqa: E402
+from . import open_sizes as _open  # noqa: E402
 from .scan import CUMSUM, cumprod, cumsum  # noqa: E402,F401  (exported from here too)

@@ -31,8 +31,13 @@ def _batch(g, ans):
     return g._value.shape[:g._value.ndim - ans._value.ndim]
 
 
-RESHAPE = Primitive("Reshape", lambda xp, x, shape: xp.reshape(x, shape),
-                    (lambda g, ans, x, shape: reshape(g, _batch(g, ans) + x._value.shape),),
+def _reshape_grad(g, ans, x, shape):
+    if g._value.ndim == ans._value.ndim and _open.open_sized(x):
+        return _open.reshape_like(g, x)
+    return reshape(g, _batch(g, ans) + x._value.shape)
+
+
+RESHAPE = Primitive("Reshape", lambda xp, x, shape: xp.reshape(x, shape), (_reshape_grad,),
                     saves="shapes", domain=REALS, cases=[(((6,),), {"shape": (2, 3)}),
                                                          (((2, 3),), {"shape": (3, 2)})],
                     doc="reshape the cotangent back to the input's shape")
@@ -129,6 +134,8 @@ def expand_dims(input, axis, name=None):  # noqa: A002
     if not -ndim - 1 <= axis <= ndim:
         raise InvalidArgumentError(f"ExpandDims: axis {axis} out of range for rank {ndim}")
     axis = axis % (ndim + 1)
+    if _open.open_sized(x):
+        return _open.expand_dims(x, axis)
     shape = x._value.shape
     return reshape(x, shape[:axis] + (1,) + shape[axis:])
 
@@ -147,12 +154,16 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
     shape = x._value.shape
     if axis is None:
+        if _open.open_sized(x):
+            return _open.squeeze(x, {i for i, d in enumerate(shape) if d == 1})
         return reshape(x, tuple(d for d in shape if d != 1))
     axes = {a % len(shape) for a in _validate.normalize_axes("Squeeze", axis, len(shape))}
     for a in sorted(axes):
         if shape[a] != 1:
             raise InvalidArgumentError(f"Squeeze: Can not squeeze dim[{a}], expected a dimension "
                                        f"of 1, got {shape[a]} (shape {shape})")
+    if _open.open_sized(x):
+        return _open.squeeze(x, axes)
     return reshape(x, tuple(d for i, d in enumerate(shape) if i not in axes))
 
 
@@ -227,3 +238,4 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
 from .reduce import normalize_axis, reduce_sum  # noqa: E402
 from . import dynamic_shape as _dynamic  # noqa: E402  (its ops take shape tensors)
+from . import open_sizes as _open  # noqa: E402

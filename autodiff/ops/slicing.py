@@ -159,6 +159,10 @@ def _n_batch(g, ans, n_batch):
 
 
 def _slice_grad(g, ans, x, key, n_batch=0):
+    if not n_batch and g._value.ndim == ans._value.ndim and _open.open_sized(x):
+        # x's shape read in the graph (a trace serving any size, ops/open_sizes.py)
+        from .dynamic_shape import STRIDED_SLICE_GRAD_OF, traced_shape
+        return STRIDED_SLICE_GRAD_OF(g, traced_shape(x, "int32"), key=key, n_batch=0)
     return STRIDED_SLICE_GRAD(g, key=key, shape=x._value.shape[n_batch:],
                               n_batch=_n_batch(g, ans, n_batch))
 
@@ -334,3 +338,5 @@ from .gather_dynamic import gather_traced  # noqa: E402
 from .gathering import boolean_mask, gather, gather_nd  # noqa: E402,F401  (their old home)
 from .predicates import where  # noqa: E402
 from . import dynamic_shape as _dynamic  # noqa: E402  (slices with traced bounds)
+
+from . import open_sizes as _open  # noqa: E402

@@ -362,7 +362,9 @@ class Function:
             args = [self._instance] + list(args)
         self._tracing_count += 1
         python_function = self._function_to_trace()
-        graph = trace(Tracer(placeholders), lambda: python_function(*args, **kwargs))
+        open_sizes = general_key(self._input_signature, description) is not None
+        graph = trace(Tracer(placeholders, open_sizes=open_sizes),
+                      lambda: python_function(*args, **kwargs))
         concrete = ConcreteFunction(graph, self._name, description, self._jit_compile,
                                     self._placeholder_names(structure), self._fuse)
         # Objects in the key are keyed by id, so the trace must keep them alive: except

@@ -224,8 +224,12 @@ class Tracer:
             it knows becomes a capture (a new argument) of this graph.
     """
 
-    def __init__(self, placeholders, parent=None):
+    def __init__(self, placeholders, parent=None, open_sizes=False):
         self.graph = Graph([(tuple(t._value.shape), t.dtype) for t in placeholders])
+        # open_sizes: the function's input_signature leaves a size open (None), so the
+        # gradient rules and shape ops write sizes as Shape nodes, not numbers
+        # (ops/dynamic_shape.py), and one trace can serve every size (polymorphic.py)
+        self.open_sizes = open_sizes or (parent is not None and parent.open_sizes)
         self._where = {}   # tensor id -> Ref
         for k, t in enumerate(placeholders):
             self._where.setdefault(t._id, Ref("arg", k))

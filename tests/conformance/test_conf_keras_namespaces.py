@@ -111,3 +111,28 @@ def test_keras_random_an_int_seed_repeats_its_draw_as_in_keras(tf):
     assert ad.keras.random.uniform((4,), 2.0, 3.0, seed=1).numpy().min() >= 2.0
     with pytest.raises(NotImplementedError, match="SeedGenerator"):
         ad.keras.random.normal((2,), seed=object())
+
+
+# ---- keras.utils ----------------------------------------------------------------------
+@pytest.mark.parametrize("labels, num_classes", [([0, 2, 1], 3), ([[1], [0]], None),
+                                                 ([[0, 1], [2, 0]], None), ([3], 5)])
+def test_to_categorical_matches_keras(tf, labels, num_classes):
+    import keras
+    ours = ad.keras.utils.to_categorical(labels, num_classes)
+    theirs = keras.utils.to_categorical(labels, num_classes)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_set_random_seed_repeats_every_stream_and_refuses_a_float_as_keras(tf):
+    import keras
+    draws = []
+    for _ in range(2):
+        ad.keras.utils.set_random_seed(5)
+        draws.append((ad.random.uniform([3]).numpy(), np.random.random(3),
+                      ad.keras.layers.Dense(2)(ad.ones([1, 3])).numpy()))
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)
+    for module in (ad.keras, keras):
+        with pytest.raises(ValueError, match="Expected `seed` argument to be an integer"):
+            module.utils.set_random_seed(1.5)

@@ -1,9 +1,12 @@
 """The core layers: Dense, Flatten, Dropout, SpatialDropout2D, Embedding (with mask_zero)."""
 
+import numpy as np
+
 from ...dtypes import int32
 from ...ops.elementwise import cast
 from ...ops.matmul import matmul
 from ...ops.nn_compositions import dropout
+from ...ops.open_sizes import open_sized
 from ...ops.shape import reshape
 from ...ops.resource_gather import lookup_rows
 from ...ops.slicing import gather
@@ -72,6 +75,9 @@ class Dense(Layer):
         else:  # fold the leading axes into one, multiply, unfold
             lead = tuple(inputs.shape[:-1])
             flat = reshape(inputs, (-1, inputs.shape[-1]))
+            known = int(np.prod(lead[1:] + (self.units,), dtype=np.int64))
+            if known and open_sized(inputs):   # no batch size written into a trace serving any
+                lead = (-1,) + lead[1:]
             outputs = reshape(matmul(flat, self.kernel), lead + (self.units,))
         if self.use_bias:
             outputs = outputs + self.bias
@@ -90,6 +96,9 @@ class Flatten(Layer):
     def call(self, inputs):
         if inputs.ndim < 2:
             return reshape(inputs, (-1, 1))
+        features = int(np.prod(inputs.shape[1:], dtype=np.int64))
+        if features and open_sized(inputs):   # no batch size written into a trace serving any
+            return reshape(inputs, (-1, features))
         return reshape(inputs, (inputs.shape[0], -1))
 
 

@@ -4,7 +4,7 @@
 import numpy as np
 
 from ... import dtypes
-from ...ops import creation, elementwise, predicates, reduce, special
+from ...ops import creation, elementwise, open_sizes, predicates, reduce, special
 from ..layers.base import _unique_name
 from ..module import camel_to_snake
 from .per_sample import (_check_broadcast, _sparse_losses_and_mask, _squeeze_or_expand, _tensor,
@@ -50,6 +50,8 @@ def _reduce_weighted(losses, sample_weight, mask, reduction, dtype, name):
         return loss
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = elementwise.cast(reduce.reduce_sum(sample_weight), loss.dtype)
+    elif open_sizes.open_sized(losses):   # the batch size read in the graph
+        divisor = open_sizes.count(losses, range(losses.ndim), loss.dtype)
     else:
         divisor = _count(losses.shape, loss.dtype)
     return special.divide_no_nan(loss, divisor)   # an empty batch gives 0, not NaN
