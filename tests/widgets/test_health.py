@@ -290,3 +290,20 @@ def test_group_norms_and_health_rows_keep_the_nan_the_fed_the_none_and_the_explo
     # the group sent its weights' gradient and more (to its input): its bar is at least that
     assert norms["mlp/explode"][-1][1] >= rows["mlp/explode"]["grad_norm"] * (1 - 1e-3)
     json.loads(r.to_json())                 # no NaN number in the JSON: "NaN" is a string
+
+
+def test_rows_from_the_frames_square_sums_equal_rows_from_the_arrays():
+    # replay hands group_health each contribution's sum of squares that its frames took
+    # (for the norms); taken again from the arrays, every row must come out the same,
+    # NaN, None, exploding and dead layers included.
+    tape, loss, model = planted_mlp()
+    r = replay(tape, loss, model.trainable_variables, names={"loss": loss})
+    again = group_health(r.data, r.trace, model.trainable_variables)
+    assert r.data["debug"]["health"] == again
+    assert sorted(row["scope"] for row in again if row["status"] == "nan") == \
+        ["loss", "mlp/d0", "mlp/fed", "mlp/nan_layer"]
+    dead_tape, dead_loss, dead = _mlp(lambda layers, rng: layers[2].bias.assign(
+        np.full(8, -100.0, np.float32)), activation="relu")
+    r = replay(dead_tape, dead_loss, dead.trainable_variables)
+    assert r.data["debug"]["health"] == group_health(r.data, r.trace, dead.trainable_variables)
+    assert _rows(r)["mlp/d2"]["kind"] == "dead"

@@ -55,6 +55,8 @@ Nothing here differentiates; values cross into NumPy only through
     ('mlp/dense_1', 'nan', 'weights hold NaN (dense_1/kernel)')
 """
 
+import math
+
 import numpy as np
 
 from autodiff import backend
@@ -125,7 +127,7 @@ def _record_text(frame, ops):
     return f"record {frame['record'] + 1}: {op.get('op_type', '?')}"
 
 
-def group_health(data, trace, sources, updates=None):
+def group_health(data, trace, sources, updates=None, square_sums=None):
     """One health row per scope group of a replay, with flags and reasons.
 
     Args:
@@ -135,6 +137,9 @@ def group_health(data, trace, sources, updates=None):
         updates: optional optimizer updates, one array per source (None where
             none), or a dict keyed by ``variable.ref()`` or variable name:
             ``[w_after - w_before for ...]``.
+        square_sums: optional ``{id(tensor): (tensor, sum of squares in float64)}`` of
+            contributions whose sum of squares is already known (the replay's frames
+            take it for each contribution's norm), so it is not taken twice.
 
     Returns:
         A list of dicts, one per group in ``data["groups"]`` order: ``group``,
@@ -147,7 +152,7 @@ def group_health(data, trace, sources, updates=None):
     ['ok', 'none']
     """
     ix = _Index(data, sources)
-    flow = _BackwardFlow(trace, ix)
+    flow = _BackwardFlow(trace, ix, square_sums or {})
     weights = {}   # variable id -> (sum of squares, size, "NaN"/"Inf"/None): once per variable
     for vid in {v for vids in ix.own_vars.values() for v in vids}:
         w = _array(ix.variables[vid])
@@ -218,8 +223,9 @@ class _BackwardFlow:
     squared norm of all it sent, whether that held NaN/Inf, and the largest
     share of zeros in a Relu output it made."""
 
-    def __init__(self, trace, ix):
+    def __init__(self, trace, ix, square_sums):
         self.grads, self.sent, self.bad_sent, self.relu_zero = {}, {}, {}, {}
+        self.square_sums = square_sums
         for step in trace.steps:
             rec = step.record
             gid = ix.group_of.get(ix.op_of_output.get(rec.output_ids[0]))
@@ -228,12 +234,18 @@ class _BackwardFlow:
 
     def add(self, gid, step, mine):
         for x_id, c in step.contributions:
-            array = None if c is None else _array(c)
-            if array is None or array.dtype.kind not in "fc":
-                continue
-            sq = _sq(array)
+            known = self.square_sums.get(id(c))
+            if known is not None and known[0] is c:      # a float value: its array when needed
+                array, sq = None, float(known[1])
+            else:
+                array = None if c is None else _array(c)
+                if array is None or array.dtype.kind not in "fc":
+                    continue
+                sq = _sq(array)
             self.sent[gid] = self.sent.get(gid, 0.0) + sq
-            if not np.isfinite(sq) and not np.all(np.isfinite(array)):
+            if not math.isfinite(sq) or x_id in mine:
+                array = _array(c) if array is None else array
+            if not math.isfinite(sq) and not np.all(np.isfinite(array)):
                 self.bad_sent.setdefault(gid, _bad_word(array))
             if x_id in mine:
                 acc = self.grads.setdefault(gid, {})

@@ -31,14 +31,14 @@ import contextlib
 import gc
 import json
 
-import numpy as np
-
 from autodiff import IndexedSlices, convert_to_tensor, nest
 from autodiff.tensor import Tensor, Variable
 
 from ..health.rows import group_health
 from ..tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
 from .data.frames import Frames, preview, value_of
+from .data.nodes import dtype_words as _dtype_words, params_text as _params_text, \
+    tape_groups as _tape_groups
 from .data.scopes import debug_marks, explain_sources, lost_gradients, scope_groups
 from .data.statistics import many_stats
 from .data.sentences import rule_text
@@ -161,10 +161,12 @@ def _dense_slices(trace):
     up to, the gradient ``tape.gradient`` stands for."""
     def dense(g):
         return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
-    for step in trace.steps:
-        step.cotangents = tuple(dense(g) for g in step.cotangents)
-        step.contributions = [(i, dense(c)) for i, c in step.contributions]
-        step.totals = {i: dense(g) for i, g in step.totals.items()}
+    for step in trace.steps:       # most steps hold none: left as they are
+        if any(isinstance(g, IndexedSlices) for g in (*step.cotangents, *step.totals.values(),
+                                                        *(c for _, c in step.contributions))):
+            step.cotangents = tuple(dense(g) for g in step.cotangents)
+            step.contributions = [(i, dense(c)) for i, c in step.contributions]
+            step.totals = {i: dense(g) for i, g in step.totals.items()}
     flat = nest.flatten(trace.gradients)
     if any(isinstance(g, IndexedSlices) for g in flat):
         trace.gradients = nest.pack_sequence_as(trace.gradients, [dense(g) for g in flat])
@@ -197,7 +199,7 @@ def _replay(tape, target, sources, output_gradients, names, tape_names, updates,
                          geometry, words)
     data["debug"]["lost"] = lost_gradients(answers, flat_sources,
                                            nest.flatten(trace.gradients), data["nodes"])
-    data["debug"]["health"] = group_health(data, trace, flat_sources, updates)
+    data["debug"]["health"] = group_health(data, trace, flat_sources, updates, builder.square_sums)
     return Replay(data, trace)
 
 
@@ -354,7 +356,7 @@ class _Builder:
         ops = sorted(self.ops.values(), key=lambda op: op["order"])
         nodes = self._ordered_nodes(ops)
         maker = Frames(self, trace, targets, sources, gradients, output_gradients, words)
-        frames = maker.build()
+        frames, self.square_sums = maker.build(), maker.square_sums    # health reads them
         layout = _graph_layout(nodes, self.edges, geometry=geometry)
         groups = scope_groups(nodes, self.edges, layout,
                               {op["id"]: op["scope"] for op in ops})
@@ -389,32 +391,3 @@ class _Builder:
         for tid in sorted(self.tensors):
             add(self.tensors[tid])
         return order
-
-
-_DTYPE_WORDS = {}
-
-
-def _dtype_words(dtype):
-    """``(kind, name)`` of a dtype, looked up once (NumPy's ``dtype.name`` is a Python
-    property that cost a second per 10,000-record replay)."""
-    words = _DTYPE_WORDS.get(dtype)
-    if words is None:
-        d = np.dtype(dtype)
-        words = _DTYPE_WORDS[dtype] = (d.kind, d.name)
-    return words
-
-
-def _params_text(params):
-    text = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _tape_groups(ops):
-    """Each distinct set of tapes that recorded an op: colour keys for the view."""
-    groups = []
-    for op in ops:
-        key = "+".join(str(t) for t in sorted(set(op["tapes"])))
-        op["group"] = key
-        if key not in groups:
-            groups.append(key)
-    return groups

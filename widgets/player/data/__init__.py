@@ -7,7 +7,8 @@ shows under each frame, a rule written in the tape's own names),
 ``scopes.py`` (records grouped by name scope, and what a debugger jumps to:
 the first NaN/Inf, the gradients that never arrive), ``statistics.py`` (each
 tensor's min, max, mean and histogram for its tooltip, a block of tensors of
-one size at a time).
+one size at a time), ``nodes.py`` (a node's dtype in words, its op's params
+as one line, the tapes that recorded it).
 
 May import: the engine's public data (``autodiff``) and ``widgets.explain``
 (``scopes.py`` asks why a gradient is None). No layout, drawing or page code:

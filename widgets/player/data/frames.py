@@ -21,6 +21,8 @@ Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of`` from
 the engine's own tensors; nothing here computes a derivative.
 """
 
+import re
+
 import numpy as np
 
 from autodiff import backend
@@ -42,11 +44,23 @@ def preview(value, limit=4):
     return _preview_of(np.asarray(backend.to_numpy(value)), limit)
 
 
+# Four floats as _number writes them, in one formatting call (most previews): a whole
+# number gets '.0' ('6' -> '6.0'; not '1e+05', 'nan' or 'inf').
+_FOUR = ", ".join(["%.4g"] * 4)
+_WHOLE = re.compile(r"(?<![^ ])(-?\d+)(?=,|$)")
+
+
 def _preview_of(array, limit=4):
     flat = array.reshape(-1)
     # .tolist(): Python numbers (a float32 becomes the float it holds), formatted
     # without NumPy's per-scalar machinery (a 10,000-record tape makes 70,000 previews)
-    shown = ", ".join(map(_number, flat[:limit].tolist()))
+    if limit == 4 and flat.size >= 4 and array.dtype.kind == "f":
+        a, b, c, d = flat[:4].tolist()
+        shown = _FOUR % (a + 0.0, b + 0.0, c + 0.0, d + 0.0)
+        if shown.count(".") < 4:          # some number has no point: a whole one?
+            shown = _WHOLE.sub(r"\1.0", shown)
+    else:
+        shown = ", ".join(map(_number, flat[:limit].tolist()))
     if array.ndim == 0:
         return shown
     return f"[{shown}{', …' if flat.size > limit else ''}]"
@@ -100,19 +114,19 @@ def _bad(array, square_sum=None):
 
 
 def _inspect(tensor, with_norm=False):
-    """``(value_of(tensor), whether it holds a NaN or an Inf, its norm or None)``,
-    from one look at it (the norm only ``with_norm``)."""
+    """``(value_of(tensor), whether it holds a NaN or an Inf, its norm or None, its
+    float64 sum of squares or None)``, from one look at it (the norm only ``with_norm``)."""
     if tensor is None:
-        return None, False, None
+        return None, False, None, None
     value = tensor._value
     if isinstance(value, ArraySpec):
-        return {"preview": None, "data": None, "shape": list(value.shape)}, False, None
+        return {"preview": None, "data": None, "shape": list(value.shape)}, False, None, None
     array = np.asarray(backend.to_numpy(value))
     norm = square_sum = None
     if with_norm:
         norm, square_sum = _norm(array)
     bad = _bad(array, square_sum)
-    return _described(array, bad), bad, norm
+    return _described(array, bad), bad, norm, square_sum
 
 
 def grads_at(data, k):
@@ -153,9 +167,11 @@ class Frames:
         self.forward_bad, self.backward_bad = [], []   # frames with a NaN or an Inf
         self.norms = {}    # backward frame index -> [(op id, norm of what it sent)]
         self.seen = {}       # id(value) -> (value, its _inspect): the value kept alive
-        self.in_edges = {}   # (op id, kind) -> edge ids by slot
+        self.square_sums = {}   # id(contribution) -> (it, its float64 sum of squares): health
+        self.in_edges = {}   # (op id, kind) and (op id, kind, slot) -> edge ids
         for e in builder.edges:
-            self.in_edges.setdefault((e["op"], e["kind"]), []).append(e)
+            self.in_edges.setdefault((e["op"], e["kind"]), []).append(e["id"])
+            self.in_edges.setdefault((e["op"], e["kind"], e["slot"]), []).append(e["id"])
 
     def bad(self, tensor):
         """Whether a recorded tensor's value holds a NaN or an Inf: from its node's
@@ -173,7 +189,9 @@ class Frames:
         seen = self.seen.get(key)
         if seen is None or (with_norm and seen[3] is None and seen[0] is not None):
             seen = self.seen[key] = (tensor, *_inspect(tensor, with_norm))
-        return seen[1:]
+            if seen[4] is not None:
+                self.square_sums[key] = (tensor, seen[4])
+        return seen[1:4]
 
     def node_id(self, tid):
         return f"t{tid}"
@@ -182,10 +200,8 @@ class Frames:
         return {"node": self.node_id(tid), "name": self.b.names[tid], "value": value}
 
     def edges_of(self, op_id, kind, slot=None):
-        edges = self.in_edges.get((op_id, kind), ())
-        if slot is None:
-            return [e["id"] for e in edges]
-        return [e["id"] for e in edges if e["slot"] == slot]
+        key = (op_id, kind) if slot is None else (op_id, kind, slot)
+        return list(self.in_edges.get(key, ()))
 
     def build(self):
         frames = []

@@ -41,21 +41,21 @@ def rule_text(doc, inputs):
     'd/dv0 sin v0 = cos v0'
     """
     inputs = tuple(inputs)
-    if any(_ODD.search(name) for name in inputs):
+    if len(inputs) > len(_SLOTS) or _ODD.search("".join(inputs)):   # one mark is one character
         return _rule_text(doc, inputs)
     # The rule written once per (doc, number of inputs) with stand-ins for the names,
     # which then go in: a long tape has a few rules but a new name in every record.
-    template = _rule_text(doc, _SLOTS[:len(inputs)]) if len(inputs) <= len(_SLOTS) \
-        else _rule_text(doc, inputs)
-    return _SLOT.sub(lambda m: inputs[int(m.group(1))], template) if "\x01" in template \
-        else template
+    # A name holds no stand-in's mark, so putting one in cannot make another.
+    template = _rule_text(doc, _SLOTS[:len(inputs)])
+    for slot, name in zip(_SLOTS, inputs):
+        template = template.replace(slot, name)
+    return template
 
 
 # Stand-ins for names: no space and no mark in them, so the rule comes out the same
 # shape with them as with any name that has neither (names that do are rewritten as
 # they are).
 _SLOTS = tuple(f"\x01{i}\x01" for i in range(8))
-_SLOT = re.compile(r"\x01(\d+)\x01")
 _ODD = re.compile(r"[\s\x00\x01]")
 
 

@@ -210,12 +210,19 @@ def _order(tree, rank, ends):
     items = {k: [f"b{c}" for c in b["children"]] for k, b in enumerate(boxes)}
     for node, b in home.items():
         items[b].append(node)
-    first_rank = {}
+    # A box ranks as its first item, however deep: each box's own items' lowest
+    # rank, then handed up from the deepest boxes (a range is made after the boxes
+    # it holds, so box numbers do not order the tree; depths do).
+    low = {}
     for node, b in home.items():
-        for up in ancestors(boxes, b):
-            key = f"b{up}"
-            first_rank[key] = min(first_rank.get(key, rank[node]), rank[node])
-    rank = {**rank, **first_rank}
+        r = rank[node]
+        if b not in low or r < low[b]:
+            low[b] = r
+    for k in sorted(range(len(boxes)), key=depth.__getitem__, reverse=True):
+        up = boxes[k]["parent"]
+        if k in low and up >= 0 and (up not in low or low[k] < low[up]):
+            low[up] = low[k]
+    rank = {**rank, **{f"b{k}": r for k, r in low.items()}}
     inner = {k: [] for k in items}
     for a, b in ends:
         lca, ia, ib = _common(boxes, depth, home[a], home[b], a, b)

@@ -313,11 +313,16 @@ def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=N
 
     >>> html = export_html(tape, "x_squared.html", target=y, sources=x)
     """
-    rep = as_replay(tape_or_replay, target, sources, **{**_PAGE_ONLY, **replay_kwargs})
-    title = title or "Tape player: " + rep.frames[-1]["title"].replace("result: ", "")
-    with gc_paused():         # as replay: many small containers, no cycles
+    # The collector stays paused for the whole export (replay and page: many small
+    # containers, no cycles), and the replay made here is freed before it runs again:
+    # re-enabled over a live replay, its first pass walked every object of it (0.19 s
+    # CPU at 10,017 records).
+    with gc_paused():
+        rep = as_replay(tape_or_replay, target, sources, **{**_PAGE_ONLY, **replay_kwargs})
+        title = title or "Tape player: " + rep.frames[-1]["title"].replace("result: ", "")
         snippet = html_snippet(rep, frame=frame, classroom=classroom, speed=speed,
                                autoplay=autoplay)
+        del rep
     page = f"""<!DOCTYPE html>
 <html lang="en">
 <head>
