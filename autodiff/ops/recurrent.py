@@ -79,15 +79,36 @@ def _blocks(a, units, n):
 
 
 def _check_shapes(op, names, wide, wide_by, *narrow):
-    """Each ``wide`` input is [..., wide_by * units], each ``narrow`` one [..., units]."""
+    """Each ``wide`` input is [..., wide_by * units], each ``narrow`` one [..., units].
+    (Plain loops: this runs twice a time step, and generators cost more than the test.)"""
     state = narrow[0].shape
-    if (len(state) < 1 or any(a.shape != state[:-1] + (wide_by * state[-1],) for a in wide)
-            or any(a.shape != state for a in narrow)):
+    bad = len(state) < 1
+    if not bad:
+        wide_shape = state[:-1] + (wide_by * state[-1],)
+        for a in wide:
+            bad = bad or a.shape != wide_shape
+        for a in narrow:
+            bad = bad or a.shape != state
+    if bad:
         shapes = ", ".join(f"{n} {tuple(a.shape)}" for n, a in zip(names, wide + narrow))
         raise InvalidArgumentError(
             f"{op}: {' and '.join(names[:len(wide)])} must have shape [..., {wide_by} * units] "
             f"and {', '.join(names[len(wide):])} [..., units], with the same leading axes; "
             f"got {shapes}")
+
+
+_SCALES = {}   # (array module, units, dtype): the row [-1] * units + [-2] * units + [-1] * 2 units
+
+
+def _minus_one_minus_two(xp, units, dtype):
+    """The row that turns z into the exponents ``-z_i, -z_f, -2 z_c, -z_o`` in one product
+    (exact: powers of two), made once per size."""
+    key = (xp, units, dtype)
+    if key not in _SCALES:
+        row = np.full(4 * units, -1.0)
+        row[2 * units:3 * units] = -2.0
+        _SCALES[key] = xp.asarray(row.astype(dtype))
+    return _SCALES[key]
 
 
 def _lstm_gates_forward(xp, z, c_prev):
@@ -97,9 +118,8 @@ def _lstm_gates_forward(xp, z, c_prev):
     units = c_prev.shape[-1]
     act = xp.empty(z.shape[:-1] + (5 * units,), dtype=z.dtype)
     gates = act[..., :4 * units]
-    xp.multiply(z, -1.0, out=gates)
+    xp.multiply(z, _minus_one_minus_two(xp, units, z.dtype), out=gates)   # -z; -2 z_c
     i, f, g, o, tc = _blocks(act, units, 5)
-    g *= 2
     with np.errstate(over="ignore"):   # exp(-z) = inf for z < -88 (float32): sigmoid is 0
         xp.exp(gates, out=gates)
     gates += 1
