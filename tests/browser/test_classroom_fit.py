@@ -12,7 +12,9 @@ shrinking it). On the first frame, a backward frame and the last one:
 - the toolbar is one row, and the toolbar, the debugging tools (search,
   first NaN/Inf, lost gradient), title, stage, health panel, sentence,
   gradients and legend lie inside the window (nothing needed below the fold); the
-  title takes at most two lines, however many gradients the result has;
+  title takes at most two lines, however many gradients the result has, and is
+  whole: its text no taller than its box, no line clamp, no ellipsis (also in
+  normal mode, on the result);
 - playing follows the current record at a readable zoom: it lies inside
   the stage, and every text on screen, HTML or SVG, the health panel's
   included, is at least 18px (a model's box is opened to read its nodes);
@@ -45,8 +47,22 @@ TYPE_SIZES = """() => {
 }"""
 
 
-LEGEND = """() => { const b = document.querySelector(".tp-root .tp-legend").getBoundingClientRect();
-  return [b.left, b.top, b.right, b.bottom]; }"""
+# The box around the legend's items (in classroom mode they flow on after the
+# gradients, the legend itself drawing no box).
+LEGEND = """() => { const items = [...document.querySelectorAll(".tp-root .tp-legend-item")]
+    .filter((e) => e.getClientRects().length).map((e) => e.getBoundingClientRect());
+  return items.length ? [Math.min(...items.map((b) => b.left)), Math.min(...items.map((b) => b.top)),
+    Math.max(...items.map((b) => b.right)), Math.max(...items.map((b) => b.bottom))] : null; }"""
+
+# The title's text height against its box, its line clamp and text overflow: it wraps, never cut.
+TITLE = """() => { const t = document.querySelector(".tp-root .tp-title"); const s = getComputedStyle(t);
+  return [t.scrollHeight, t.clientHeight, s.webkitLineClamp, s.textOverflow, t.textContent]; }"""
+
+
+def _check_title(page, where):
+    tall, shown, clamp, overflow, text = page.evaluate(TITLE)
+    assert tall <= shown + 1 and clamp in ("none", "") and overflow != "ellipsis", \
+        f"{where}: the title is cut ({tall}px of text in {shown}px, line clamp {clamp!r}, {overflow}): {text!r}"
 
 
 def _lesson_1():
@@ -139,8 +155,9 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
             page.locator(".tp-scrub").fill(str(frame))
         page.wait_for_function(f"() => document.querySelector('.tp-root').dataset.frame === '{frame}'")
         _check_frame(page.evaluate(MEASURE), width, height, frame)
+        _check_title(page, f"frame {frame}")
         legend = page.evaluate(LEGEND)
-        assert _inside(legend, [0, 0, width, height]), \
+        assert legend is not None and _inside(legend, [0, 0, width, height]), \
             f"frame {frame}: the legend {legend} is not inside the {width}x{height} window"
         sizes = page.evaluate(SVG_TYPE)
         assert sizes, "nothing drawn"
@@ -180,6 +197,7 @@ def test_normal_mode_type_is_at_least_16px(page_of, artifacts_dir, name):
     page = page_of(name, 1280, 720, classroom=False)
     page.locator(".tp-root").focus()
     page.keyboard.press("End")                    # gradients and details shown too
+    _check_title(page, f"{name}, normal mode, the result")
     sizes = page.evaluate(TYPE_SIZES)
     assert sizes
     small = [(text, round(px, 1)) for text, px in sizes if px < 16 - 1e-6]

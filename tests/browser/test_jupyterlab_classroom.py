@@ -25,6 +25,8 @@ and the last frame:
 - every text on screen, HTML or SVG (at the stage's zoom), is at least 18px;
 - no text is cut: no element with text has ``text-overflow: ellipsis``, and
   none is wider than its box where it clips (``scrollWidth > clientWidth``);
+  the title's text (a result's too) is no taller than its box, with no line
+  clamp (it once showed two lines and "…");
   the health panel's reasons are drawn and wrap; the search box's placeholder
   is whole;
 - every row of the health panel, scrolled into the panel's view, lies whole
@@ -34,10 +36,15 @@ and the last frame:
   bottom edge and then its top edge come into view by scrolling: none is cut
   (``check_panel``, which tests/browser/test_jupyterlab_layout.py applies in
   normal mode);
+- on the first frame, as opened, and on the last, the health panel's first
+  row (the cause) lies whole inside what the panel shows, below its summary
+  and above "more rows below", with no scroll;
 - beside a health panel, the graph area is at least ``STAGE_PX`` tall on the
-  first frame (240 on the last, whose title and sentence are the longest): the
-  lines reserved for the longest sentence and title that the shown ones leave
-  empty go to the graph, so at most ``BAND_PX`` lies blank under the sentence.
+  first frame and ``LAST_STAGE_PX`` on the last, whose title and sentence are
+  the longest (it was 240 px there): the lines reserved for the longest
+  sentence and title that the shown ones leave empty go to the graph, so at
+  most ``BAND_PX`` lies blank under the sentence. The graph area of each frame
+  is printed (``-s``).
 
 Screenshots ``jupyterlab_classroom_<notebook>_<first|last>.png`` go to the artifacts folder.
 """
@@ -54,6 +61,7 @@ from test_jupyterlab_player import jupyterlab  # noqa: F401
 pytestmark = pytest.mark.browser
 
 STAGE_PX = 300      # the graph area beside a health panel on the first frame (a short sentence)
+LAST_STAGE_PX = 280  # ... and on the last (the longest title and sentence; 240 before)
 BAND_PX = 40        # the most left blank between the sentence's text and the gradients
 
 # The notebook's visible area as viewport.js's visibleHeight finds it (the
@@ -81,6 +89,27 @@ MEASURE = """(root) => {
       const el = root.querySelector(".tp-" + k);
       return [k, el && shown(el) ? rect(el) : null];
     })),
+    // the legend's items (in classroom mode they flow on after the gradients, the
+    // legend itself drawing no box): the box around them
+    legend: ((items) => items.length ? [Math.min(...items.map((b) => b[0])), Math.min(...items.map((b) => b[1])),
+      Math.max(...items.map((b) => b[2])), Math.max(...items.map((b) => b[3]))] : null)(
+      [...root.querySelectorAll(".tp-legend-item")].filter(shown).map(rect)),
+    // the title: its whole text inside its box (no line clamp, no ellipsis)
+    title: ((t) => [t.scrollHeight, t.clientHeight, getComputedStyle(t).webkitLineClamp,
+                    getComputedStyle(t).textOverflow, t.textContent])(root.querySelector(".tp-title")),
+    // the health panel's first row and what the panel shows of it, as it is (no scroll):
+    // below the summary while that stays in view, above "more rows below" while that shows
+    first_row: ((panel) => {
+      if (!panel || !shown(panel)) return null;
+      const row = panel.querySelector(".tp-health-row"), more = panel.querySelector(".tp-health-more");
+      const p = panel.getBoundingClientRect();
+      const bottom = more && getComputedStyle(more).visibility === "visible"
+        ? more.getBoundingClientRect().top : p.top + panel.clientTop + panel.clientHeight;
+      return {row: rect(row), scrollTop: panel.scrollTop,
+              seen: [p.left + panel.clientLeft, Math.max(p.top + panel.clientTop,
+                     panel.querySelector(".tp-health-top").getBoundingClientRect().bottom),
+                     p.left + panel.clientLeft + panel.clientWidth, bottom]};
+    })(root.querySelector(".tp-norms")),
     small: texts.map((e) => [e.textContent.trim().slice(0, 40),
                              parseFloat(getComputedStyle(e).fontSize) * (e.closest("svg.tp-svg") ? zoom : 1)])
       .filter(([, px]) => px < 18 - 0.01),
@@ -215,7 +244,7 @@ def _check(m, name, frame, panel):
     needed = ["toolbar", "tools", "search", "nan", "lost", "title", "stage", "sentence", "gradients", "legend"]
     needed += ["norms"] if panel else []
     for part in needed:
-        box = m["parts"][part]
+        box = m["legend"] if part == "legend" else m["parts"][part]
         assert box is not None, f"{where}: the {part} is not shown in classroom mode"
         assert _inside(box, m["visible"]), \
             f"{where}: the {part} {[round(b) for b in box]} is outside the notebook's visible area " \
@@ -230,6 +259,9 @@ def _check_text(m, where):
     assert not m["cut"], f"{where}: text wider than its box: {m['cut'][:10]}"
     width, box = m["placeholder"]
     assert width <= box, f"{where}: the search box's placeholder is cut ({width}px in {box}px)"
+    tall, shown, clamp, overflow, text = m["title"]
+    assert tall <= shown + 1 and clamp in ("none", "") and overflow != "ellipsis", \
+        f"{where}: the title is cut ({tall}px of text in {shown}px, line clamp {clamp!r}, {overflow}): {text!r}"
 
 
 def check_panel(p, where, least):
@@ -302,16 +334,26 @@ def test_classroom_players_fit_jupyterlab_with_the_file_browser_open(
                 root.locator(".tp-classroom-box").check()
             page.wait_for_function("(el) => el.classList.contains('tp-classroom')", arg=root.element_handle())
             page.wait_for_timeout(400)
+            stage_px = {}
             for frame in first_and_last_frame(page, root):
                 m = root.evaluate(MEASURE)
                 page.screenshot(path=str(artifacts_dir / f"jupyterlab_classroom_{name}_{frame}.png"))
+                print(f"{name}, {frame} frame: graph area {m['parts']['stage'][3] - m['parts']['stage'][1]:.0f}px, "
+                      f"title {m['title'][:2]}, first health row {m['first_row']}")
                 _check(m, name, frame, panel)
                 if panel:
+                    first_row = m["first_row"]
+                    # as opened (and on the last frame): the cause, whole, with no scroll
+                    assert first_row["scrollTop"] == 0 and _inside(first_row["row"], first_row["seen"], 1.5), \
+                        f"{name}, frame {frame}: the first health row {[round(b) for b in first_row['row']]} " \
+                        f"is not whole in what the panel shows {[round(b) for b in first_row['seen']]} " \
+                        f"(scrolled {first_row['scrollTop']}px)"
                     p = root.evaluate(PANEL)
                     check_panel(p, f"{name}, frame {frame}", 18)
                     # the lines the longest sentence and title reserve go to the graph
                     # while the shown ones are short: no blank band under the sentence
-                    least = STAGE_PX if frame == "first" else 240
+                    stage_px[frame] = p["stagePx"][1]
+                    least = STAGE_PX if frame == "first" else LAST_STAGE_PX
                     assert p["stagePx"][1] >= least, f"{name}, frame {frame}: graph area {p['stagePx']}"
                     band = m["parts"]["gradients"][1] - m["sentence_text"]
                     assert band <= BAND_PX, f"{name}, frame {frame}: {band:.0f}px blank under the sentence"

@@ -211,12 +211,13 @@ function valueText(v) {
   return v.preview === null || v.preview === undefined ? "(shape " + shapeText(v.shape || []) + ")" : v.preview;
 }
 
-// The title line: a result with many gradients names two and counts the rest
-// (they are all listed under the graph), so it stays on one or two lines.
-function titleText(frame) {
-  if (frame.phase !== "result" || frame.gradients.length <= 2) return frame.title;
-  const shown = frame.title.split(", d").slice(0, 2).join(", d");
-  return `${shown}, … (${frame.gradients.length - 2} more below)`;
+// The title line: a result with many gradients names its first `most` (two; one in
+// classroom mode) and counts the rest (listed under the graph, and all in the title's
+// tooltip), so it stays on a line or two, which wrap whole (never clamped).
+function titleText(frame, most = 2) {
+  if (frame.phase !== "result" || frame.gradients.length <= most) return frame.title;
+  const shown = frame.title.split(", d").slice(0, most).join(", d");
+  return `${shown}, … (${frame.gradients.length - most} more below)`;
 }
 
 function detailsMarkup(frame) {

@@ -154,7 +154,9 @@ function healthRowMarkup(row, index, top) {
 function normsMarkup(data) {
   const { rows, virtual } = healthOf(data);
   if (!rows.length) return "";
-  const parts = [`<b class="tp-norms-title">Gradient health</b> of ${rows.length} scope${rows.length === 1 ? "" : "s"}, causes first`];
+  // (classroom mode leaves out the count and the order, in the tooltip: a line more for the rows)
+  const of = `of ${rows.length} scope${rows.length === 1 ? "" : "s"}, causes first`;
+  const parts = [`<b class="tp-norms-title" title="${of}">Gradient health</b><span class="tp-health-of"> ${of}</span>`];
   for (const [word, status, title] of HEALTH_WORDS) {
     const n = rows.filter((r) => rowKinds(r)[0] === word).length;
     if (n) {

@@ -54,9 +54,8 @@ function render({ model, el }) {
       `markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path class="tp-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>` +
       `</svg>${minimapMarkup()}</div>${normsMarkup(data)}</div>` +
       `<div class="tp-sentence" aria-live="polite"></div>` +
-      `<div class="tp-gradients"></div>` +
-      `<div class="tp-details"></div>` +
-      `<div class="tp-legend">${legendMarkup(data)}</div>`;
+      `<div class="tp-foot"><div class="tp-gradients"></div><div class="tp-details"></div>` +
+      `<div class="tp-legend">${legendMarkup(data)}</div></div>`;
     const multi = (data.tape_groups || []).length > 1;
     nodeGroup = new Map();
     if (multi) data.tape_groups.forEach((g, i) => nodeGroup.set(g, i));
@@ -166,7 +165,7 @@ function render({ model, el }) {
     root.dataset.frame = String(frame);
     root.dataset.phase = f.phase;
     const title = q(".tp-title");
-    title.textContent = titleText(f);
+    title.textContent = titleText(f, classroom() ? CLASSROOM_GRADIENTS : 2);
     title.title = f.title;
     q(".tp-sentence").textContent = f.sentence;
     stage.shown();                 // (classroom: the stage takes the sentence's spare lines)

@@ -118,29 +118,31 @@ function createStageLayout(root, data, parts) {
 
 // How tall the stage may grow: what the visible area (the window, or the
 // notebook's scrolling panel) leaves once the toolbar, title, sentence,
-// gradients (and in classroom mode the legend) are counted, so the graph and
+// gradients (in classroom mode the foot: the gradients and the legend) are counted, so the graph and
 // its caption show together on a 1280x720 projector. Never under 240px.
 function stageRoom(root, data, classroom) {
   const stage = root.querySelector(".tp-stage");
   const sentence = root.querySelector(".tp-sentence");
   const title = root.querySelector(".tp-title"), gradients = root.querySelector(".tp-gradients");
-  for (const el of [sentence, title, gradients]) el.style.minHeight = "";
+  const foot = root.querySelector(".tp-foot");
+  for (const el of [sentence, title, gradients, foot]) el.style.minHeight = "";
   if (classroom) {
     // Room for the longest sentence, the taller of the shown title and the result's,
-    // and the result's gradients (every value known, the widest), so the stage keeps
-    // its size while playing and the last frame pushes nothing below the fold. (The
-    // gradients shown may still be normal mode's, just switched from.)
+    // and the result's gradients (every value known, the widest) with the legend that
+    // flows on after them (the foot), so the stage keeps its size while playing and the
+    // last frame pushes nothing below the fold. (The gradients shown may still be
+    // normal mode's, just switched from.)
     const result = data.frames[data.frames.length - 1];
     let longest = "";
     for (const f of data.frames) if (f.sentence.length > longest.length) longest = f.sentence;
-    const tallest = [[sentence, "textContent", longest, false], [title, "textContent", titleText(result), true],
-      [gradients, "innerHTML", gradientsMarkup(data, result, () => undefined, CLASSROOM_GRADIENTS), false]];
-    for (const [el, key, text, orShown] of tallest) {
+    const tallest = [[sentence, "textContent", longest, false], [title, "textContent", titleText(result, CLASSROOM_GRADIENTS), true],
+      [gradients, "innerHTML", gradientsMarkup(data, result, () => undefined, CLASSROOM_GRADIENTS), false, foot]];
+    for (const [el, key, text, orShown, box = el] of tallest) {
       const shown = el[key];
       el[key] = text;
-      const tall = el.getBoundingClientRect().height;
+      const tall = box.getBoundingClientRect().height;
       el[key] = shown;
-      el.style.minHeight = `${Math.ceil(orShown ? Math.max(tall, el.getBoundingClientRect().height) : tall)}px`;
+      box.style.minHeight = `${Math.ceil(orShown ? Math.max(tall, box.getBoundingClientRect().height) : tall)}px`;
     }
   }
   // The row of the stage counts as the stage: the health panel beside it may still be
@@ -148,11 +150,11 @@ function stageRoom(root, data, classroom) {
   // tab, as JupyterLab restores them, had a panel 70vh tall and got a 240px stage).
   const cs = getComputedStyle(stage);
   const main = root.querySelector(".tp-main");
-  const last = root.querySelector(classroom ? ".tp-legend" : ".tp-gradients");
+  const last = root.querySelector(classroom ? ".tp-foot" : ".tp-gradients");
   const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
     - root.getBoundingClientRect().top - main.getBoundingClientRect().height
     + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-  const room = visibleHeight(root) - others - 8;    // 8: the output's padding
+  const room = visibleHeight(root) - others - pageMargin(root);
   return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
 }
 
@@ -179,21 +181,32 @@ function sharedStage(root, base, reserved) {
   return base + Math.max(0, Math.floor(reserved - shown));
 }
 
-// The height of what can be seen of `el`: its nearest scrolling ancestor (a
-// notebook panel), within the window.
-function visibleHeight(el) {
-  let top = 0, bottom = window.innerHeight;
+// What lies around the player and must show with it: in a notebook (a scrolling
+// panel) the output's padding, 8px; on a page of its own (export_html: the window
+// scrolls) what is above the player at the page's top, and the body's bottom margin.
+function pageMargin(root) {
+  if (scroller(root)) return 8;
+  const above = root.getBoundingClientRect().top + window.scrollY;
+  return Math.min(Math.max(above, 0), 64) + parseFloat(getComputedStyle(document.body).marginBottom || "0");
+}
+
+// The nearest ancestor of `el` that really scrolls (a notebook panel), or null (the window).
+function scroller(el) {
   for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
     const o = getComputedStyle(p).overflowY;
     // Only a box that really scrolls (an output area's overflow-x: auto makes
     // overflow-y compute to auto too, but it grows with the player).
-    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) {
-      const r = p.getBoundingClientRect();
-      top = Math.max(top, r.top);
-      bottom = Math.min(bottom, r.top + p.clientHeight);
-      break;
-    }
+    if ((o === "auto" || o === "scroll") && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) return p;
   }
-  return Math.max(bottom - top, 0);
+  return null;
+}
+
+// The height of what can be seen of `el`: its nearest scrolling ancestor (a
+// notebook panel), within the window.
+function visibleHeight(el) {
+  const p = scroller(el);
+  if (!p) return window.innerHeight;
+  const r = p.getBoundingClientRect();
+  return Math.max(Math.min(window.innerHeight, r.top + p.clientHeight) - Math.max(0, r.top), 0);
 }
 
