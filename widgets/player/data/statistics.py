@@ -95,7 +95,7 @@ def _block(block, out, bins):
     """Stats of each ``(index, flat float array)`` of ``block`` (all of one size) into
     ``out`` (False: value_stats must redo it)."""
     with np.errstate(all="ignore"):     # a bad row's numbers are thrown away below
-        x = np.stack([flat for _, flat in block]).astype(np.float64, copy=False)
+        x = np.stack([flat for _, flat in block], dtype=np.float64)     # one copy, exact
         lo, hi, total = x.min(axis=1), x.max(axis=1), x.sum(axis=1)
         # A NaN or an Inf anywhere in a row makes its sum non-finite; so can an
         # overflow, which value_stats then sorts out.
