@@ -7,11 +7,11 @@ vector of 8, ``loss = sum(y)``, the gradient with respect to ``x``: 3 ops per
 step) runs three ways, interleaved (``harness.compare``): hand-written NumPy
 (``workloads.w1_numpy``), ``ad.function(jit_compile=True)`` (the NumPy
 program) and ``ad.function(jit_compile=True, experimental_fuse=True)`` (its
-elementwise chains as numba loops, ``autodiff/compiler/fused.py``). The
+elementwise chains as numba loops, ``autodiff/compiler/fused/``). The
 table gives each one's median and range in microseconds per op
 (time / (3 * steps)), and the fused form's first-call compile time, its
 chains, the kernels it compiled and how many numba calls one run makes (the
-kernels in a row run as one, ``compiler/fused_runs.py``). Without
+kernels in a row run as one, ``compiler/fused/runs.py``). Without
 numba the fused row says so and is skipped. Results are checked first: the
 fused loss and gradient against the NumPy program's (rtol 1e-4; they differ
 only in sin's and cos's last bits).

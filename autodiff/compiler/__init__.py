@@ -9,11 +9,13 @@ finiteness checks), ``concat.py`` (Jacobian chunks written into their
 result), ``conv_rows.py`` (a filter gradient reading its convolution's
 im2col rows), ``inline.py`` (simple ops as the expressions they compute), and
 ``control_flow.py`` (branches and loops as ``if``/``while``/``for`` statements
-calling their own compiled programs). Last, an optional form: ``fused.py``
-(``experimental_fuse=True``: the program's elementwise chains as numba loops).
+calling their own compiled programs). Last, an optional form: ``fused/``
+(``experimental_fuse=True``: the program's elementwise chains as numba loops;
+``__init__.py`` finds them, ``kernels.py`` writes and compiles the loops,
+``runs.py`` makes the loops called in a row one numba call).
 
 May import: the engine and the graph it compiles (``autodiff.tracing.graph``);
-numba, in ``fused.py`` only, when it is installed (the ``[fast]`` extra).
+numba, in ``fused/`` only, when it is installed (the ``[fast]`` extra).
 It never imports ``tracing.function``, which calls it, and the engine never
 imports it.
 """

@@ -86,7 +86,7 @@ class Program:
         self.name = _identifier(name, "f")
         self.plan = plan(graph)
         self.source, namespace, called = _write(graph, self.plan, self.name, arg_names)
-        self.names = namespace.pop("_names")   # value source -> its name (fused.py reads them)
+        self.names = namespace.pop("_names")   # value source -> its name (fused/ reads them)
         self._fn = _exec(self.source, namespace, self.name)
         self.namespace = namespace
         self._exact = None
@@ -108,7 +108,7 @@ class Program:
 
     def run(self, args, fuse=False):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs.
-        ``fuse=True`` runs its fused form instead, when numba makes one (``fused.py``)."""
+        ``fuse=True`` runs its fused form instead, when numba makes one (``fused/``)."""
         arrays = [a._value for a in args]
         fused = for_program(self) if fuse else None
         if fused is not None:

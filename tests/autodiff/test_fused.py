@@ -1,6 +1,6 @@
 """``ad.function(jit_compile=True, experimental_fuse=True)`` equals the NumPy program.
 
-The fused form (``autodiff/compiler/fused.py``) runs a program's elementwise
+The fused form (``autodiff/compiler/fused/``) runs a program's elementwise
 chains as numba loops (on the NumPy backend; on the strict test backend the NumPy program runs,
 and must give the same results exactly). Generated chains of ops, with their gradients, are run
 both ways: arithmetic (``+ - * /``, negation, squares, square roots) must be
@@ -122,14 +122,16 @@ def test_a_long_chain_is_one_kernel_each_way_and_equal():
         return
     form = fused.for_program(program)
     assert sorted(form.kernels) == ["_fused_0", "_fused_1"]   # forward chain, backward chain
-    assert "Sum(xp" in form.source and form.compile_seconds > 0
+    # the sum ends the forward kernel, so both kernels run as one numba call
+    assert "Sum(xp" not in form.source and "_run_0(" in form.source
+    assert form.compile_seconds > 0
     # what experimental_get_compiler_ir shows is still the NumPy program
     assert "_fused" not in g.experimental_get_compiler_ir(x)()
 
 
 def test_kernels_in_a_row_run_as_one_numba_call_with_the_same_results(monkeypatch):
-    # MAX_CHAIN = 6 cuts this 90-op forward chain and its backward chain into many kernels;
-    # the calls in a row (nothing but kernels between them) join into one driver each
+    # MAX_CHAIN = 6 cuts this 150-op forward chain and its backward chain into many
+    # kernels; the calls in a row (nothing but kernels between them) join into one driver
     monkeypatch.setattr(fused, "MAX_CHAIN", 6)
 
     def f(x):
@@ -151,8 +153,8 @@ def test_kernels_in_a_row_run_as_one_numba_call_with_the_same_results(monkeypatc
     form = fused.for_program(g.get_concrete_function(x).program())
     if form is None:   # no numba, or not the NumPy backend: the NumPy program ran
         return
-    assert len(form.kernels) > 10 and len(form.drivers) == 2   # forward run, backward run
-    assert "_run_1(" in form.source and "_fused_" not in form.source
+    assert len(form.kernels) > 10 and len(form.drivers) == 1   # the sum is in a kernel
+    assert "_run_0(" in form.source and "_fused_" not in form.source
     assert not np.shares_memory(got[0], got[2])   # the gradient is not a view of y
 
 
@@ -166,6 +168,46 @@ def test_a_chain_reading_a_sums_result_equals_the_numpy_program():
     got = ad.function(f, jit_compile=True, experimental_fuse=True)(x).numpy()
     want = ad.function(f, jit_compile=True)(x).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_kernels_pairwise_sum_is_np_sum_bit_for_bit(dtype):
+    if WITHOUT_NUMBA:
+        pytest.skip("numba is hidden: there is no kernel")
+    if not fused.available() and not os.environ.get("CI"):   # under CI: a failure
+        pytest.skip("numba is not installed (pip install 'tapeschool[fast]')")
+    from autodiff.compiler.fused.kernels import _pairwise
+    pairwise, rng, kind = _pairwise(), np.random.default_rng(7), np.dtype(dtype).type
+    for n in list(range(1, 300)) + [1000, 4097, 100003]:
+        a = (rng.normal(size=n) * 10.0 ** rng.uniform(-3, 3, size=n)).astype(dtype)
+        specials = np.full(n, -0.0, dtype)
+        specials[rng.integers(0, n, 2)] = rng.choice([np.inf, -np.inf, np.nan, -0.0], 2)
+        for x in (a, specials):
+            got = kind(0.0) + pairwise(x, 0, n, kind(-0.0))
+            with np.errstate(invalid="ignore"):
+                want = np.sum(x, axis=(0,), dtype=dtype)
+            assert np.asarray(got, dtype).tobytes() == np.asarray(want).tobytes(), n
+
+
+def test_a_sum_of_a_chain_over_every_axis_runs_in_its_kernel_and_equals_np_sum():
+    def f(x):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = (x * 0.75 - 0.5) * x
+            loss = ad.reduce_sum(y * y + 1.0)   # a sum over both axes: in the kernel
+            part = ad.reduce_sum(y, axis=0)     # over one axis: NumPy's line
+        return loss, part, tape.gradient(loss, x)
+
+    x = ad.constant(np.linspace(-2, 3, 16 * 9).reshape(16, 9).astype(np.float32))
+    g = ad.function(f, jit_compile=True, experimental_fuse=True)
+    got = [t.numpy() for t in g(x)]
+    want = [t.numpy() for t in ad.function(f, jit_compile=True)(x)]
+    for a, b in zip(got, want):
+        assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    form = fused.for_program(g.get_concrete_function(x).program())
+    if form is not None:
+        assert "axis=(0, 1)" not in form.source and "axis=(0,)" in form.source
 
 
 def test_a_new_batch_size_runs_the_numpy_program_with_the_same_results():

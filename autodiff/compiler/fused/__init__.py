@@ -18,10 +18,14 @@ each chain's loop; ``runs.py`` joins kernels called in a row into one call.
   scalars in the chain's dtype, the values needed after the chain written into
   one new array (a *pack*, one row per value). A later chain reads its rows
   there; other lines get them as views ``pack[j]``;
+- a sum over every axis of one of a chain's values (``Sum(xp, v, axis=(0,))``
+  where ``v`` is 1-D) ends the chain's kernel: after the loop, in NumPy's own
+  order (``kernels.pairwise``: the same bits as ``np.sum``), its result the
+  first element of a pack row;
 - kernels called one after another, with no other line between them (a long
   chain's pieces; the backward pass's chain after the forward's), run as one
   numba call (a *driver*, ``runs.py``);
-- everything else (reductions, matmuls, random ops, control flow) is the
+- everything else (other reductions, matmuls, random ops, control flow) is the
   NumPy program's own line.
 
     >>> f = ad.function(lambda x: ad.sin(x) * 2.0 + 1.0, jit_compile=True,
@@ -52,6 +56,7 @@ import warnings
 import numpy as np
 
 from ... import backend
+from ...ops.reduce import SUM
 from ...tape import AutodiffWarning
 from .kernels import compile_all, kernel_source, loads
 from .runs import join
@@ -125,7 +130,8 @@ def fuse(program):
     fn_def = next(node for node in ast.parse(program.source).body
                   if isinstance(node, ast.FunctionDef) and node.name == program.name)
     specs = _name_specs(program)
-    body, kernels, namespace = _rewrite(fn_def.body, specs)
+    sums = program.namespace.get("Sum") is SUM.forward   # the registered Sum: np.sum
+    body, kernels, namespace = _rewrite(fn_def.body, specs, sums)
     body, drivers = join(body, set(kernels))
     fn_def.body = body
     namespace.update(program.namespace)
@@ -222,9 +228,11 @@ def _chain_op(stmt, specs):
     return None if expr is None else (target, expr, spec)
 
 
-def _chains(body, specs):
+def _chains(body, specs, sums=False):
     """``[(start, stop, ops)]``: runs of two or more elementwise lines (``del`` lines
-    inside a run belong to it) with one shape and dtype."""
+    inside a run belong to it) with one shape and dtype. A line summing one of the run's
+    values over all its axes (when ``sums``: the program's ``Sum`` is np.sum) ends the run and
+    belongs to it: its op is ``(target, Total(source), spec)``."""
     chains, current, start, spec = [], [], None, None
 
     def close(stop):
@@ -242,21 +250,58 @@ def _chains(body, specs):
         if isinstance(stmt, ast.Delete) and current:
             current.append(None)
             continue
+        total = _total(stmt, specs, spec) if current and sums else None
+        if total is not None and total[1].source in {o[0] for o in current if o is not None}:
+            current.append(total)
+            close(k + 1)
+            current, start, spec = [], None, None
+            continue
         close(k)
         current, start, spec = ([op], k, op[2]) if op is not None else ([], None, None)
     close(len(body))
     return chains
 
 
+class Total:
+    """A chain's last op: the sum of the value ``source`` over all its elements, written
+    after the loop in NumPy's own order (``kernels.pairwise``)."""
+
+    def __init__(self, source):
+        self.source = source
+
+
+def _total(stmt, specs, spec):
+    """``(target, Total(source), spec)`` for ``t = Sum(xp, source, axis=<every axis>,
+    keepdims=False)`` of a value of ``spec`` (the NumPy program's ``np.sum``), else None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "Sum" and len(call.args) == 2
+            and all(isinstance(a, ast.Name) for a in call.args) and call.args[0].id == "xp"):
+        return None
+    try:
+        keywords = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except ValueError:
+        return None
+    source, target = call.args[1].id, stmt.targets[0].id
+    if specs.get(source) != spec or specs.get(target) != ((), spec[1]) \
+            or keywords != {"axis": tuple(range(len(spec[0]))), "keepdims": False} \
+            or int(np.prod(spec[0])) == 0:
+        return None
+    return target, Total(source), spec
+
+
 # ---- writing the kernels and the program that calls them -------------------------------
 
-def _rewrite(body, specs):
+def _rewrite(body, specs, sums=False):
     """The main function's new body, the kernels' sources by name, and the namespace
     entries the body needs."""
-    chains = _chains(body, specs)
+    chains = _chains(body, specs, sums)
     if not chains:
         return body, {}, {}
-    in_pack = {}      # value name -> (pack name, row)
+    in_pack = {}      # value name -> (pack name, row, elements per row)
     materialized = set()   # packed values other lines read, as views ``pack[j]``
     internal = {target for _, _, ops in chains for target, _, _ in ops}
     new_body, kernels, k = [], {}, 0
@@ -266,7 +311,7 @@ def _rewrite(body, specs):
     while position < len(body):
         if position not in fused_ranges:
             stmt = body[position]
-            new_body.extend(_with_unpacked(stmt, in_pack, materialized, internal))
+            new_body.extend(_with_unpacked(stmt, in_pack, materialized, internal, specs))
             position += 1
             continue
         stop, ops = fused_ranges[position]
@@ -274,7 +319,9 @@ def _rewrite(body, specs):
         k += 1
         defined = [target for target, _, _ in ops]
         needed_after = later_loads[stop] if stop < len(body) else set()
-        outputs = [t for t in defined if t in needed_after]
+        kept = {t for t, expr, _ in ops if isinstance(expr, Total)} \
+            | {expr.source for _, expr, _ in ops if isinstance(expr, Total)}
+        outputs = [t for t in defined if t in needed_after or t in kept]
         text, inputs = kernel_source(name, ops, outputs, in_pack, specs)
         kernels[name] = text
         new_body.append(ast.parse(f"{pack} = {name}({', '.join(inputs)})").body[0])
@@ -282,9 +329,9 @@ def _rewrite(body, specs):
                  for t in stmt.targets if isinstance(t, ast.Name) and t.id not in internal]
         if freed:   # values from before the chain that died in it
             new_body.append(ast.parse(f"del {', '.join(freed)}").body[0])
-        width = int(np.prod(ops[0][2][0]))
+        shape = ops[0][2][0]
         for row, t in enumerate(outputs):
-            in_pack[t] = (pack, row, width)
+            in_pack[t] = (pack, row, shape)
         position = stop
     return new_body, kernels, {}
 
@@ -299,7 +346,7 @@ def _later_loads(body):
     return later
 
 
-def _with_unpacked(stmt, in_pack, materialized, internal):
+def _with_unpacked(stmt, in_pack, materialized, internal, specs):
     """``stmt``, preceded by ``v = pack[j]`` for each packed value it reads first here;
     a ``del`` forgets the names that only ever lived inside a kernel or a pack."""
     if isinstance(stmt, ast.Delete):
@@ -312,9 +359,11 @@ def _with_unpacked(stmt, in_pack, materialized, internal):
     lines = []
     for name in dict.fromkeys(loads(stmt)):
         if name in in_pack and name not in materialized:
-            pack, row, _ = in_pack[name]
+            pack, row, shape = in_pack[name]
             materialized.add(name)
-            lines.append(ast.parse(f"{name} = {pack}[{row}]").body[0])
+            # a Total is the first element of its row: a NumPy scalar, as np.sum gives
+            index = (row,) + (0,) * len(shape) if specs[name][0] != shape else row
+            lines.append(ast.parse(f"{name} = {pack}[{index}]").body[0])
     return lines + [stmt]
 
 

@@ -1,8 +1,9 @@
 """One numba call per run of fused chains: the calls between two NumPy lines join into one.
 
-``fused.py`` cuts a long elementwise chain into kernels of at most ``MAX_CHAIN``
-ops, and a program's forward and backward chains are each many such kernels
-in a row. Called from Python, every kernel costs a dispatch (numba looks at
+``fused/__init__.py`` cuts a long elementwise chain into kernels of at most
+``MAX_CHAIN`` ops, and a program's forward and backward chains are each many
+such kernels in a row (a sum over all of a chain's elements ends its last
+kernel, so W1's forward and backward run back to back). Called from Python, every kernel costs a dispatch (numba looks at
 each argument's type: about 2 µs here), as much as the loop itself for a
 vector of 8. This module writes each run of two or more kernel calls with
 nothing but ``del`` lines between them as one numba function, a *driver*, that
@@ -15,7 +16,7 @@ calls the kernels natively and returns the packs that later lines read::
 
 The packs that only the run's own kernels read never reach Python. The
 kernels are compiled on their own and called, not inlined, so a driver costs
-little to compile and the kernels stay shared between programs (``fused._canonical``).
+little to compile and the kernels stay shared between programs (``kernels.canonical``).
 It must not change what is computed: the same kernels run in the same order on
 the same arrays.
 """
