@@ -12,7 +12,7 @@ from ...ops import creation, elementwise
 from ...ops.join import concat, split, unstack
 from ...ops.matmul import matmul
 from ...ops.recurrent import gru_gates, lstm_gates
-from ...ops.shape import reshape
+from ...ops.shape import broadcast_to, reshape
 from ...tensor import Variable
 from .. import initializers
 from .base import Layer, get_activation
@@ -212,8 +212,13 @@ class GRUCell(_Cell):
         if not self._fused:
             return None
         bias = unstack(self.bias, axis=0) if self.use_bias else (None, None)
+        state_bias = bias[1]
+        if state_bias is not None:   # [batch, 3 units] once: each step's add then broadcasts
+            # nothing, so its gradient passes straight through, and one sum after the loop
+            # (BroadcastTo's) takes the batch axis away instead of one a step
+            state_bias = broadcast_to(state_bias, (inputs.shape[0], 3 * self.units))
         return (_projected(self, inputs, bias[0]),
-                functools.partial(self._projected_step, state_bias=bias[1]))
+                functools.partial(self._projected_step, state_bias=state_bias))
 
     @Layer.with_name_scope
     def _projected_step(self, x_proj, states, state_bias=None):
