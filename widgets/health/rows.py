@@ -243,10 +243,11 @@ class _BackwardFlow:
                     continue
                 sq = _sq(array)
             self.sent[gid] = self.sent.get(gid, 0.0) + sq
-            if not math.isfinite(sq) or x_id in mine:
+            bad = not math.isfinite(sq) and gid not in self.bad_sent   # the group's first one
+            if bad or x_id in mine:
                 array = _array(c) if array is None else array
-            if not math.isfinite(sq) and not np.all(np.isfinite(array)):
-                self.bad_sent.setdefault(gid, _bad_word(array))
+            if bad and not np.all(np.isfinite(array)):
+                self.bad_sent[gid] = _bad_word(array)
             if x_id in mine:
                 acc = self.grads.setdefault(gid, {})
                 acc[x_id] = array if x_id not in acc else acc[x_id] + array

@@ -24,7 +24,7 @@ from ..data.frames import grads_at
 from ..data.scopes import group_boxes
 from ..layout.graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout, route
 from ..layout.placement import SMALL_TAPE, default_open, place
-from ..layout.scope_tree import drawn_ends, from_json, rep, reps
+from ..layout.scope_tree import boxes_only, drawn_ends, from_json, rep, reps
 
 __all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "with_geometry",
            "FLAG_TEXT"]
@@ -231,7 +231,7 @@ def overview(data, sizes, aspect=16 / 9, small=SMALL_TAPE):
     boxes = data["layout"]["tree"]
     if boxes[0]["ops"] <= small:
         return None
-    tree = from_json(boxes, data["nodes"], [])
+    tree = boxes_only(boxes)         # which boxes open needs no items or edges
     opened = default_open(tree, small)
     if len(opened) == len(tree.boxes):
         return None

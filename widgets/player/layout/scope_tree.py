@@ -280,10 +280,7 @@ def from_json(boxes_json, nodes, edges, placed=None):
     ``placed``: the boxes that will be placed (their ``left`` is all that is
     worked out); None for all.
     """
-    boxes = [dict(b, children=[]) for b in boxes_json]
-    for k, b in enumerate(boxes):
-        if b["parent"] >= 0:
-            boxes[b["parent"]]["children"].append(k)
+    boxes = boxes_only(boxes_json).boxes
     home, layer_of = {}, {}
     for k, b in enumerate(boxes):
         for i, lay in enumerate(b["layers"]):
@@ -300,6 +297,16 @@ def from_json(boxes_json, nodes, edges, placed=None):
         if ia != ib and layer_of[ia] < layer_of[ib] and ia not in left[lca].setdefault(ib, []):
             left[lca][ib].append(ia)
     return ScopeTree(boxes, home, left)
+
+
+def boxes_only(boxes_json):
+    """A ScopeTree of the boxes alone (their children again; no items, no edges):
+    enough to choose which boxes open (``placement.default_open``)."""
+    boxes = [dict(b, children=[]) for b in boxes_json]
+    for k, b in enumerate(boxes):
+        if b["parent"] >= 0:
+            boxes[b["parent"]]["children"].append(k)
+    return ScopeTree(boxes, {}, {})
 
 
 def drawn_ends(edges, home):
