@@ -14,7 +14,8 @@ ops; writing them the same way makes the tape record the same ops:
 - ``linalg.matvec`` and ``linalg.adjoint``; ``reduce_any``/``reduce_all``
   (bool reductions, no gradient); ``rank``;
 - ``slice(input_, begin, size)``: ``input_[b0:b0 + s0, ...]``, a ``StridedSlice``
-  (TensorFlow's ``Slice`` op is its own type; the selection and gradient agree).
+  (TensorFlow's ``Slice`` op is its own type; the selection and gradient agree);
+  with bounds computed in a trace, a checked ``StridedSliceOf`` (``traced_slice.py``).
 
     >>> ad.tensordot(ad.ones([2, 3]), ad.ones([3, 4]), axes=1).shape
     TensorShape([2, 4])
@@ -201,10 +202,10 @@ def constant_like(value, like):
 
 # ---- slice: a box given by its corner and its size ----------------------------------------
 def _slice_vector(values, n, what):
-    """``begin`` or ``size`` as n Python ints (tensors read on the host; a traced one refused)."""
+    """``begin`` or ``size`` as n Python ints (tensors made outside the trace, read on the host)."""
     if isinstance(values, Tensor):
-        values = _validate.host_value(values, "Slice", what).tolist()
-    values = [int(_validate.host_value(v, "Slice", what)) if isinstance(v, Tensor) else int(v)
+        values = values.numpy().tolist()
+    values = [int(v.numpy()) if isinstance(v, Tensor) else int(v)
               for v in (values if isinstance(values, (list, tuple)) else [values])]
     if len(values) != n:
         raise InvalidArgumentError(f"Slice: Expected begin and size arguments to be 1-D tensors "
@@ -217,28 +218,39 @@ def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
 
     A size of -1 takes everything from ``begin`` to the end of that axis. A box that does
     not fit the input raises InvalidArgumentError (NumPy's slicing would cut it short).
-    Inside ``ad.function`` write bounds computed in the trace as ``x[b:b + n]``.
+    Inside ``ad.function`` begin and size may be computed in the trace (a loop counter,
+    ``ad.shape(x)[1] - 2``), as in TensorFlow: one trace then serves every value, and the
+    box is checked each time it runs, in the compiled program and a saved model too
+    (``traced_slice.py``).
+
+    Args:
+        input_: a tensor.
+        begin, size: int vectors as long as ``input_``'s rank (lists of ints and scalar int
+            tensors, or int32/int64 tensors).
+
+    Returns:
+        The box, a ``StridedSlice`` of ``input_`` (``StridedSliceOf`` when its bounds are
+        read when it runs); gradients of every order and forward mode are the slice's.
 
     >>> ad.slice(ad.constant([[1, 2, 3], [4, 5, 6]]), [0, 1], [2, -1]).numpy()
     array([[2, 3],
            [5, 6]], dtype=int32)
+    >>> column = ad.function(lambda x, i: ad.slice(x, [0, i], [-1, 1]))
+    >>> column(ad.constant([[1, 2, 3], [4, 5, 6]]), ad.constant(2)).numpy()
+    array([[3],
+           [6]], dtype=int32)
     """
     x = convert_to_tensor(input_)
+    if _dynamic.is_dynamic(begin) or _dynamic.is_dynamic(size) or _validate.open_sized(x):
+        return traced_slice(x, begin, size)
     shape = tuple(x._value.shape)
     begin = _slice_vector(begin, len(shape), "begin")
     size = _slice_vector(size, len(shape), "size")
-    key = []
-    for i, (b, s, d) in enumerate(zip(begin, size, shape)):
-        stop = d if s == -1 else b + s
-        if not 0 <= b <= d or s < -1 or stop > d:
-            raise InvalidArgumentError(
-                f"Slice: Expected size[{i}] in [0, {d - b}], but got {s} (begin[{i}] = {b}, "
-                f"input shape {shape})" if 0 <= b <= d else
-                f"Slice: Expected begin[{i}] in [0, {d}], but got {b} (input shape {shape})")
-        key.append(builtins.slice(b, stop))
-    return x[tuple(key)]
+    stops = box_stops(begin, size, shape)
+    return x[tuple(builtins.slice(b, stop) for b, stop in zip(begin, stops))]
 
 
+from . import dynamic_shape as _dynamic  # noqa: E402
 from .einsum import einsum  # noqa: E402
 from .elementwise import maximum, minimum, rsqrt, sqrt, square  # noqa: E402
 from .join import stack  # noqa: E402
@@ -246,3 +258,4 @@ from .matmul import conj, matmul  # noqa: E402
 from .nn import l2_loss  # noqa: E402
 from .reduce import normalize_axes, reduce_sum  # noqa: E402
 from .shape import expand_dims, identity, matrix_transpose, squeeze  # noqa: E402
+from .traced_slice import box_stops, traced_slice  # noqa: E402

@@ -25,7 +25,9 @@ READS_THE_HOST_BY_DESIGN = {"CheckNumerics",   # raises when a value is NaN or i
                             # tensors in host memory
                             "ReshapeTo", "FillTo", "BroadcastToShape", "RangeOf", "TileTo",
                             # and slice bounds computed in a trace, to index with
-                            "StridedSliceOf", "StridedSliceGradOf"}
+                            "StridedSliceOf", "StridedSliceGradOf",
+                            # and the box of ad.slice, checked against the input's shape
+                            "SliceBounds"}
 BUILTIN_OPS = sorted(name for name, prim in REGISTRY.items()
                      if prim.forward.__module__.startswith("autodiff.")
                      and name not in READS_THE_HOST_BY_DESIGN)
