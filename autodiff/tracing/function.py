@@ -488,7 +488,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
         reduce_retracing: accepted for TensorFlow compatibility; it changes nothing here.
         name: a name for the traces (default: the function's).
         experimental_fuse: with ``jit_compile=True``, run the program's elementwise
-            chains as numba loops (``compiler/fused.py``; the ``[fast]`` extra), one
+            chains as numba loops (``compiler/fused/``; the ``[fast]`` extra), one
             loop per chain instead of one NumPy call per op. An extension (TensorFlow
             has no such argument): ``experimental_get_compiler_ir`` still shows the
             NumPy program, which runs instead when numba is missing (with a warning)
