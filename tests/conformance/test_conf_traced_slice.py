@@ -37,6 +37,13 @@ def _trimmed(xp):
     return trimmed
 
 
+def _open(xp):
+    @xp.function(input_signature=[xp.TensorSpec([None, 3])])
+    def rows_after_the_first(x):                       # ints, but a size -1 on a None axis
+        return xp.slice(x, [1, 0], [-1, 2])
+    return rows_after_the_first
+
+
 def _weighted_columns(xp):
     @xp.function(input_signature=[xp.TensorSpec([None, None])])
     def weighted(x):                                   # AutoGraph: a loop counter as begin
@@ -58,6 +65,7 @@ CASES = {
     "box": (_box, [(_matrix(4, 5), [[1, 2], [2, -1]]), (_matrix(3, 3, 1), [[0, 0], [-1, 2]]),
                    (_matrix(6, 2, 2), [[2, 1], [3, 1]]), (_matrix(2, 2, 3), [[2, 0], [0, 2]])]),
     "trimmed": (_trimmed, [(_matrix(3, 4), []), (_matrix(5, 6, 1), []), (_matrix(2, 3, 2), [])]),
+    "open": (_open, [(_matrix(3, 3), []), (_matrix(6, 3, 1), []), (_matrix(1, 3, 2), [])]),
     "loop": (_weighted_columns, [(_matrix(3, 4), []), (_matrix(2, 1, 1), []),
                                  (_matrix(4, 3, 2), [])]),
 }
