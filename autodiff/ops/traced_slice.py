@@ -29,8 +29,10 @@ import threading
 import numpy as np
 
 from .. import backend
+from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
+from ..tensor import Tensor
 
 __all__ = ["box_stops", "traced_slice"]
 
@@ -59,10 +61,12 @@ def box_stops(begin, size, shape):
     return stops
 
 
-# While ``traced_slice`` records the op, its inputs hold the first call's numbers or a
+# While an ``ad.function`` traces the op, its inputs hold the first call's numbers or a
 # probe's (ones, sizes of 1, when a saved model traces an input_signature): TensorFlow
-# checks only when the graph runs, and so does this op. Recording, a box that does not fit
-# is clamped into the input; the trace then runs its graph, where the check is strict.
+# checks only when the graph runs, and so does this op. A box computed from the traced
+# arguments that does not fit is clamped into the input while recording; the trace then
+# runs its graph, where the check is strict. A box of numbers known while tracing (not
+# computed from the arguments) is checked at once: nothing would check it later.
 _recording = threading.local()
 
 
@@ -82,7 +86,19 @@ def _bounds_forward(xp, shape, begin, size):
     return xp.asarray(np.asarray([begin, stops], dtype=np.int32))
 
 
-SLICE_BOUNDS = Primitive(
+class _BoxCheck(Primitive):
+    """A Primitive whose forward is lenient while it is being traced (see above)."""
+
+    def __call__(self, *args, **params):
+        before = getattr(_recording, "active", False)
+        _recording.active = any(isinstance(a, Tensor) and _validate.traced(a) for a in args)
+        try:
+            return super().__call__(*args, **params)
+        finally:
+            _recording.active = before
+
+
+SLICE_BOUNDS = _BoxCheck(
     "SliceBounds", _bounds_forward, NotDifferentiable, saves="shapes", dtype_args=(),
     cases=[(((2,), (2,), (2,)), {})], label="SliceBounds({0}, {1}, {2})",
     doc="not differentiable: integers (checks the box, returns its begins and stops)")
@@ -112,11 +128,7 @@ def traced_slice(x, begin, size):
                 f"Slice: Expected begin and size arguments to be 1-D tensors of size {rank}, "
                 f"but got {what} of shape {tuple(vector.shape)} (input shape {tuple(x.shape)})")
         vectors.append(vector)
-    _recording.active = True
-    try:
-        bounds = SLICE_BOUNDS(_shape_of(x), *vectors)
-    finally:
-        _recording.active = False
+    bounds = SLICE_BOUNDS(_shape_of(x), *vectors)
     return strided_slice_of(x, tuple(builtins.slice(bounds[0, i], bounds[1, i])
                                      for i in range(rank)))
 

@@ -64,3 +64,28 @@ def test_begin_and_size_must_be_as_long_as_the_rank(engine_backend):
     f = ad.function(lambda x, b: ad.slice(x, b, [-1]))
     with pytest.raises(ad.errors.InvalidArgumentError, match="1-D tensors of size 2"):
         f(ad.ones([2, 3]), ad.constant([0, 1]))
+
+
+def test_a_function_calling_a_traced_slice_saves_and_checks_each_call(tmp_path, engine_backend):
+    # saving traces the outer signature with probe values (ones, sizes of 1): a box that
+    # does not fit them must not stop the trace, and the saved graph must still check
+    inner = ad.function(lambda x, i: ad.slice(x, [0, i], [-1, 1]))
+    outer = ad.function(lambda x, i: inner(x, i) * 2.0,
+                        input_signature=[ad.TensorSpec([None, None], ad.float64),
+                                         ad.TensorSpec([], ad.int32)])
+    module = ad.Module()
+    module.f = outer
+    ad.saved_model.save(module, str(tmp_path / "nested"))
+    loaded = ad.saved_model.load(str(tmp_path / "nested"))
+    (x,) = _arguments((3, 4), [])
+    for f in (outer, loaded.f):
+        np.testing.assert_array_equal(f(x, ad.constant(3)).numpy(), 2.0 * x.numpy()[:, 3:])
+        with pytest.raises(ad.errors.InvalidArgumentError, match=r"size\[1\] in \[0, 0\]"):
+            f(x, ad.constant(4))
+
+
+def test_a_box_of_numbers_known_while_tracing_is_checked_at_once(engine_backend):
+    inner = ad.function(lambda x, i: ad.slice(x, [0, i], [-1, 1]))
+    outer = ad.function(lambda y: inner(ad.ones([3, 4]), ad.constant(7)) + y)
+    with pytest.raises(ad.errors.InvalidArgumentError, match=r"begin\[1\] in \[0, 4\], but got 7"):
+        outer(ad.constant(1.0))
