@@ -152,8 +152,13 @@ def _cotangents_of_outputs(rec, grads):
         return None
     x, o = present[0]
     batch = x._value.shape[:x._value.ndim - o._value.ndim]
-    return tuple(ops.zeros(batch + o._value.shape, dtype=o.dtype) if g is None else g
-                 for g, o in zip(gs, rec.outputs))
+    return tuple(_zeros_like(o, batch) if g is None else g for g, o in zip(gs, rec.outputs))
+
+
+def _zeros_like(o, batch):
+    if not batch and o._value.ndim and ops.open_sizes.open_sized(o):
+        return ops.zeros(ops.open_sizes.dims(o), dtype=o.dtype)   # sizes read in the graph
+    return ops.zeros(batch + o._value.shape, dtype=o.dtype)
 
 
 def _apply_rules(rec, rules, g, ans, live):

@@ -1,12 +1,13 @@
 """A training step with a tape inside ``ad.function`` and a ``None`` batch size, against
 TensorFlow 2: one trace serves every batch size, as there.
 
-The gradient rules of ``reduce_mean`` (its ``1/n``), ``reduce_sum`` (the
-broadcast back), reshapes, ``expand_dims``/``squeeze``, slicing and
-broadcasting, and Keras' loss reduction, read the batch size in the graph
-(``autodiff/ops/open_sizes.py``) where they would write it as a number.
-Each step's loss and the weights after it are compared with TensorFlow's
-at batch sizes 2, 3, 5, 1 and 4, eagerly traced and compiled.
+Where they would write the batch size into the graph as a number, these read it in the
+graph (``autodiff/ops/open_sizes.py``): the gradient rules of ``reduce_mean`` (its
+``1/n``), ``reduce_sum`` (the broadcast back), reshapes, ``expand_dims``/``squeeze``,
+slicing and broadcasting; a missing cotangent's zeros; Keras' loss reduction,
+``Flatten``, ``Dense``, ``Dropout``, and the recurrent layers' zero states and input
+projections. Each step's loss and the weights after it are compared with TensorFlow's
+at batch sizes 2, 3, 5, 1 and 4 (the hand-written step traced and compiled).
 """
 
 import numpy as np
@@ -47,6 +48,10 @@ def _keras_step(m, kind):
     if kind == "mlp":
         layers = [keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
                   keras.layers.Dense(3)]
+    elif kind in ("lstm", "gru"):   # fused gates, their zero initial state, a batch of any size
+        rnn = keras.layers.LSTM if kind == "lstm" else keras.layers.GRU
+        layers = [keras.Input((4, 6)), rnn(5, return_sequences=True), rnn(4),
+                  keras.layers.Dropout(0.0), keras.layers.Dense(3)]
     else:   # a sequence: layer norm, a Dense on a 3-D input, pooling, flatten
         layers = [keras.Input((4, 6)), keras.layers.LayerNormalization(), keras.layers.Dense(5, activation="tanh"),
                   keras.layers.GlobalAveragePooling1D(), keras.layers.Flatten(),
@@ -54,7 +59,7 @@ def _keras_step(m, kind):
     model = keras.Sequential(layers)
     optimizer = keras.optimizers.Adam(0.01)
     optimizer.build(model.trainable_variables)
-    shape = [None, 4, 6] if kind == "sequence" else [None, 4]
+    shape = [None, 4] if kind == "mlp" else [None, 4, 6]
     step = m.function(train_step(m, model, optimizer),   # the benchmarks' T1-T4 step
                       input_signature=[m.TensorSpec(shape, m.float32),
                                        m.TensorSpec([None], m.int32)])
@@ -64,7 +69,7 @@ def _keras_step(m, kind):
 def _batches(kind):
     rng = np.random.default_rng(7)
     for n in SIZES:
-        x = rng.standard_normal((n, 4, 6) if kind == "sequence" else (n, 4)).astype(np.float32)
+        x = rng.standard_normal((n, 4) if kind == "mlp" else (n, 4, 6)).astype(np.float32)
         yield x, rng.integers(0, 3, size=n).astype(np.int32)
 
 
@@ -79,7 +84,7 @@ def test_a_hand_written_step_is_traced_once_for_every_batch_size(tf, jit):
     assert ours.experimental_get_tracing_count() == theirs.experimental_get_tracing_count() == 1
 
 
-@pytest.mark.parametrize("kind", ["mlp", "sequence"])
+@pytest.mark.parametrize("kind", ["mlp", "sequence", "lstm", "gru"])
 def test_a_keras_step_is_traced_once_for_every_batch_size(tf, kind):
     ours, our_model = _keras_step(ad, kind)
     theirs, their_model = _keras_step(tf, kind)

@@ -16,7 +16,7 @@ r, h; LSTM: i, f, c, o) and each cell's equations. Not here: dropout, stateful
 layers and stacked cells (they raise NotImplementedError).
 """
 
-from ...ops import creation, elementwise
+from ...ops import creation, elementwise, open_sizes
 from ...ops.join import stack, unstack
 from ...ops.predicates import where
 from ...ops.shape import expand_dims
@@ -105,8 +105,10 @@ class RNN(Layer):
             self.cell.build((input_shape[0],) + tuple(input_shape[2:]))
             self.cell.built = True
 
-    def _initial_states(self, batch, initial_state):
+    def _initial_states(self, batch, initial_state, inputs):
         if initial_state is None:
+            if open_sizes.open_sized(inputs):   # zeros of the batch size read in the graph
+                batch = open_sizes.dims(inputs)[0]
             get = getattr(self.cell, "get_initial_state", None)
             states = get(batch_size=batch) if get else [
                 creation.zeros((batch, size), dtype=self.dtype) for size in self.state_size]
@@ -125,7 +127,7 @@ class RNN(Layer):
 
     def call(self, inputs, initial_state=None, mask=None, training=False):
         self._check_sequences(inputs.shape)
-        states = self._initial_states(inputs.shape[0], initial_state)
+        states = self._initial_states(inputs.shape[0], initial_state, inputs)
         project = getattr(self.cell, "_project_inputs", None)
         projected = project(inputs) if project is not None else None
         if projected is None:   # each step calls the cell on its input

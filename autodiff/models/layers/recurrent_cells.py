@@ -8,7 +8,7 @@ f, c, o), so weights copied from a Keras cell give the same outputs.
 
 import functools
 
-from ...ops import creation, elementwise
+from ...ops import creation, elementwise, open_sizes
 from ...ops.join import concat, split, unstack
 from ...ops.matmul import matmul
 from ...ops.recurrent import gru_gates, lstm_gates
@@ -50,10 +50,11 @@ def _projected(cell, inputs, bias):
     batch, steps, features = inputs.shape
     if features != cell.kernel.shape[0]:
         cell._check_step(inputs[:, 0])
-    z = matmul(reshape(inputs, (batch * steps, features)), cell.kernel)
+    open_batch = open_sizes.open_sized(inputs) and steps * features * cell.kernel.shape[1] > 0
+    z = matmul(reshape(inputs, (-1 if open_batch else batch * steps, features)), cell.kernel)
     if bias is not None:
         z = z + bias
-    return unstack(reshape(z, (batch, steps, cell.kernel.shape[1])), axis=1)
+    return unstack(reshape(z, (-1 if open_batch else batch, steps, cell.kernel.shape[1])), axis=1)
 
 
 class _Cell(Layer):
@@ -216,7 +217,9 @@ class GRUCell(_Cell):
         if state_bias is not None:   # [batch, 3 units] once: each step's add then broadcasts
             # nothing, so its gradient passes straight through, and one sum after the loop
             # (BroadcastTo's) takes the batch axis away instead of one a step
-            state_bias = broadcast_to(state_bias, (inputs.shape[0], 3 * self.units))
+            batch = open_sizes.dims(inputs)[0] if open_sizes.open_sized(inputs) else \
+                inputs.shape[0]   # the batch size read in the graph in a trace serving any
+            state_bias = broadcast_to(state_bias, (batch, 3 * self.units))
         return (_projected(self, inputs, bias[0]),
                 functools.partial(self._projected_step, state_bias=state_bias))
 
