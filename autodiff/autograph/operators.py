@@ -14,6 +14,7 @@ out the same whichever way the code goes, as in TensorFlow:
 """
 
 from .. import nest
+from ..control_flow.branch_arrays import arrays_again, trace_branches
 from ..control_flow.cond import _truth
 from ..control_flow.staged import is_staged_value, stage, trace_function
 from ..control_flow.tensor_array import TensorArray
@@ -105,17 +106,21 @@ def if_stmt(test, body, orelse, get_state, set_state, names):
     def keep(values, label):
         return tuple(_as_state(v) for v in values)
 
-    subs = [trace_function(branch(body), (), "if body", keep),
-            trace_function(branch(orelse), (), "else body", keep)]
+    def traced(fill):
+        runs = [_filled(branch(fn), fill) if fill else branch(fn) for fn in (body, orelse)]
+        return trace_branches(   # a TensorArray leaves a branch as its buffer
+            lambda k, finish: trace_function(lambda: finish(runs[k]()), (),
+                                             ("if body", "else body")[k], keep), 2)
+
+    subs, arrays = traced(None)
     fill = _undefined_return_fill(subs, names)
     if fill:
-        subs = [trace_function(_filled(branch(fn), fill), (), label, keep)
-                for fn, label in ((body, "if body"), (orelse, "else body"))]
+        subs, arrays = traced(fill)
     _agree(subs, names)
     test = convert_to_tensor(test)
     outputs = stage("If", lambda tensors, fns: fns[0]() if _truth(tensors[0], "If") else fns[1](),
                     [test], subs, subs[0].outputs)
-    set_state(outputs)
+    set_state(arrays_again(arrays, outputs))
 
 
 def _as_state(value):
@@ -176,11 +181,6 @@ def _agree(subs, names):
             if isinstance(u, Tensor) and u.dtype != v.dtype:
                 raise TypeError(f"'{name}' has dtype {u.dtype.name} in the main branch but "
                                 f"{v.dtype.name} in the else branch")
-            if isinstance(u, TensorArray) and u is not v:
-                raise NotImplementedError(
-                    f"'{name}', an ad.TensorArray, is written under an `if` on a tensor; "
-                    f"ad.TensorArray is carried by loops only here (TensorFlow's cond carries "
-                    f"it too): write in the loop and choose the value with ad.where instead")
             if not isinstance(u, Tensor) and u is not v and u != v:
                 raise ValueError(f"'{name}' has a Python value that depends on a tensor "
                                  f"condition ({u!r} or {v!r}); make it a tensor")

@@ -5,7 +5,8 @@ Reading order: ``staged.py`` (how a control-flow op becomes one graph node
 holding its functions as subgraphs, and how gradients go through it),
 ``cond.py`` (``cond``, ``switch_case``), ``while_loop.py``, ``sequences.py``
 (``scan``, ``map_fn``, ``foldl``, ``foldr``), ``tensor_array.py`` (``TensorArray``, carried
-through a loop as one buffer tensor), then ``loaded.py`` (the nodes
+through a loop as one buffer tensor), ``branch_arrays.py`` (an array returned by the
+branches of a staged ``if``), then ``loaded.py`` (the nodes
 rebuilt from a saved model's plain data).
 
 Eagerly every op here is a Python ``if`` or loop; inside ``ad.function`` it is

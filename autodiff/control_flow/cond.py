@@ -16,6 +16,7 @@ Gradients flow through the branch that ran, in every mode and order.
 
 from .. import backend, dtypes, nest
 from ..tensor import Tensor, convert_to_tensor
+from .branch_arrays import arrays_again, trace_branches
 from .staged import current_tracer, is_staged_value, stage, trace_function
 
 __all__ = ["cond", "switch_case"]
@@ -42,10 +43,13 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if not is_staged_value(pred):
         return true_fn() if _truth(pred, "cond") else false_fn()
     pred = _scalar_bool(pred, "cond", "pred")
-    branches = [trace_function(true_fn, (), "true_fn"), trace_function(false_fn, (), "false_fn")]
+    fns, labels = (true_fn, false_fn), ("true_fn", "false_fn")
+    branches, arrays = trace_branches(   # a TensorArray leaves a branch as its buffer
+        lambda k, finish: trace_function(lambda: finish(fns[k]()), (), labels[k]), 2)
     _same_outputs(branches, "cond", "true_fn and false_fn arguments to ad.cond")
-    return stage("If", lambda tensors, fns: fns[0]() if _truth(tensors[0], "If") else fns[1](),
-                 [pred], branches, branches[0].outputs)
+    return arrays_again(arrays, stage(
+        "If", lambda tensors, fns: fns[0]() if _truth(tensors[0], "If") else fns[1](),
+        [pred], branches, branches[0].outputs))
 
 
 def switch_case(branch_index, branch_fns, default=None, name=None):

@@ -32,8 +32,8 @@ first dimension grow. Where the element shape is unknown before the loop, the
 body is traced once first to learn it (``settle_element_shapes``). Limitations:
 that shape is the trace's, held as a constant, so elements whose own size changes
 from call to call cost one trace per size (the values stay right: the function
-sees the graphs differ); an ``if`` on a tensor does not carry an array (AutoGraph
-raises NotImplementedError naming it).
+sees the graphs differ). An ``if`` on a tensor carries an array the same way
+(``branch_arrays.py``).
 """
 
 from .. import dtypes, nest

@@ -124,13 +124,15 @@ def test_a_tensor_array_carried_through_a_python_while_inside_a_function_keeps_i
     assert squares.experimental_get_tracing_count() == 1
 
 
-def test_an_array_written_under_a_tensor_if_is_refused_by_name():
-    @ad.function
+@pytest.mark.parametrize("jit", [False, True])
+def test_an_array_written_under_a_tensor_if_is_carried(jit):
+    @ad.function(jit_compile=jit)
     def odd_ones(x):
         ta = ad.TensorArray(ad.float32, size=2)
         if ad.reduce_sum(x) > 0:
-            ta = ta.write(0, x)
+            ta = ta.write(0, x)     # the else branch leaves it unwritten: zeros of x's shape
         return ta.stack()
 
-    with pytest.raises(NotImplementedError, match="'ta', an ad.TensorArray, is written under"):
-        odd_ones(ad.constant(1.0))
+    np.testing.assert_array_equal(odd_ones(ad.constant([1.0, 2.0])).numpy(), [[1, 2], [0, 0]])
+    np.testing.assert_array_equal(odd_ones(ad.constant([-1.0, 0.0])).numpy(), [[0, 0], [0, 0]])
+    assert odd_ones.experimental_get_tracing_count() == 1

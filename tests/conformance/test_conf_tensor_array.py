@@ -230,8 +230,9 @@ def test_a_saved_model_with_an_array_filled_in_a_loop_serves_every_size(tf, tmp_
                      f"saved model at size {n}")
 
 
-def test_an_array_written_under_a_tensor_if_works_in_tensorflow_and_is_refused_here(tf):
-    """The limitation NotImplementedError names: TensorFlow's AutoGraph `if` carries the array."""
+def test_an_array_written_under_a_tensor_if_is_carried_as_in_tensorflow(tf):
+    """TensorFlow's AutoGraph `if` carries the array; so does this one (branch_arrays.py;
+    more in test_conf_tensor_array_cond.py)."""
     def odd_ones(xp, x):
         ta = xp.TensorArray(xp.float32, size=2, element_shape=[])
         if xp.reduce_sum(x) > 0:
@@ -239,7 +240,8 @@ def test_an_array_written_under_a_tensor_if_works_in_tensorflow_and_is_refused_h
         return ta.stack()
 
     theirs = tf.function(lambda x: odd_ones(tf, x))
-    np.testing.assert_array_equal(theirs(tf.constant(2.0)).numpy(), [2.0, 0.0])
-    np.testing.assert_array_equal(theirs(tf.constant(-2.0)).numpy(), [0.0, 0.0])
-    with pytest.raises(NotImplementedError, match="ad.TensorArray"):
-        ad.function(lambda x: odd_ones(ad, x))(ad.constant(2.0))
+    ours = ad.function(lambda x: odd_ones(ad, x))
+    for x, want in ((2.0, [2.0, 0.0]), (-2.0, [0.0, 0.0])):
+        np.testing.assert_array_equal(theirs(tf.constant(x)).numpy(), want)
+        np.testing.assert_array_equal(ours(ad.constant(x)).numpy(), want)
+    assert ours.experimental_get_tracing_count() == 1
