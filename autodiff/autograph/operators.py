@@ -19,7 +19,7 @@ from ..control_flow.cond import _truth
 from ..control_flow.staged import is_staged_value, stage, trace_function
 from ..control_flow.tensor_array import TensorArray
 from ..control_flow.while_loop import while_loop
-from ..ops import zeros
+from ..ops import open_sizes, zeros
 from ..tensor import Tensor, Variable, convert_to_tensor
 from .converter import RETVAL
 
@@ -293,7 +293,10 @@ def _staged_range(r, extra_test, body, get_state, set_state, names, targets):
 
 
 def _staged_rows(tensor, extra_test, body, get_state, set_state, names, targets):
-    n = tensor._value.shape[0]   # a shape is part of the trace's signature: fixed per trace
+    if open_sizes.open_sized(tensor):   # a None size: the rows counted when the graph runs
+        n = open_sizes.dims(tensor)[0]
+    else:
+        n = tensor._value.shape[0]   # a size of the trace's signature: fixed per trace
     _counted_loop(convert_to_tensor(0), lambda i: i < n, lambda i: tensor[i],
                   convert_to_tensor(1), extra_test, body, get_state, set_state, names, targets)
 
