@@ -20,14 +20,11 @@ adds each slice of ``data`` into the row its id names (TensorFlow's gradient:
 gather the cotangent back), and ``segment_sum`` is it for sorted ids.
 """
 
-import threading
-
 import numpy as np
 
-from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
-from ..tensor import Tensor
+from .checked_when_run import CheckedWhenRun, recording
 
 __all__ = ["unsorted_segment_sum", "segment_sum"]
 
@@ -40,34 +37,13 @@ def _check_range(xp, indices, size, op):
                                    f"{int(indices.reshape(-1)[first].item())} is not in [0, {size})")
 
 
-_recording = threading.local()   # .lenient: recorded in a trace from values it follows
-
-
-class _CheckedWhenRun(Primitive):
-    """A gather whose index check waits, while it is being traced, for the graph to run.
-
-    ``ad.function`` records each op on the first call's values, as TensorFlow traces
-    symbolically: a loop ``for row in x`` over an ``x`` with no rows at that call still
-    traces its body once, on ``x[0]``, which does not exist. An index that the trace
-    follows is therefore not checked while recording (a row that does not exist reads as
-    zeros); the graph checks it every time it runs, the first call included.
-    """
-
-    def __call__(self, *args, **params):
-        before = getattr(_recording, "lenient", False)
-        _recording.lenient = any(isinstance(a, Tensor) and _validate.traced(a) for a in args)
-        try:
-            return super().__call__(*args, **params)
-        finally:
-            _recording.lenient = before
-
-
 def _in_range(xp, indices, size, op):
     """``(indices, valid)``. On the host an index out of ``[0, size)`` raises
     InvalidArgumentError (as TensorFlow does on its CPU: tested in ``tests/conformance``). On
     a device, checking would copy to the host, so such an index is gathered as 0 and not
-    scattered at all (``valid`` marks the others); so it is while a trace records it."""
-    if xp is np and not getattr(_recording, "lenient", False):
+    scattered at all (``valid`` marks the others); so it is while a trace records it
+    (``checked_when_run.py``: a row of an empty ``x`` in ``for row in x``)."""
+    if xp is np and not recording():
         _check_range(xp, indices, size, op)
         return indices, None
     valid = (indices >= 0) & (indices < size)
@@ -93,9 +69,9 @@ def _r_block(lead, between, r):
 
 
 def _take_forward(xp, x, indices, axis, n_batch=0, batch_dims=0):
-    if not x.shape[n_batch + axis] and not batch_dims and getattr(_recording, "lenient", False):
+    if not x.shape[n_batch + axis] and not batch_dims and recording():
         return xp.zeros(x.shape[:n_batch + axis] + indices.shape + x.shape[n_batch + axis + 1:],
-                        dtype=x.dtype)   # recording from an empty x (_CheckedWhenRun)
+                        dtype=x.dtype)   # recorded from an empty x (checked_when_run.py)
     indices, valid = _in_range(xp, indices, x.shape[n_batch + axis], "GatherV2")
     if batch_dims == 0:
         out = xp.take(x, indices, axis=n_batch + axis)
@@ -170,7 +146,7 @@ def _no_grad(*args, **params):
     return None   # integer indices
 
 
-GATHER_TAKE = _CheckedWhenRun(
+GATHER_TAKE = CheckedWhenRun(
     "GatherTake", _take_forward, (_take_grad, _no_grad),
     saves="inputs", dtype_args=(0,), domain=(-2.0, 2.0), label="gather({0}, {1})",
     cases=[(((4,), (3,)), {"axis": 0}), (((4, 3), (2, 2)), {"axis": 0}),
@@ -179,7 +155,7 @@ GATHER_TAKE = _CheckedWhenRun(
            (((2, 3, 4), (2, 2, 2)), {"axis": 2, "batch_dims": 1})],
     doc="d x[indices] = dx[indices]: g is added back at the indices (repeats add up)")
 GATHER_TAKE.make_inputs = _index_inputs
-GATHER_TAKE_GRAD = _CheckedWhenRun(
+GATHER_TAKE_GRAD = CheckedWhenRun(
     "GatherTakeGrad", _put_forward, (_put_grad, _no_grad),
     saves="inputs", dtype_args=(0,), domain=(-2.0, 2.0), label="scatter_add({0}, {1})",
     cases=[(((3,), (3,)), {"shape": (4,), "axis": 0}),

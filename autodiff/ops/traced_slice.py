@@ -24,15 +24,13 @@ This module must not slice anything itself; it owns the check and its words.
 """
 
 import builtins
-import threading
 
 import numpy as np
 
 from .. import backend
-from .. import validate as _validate
 from ..errors import InvalidArgumentError
-from ..registry import NotDifferentiable, Primitive
-from ..tensor import Tensor
+from ..registry import NotDifferentiable
+from .checked_when_run import CheckedWhenRun, recording
 
 __all__ = ["box_stops", "traced_slice"]
 
@@ -61,13 +59,10 @@ def box_stops(begin, size, shape):
     return stops
 
 
-# While an ``ad.function`` traces the op, its inputs hold the first call's numbers or a
-# probe's (ones, sizes of 1, when a saved model traces an input_signature): TensorFlow
-# checks only when the graph runs, and so does this op. A box computed from the traced
-# arguments that does not fit is clamped into the input while recording; the trace then
-# runs its graph, where the check is strict. A box of numbers known while tracing (not
-# computed from the arguments) is checked at once: nothing would check it later.
-_recording = threading.local()
+# While an ``ad.function`` traces the op, a box computed from the traced arguments that
+# does not fit is clamped into the input (checked_when_run.py); the graph checks it when it
+# runs. A box of numbers known while tracing (not computed from the arguments) is checked
+# at once: nothing would check it later.
 
 
 def _clamped(begin, size, shape):
@@ -80,25 +75,13 @@ def _bounds_forward(xp, shape, begin, size):
     try:
         stops = box_stops(begin, size, shape)   # a few ints on the host, as TensorFlow's Slice
     except InvalidArgumentError:
-        if not getattr(_recording, "active", False):
+        if not recording():
             raise
         begin, stops = _clamped(begin, size, shape)
     return xp.asarray(np.asarray([begin, stops], dtype=np.int32))
 
 
-class _BoxCheck(Primitive):
-    """A Primitive whose forward is lenient while it is being traced (see above)."""
-
-    def __call__(self, *args, **params):
-        before = getattr(_recording, "active", False)
-        _recording.active = any(isinstance(a, Tensor) and _validate.traced(a) for a in args)
-        try:
-            return super().__call__(*args, **params)
-        finally:
-            _recording.active = before
-
-
-SLICE_BOUNDS = _BoxCheck(
+SLICE_BOUNDS = CheckedWhenRun(
     "SliceBounds", _bounds_forward, NotDifferentiable, saves="shapes", dtype_args=(),
     cases=[(((2,), (2,), (2,)), {})], label="SliceBounds({0}, {1}, {2})",
     doc="not differentiable: integers (checks the box, returns its begins and stops)")
