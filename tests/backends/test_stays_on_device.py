@@ -24,6 +24,7 @@ READS_THE_HOST_BY_DESIGN = {"CheckNumerics",   # raises when a value is NaN or i
                             # allocate the result: a few ints, as TensorFlow keeps shape
                             # tensors in host memory
                             "ReshapeTo", "FillTo", "BroadcastToShape", "RangeOf", "TileTo",
+                            "RandomUniformOf",   # (and the random draws are made on the host)
                             # and slice bounds computed in a trace, to index with
                             "StridedSliceOf", "StridedSliceGradOf",
                             # and the box of ad.slice, checked against the input's shape
