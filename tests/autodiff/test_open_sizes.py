@@ -53,3 +53,18 @@ def test_dropout_in_an_open_trace_draws_what_eager_draws_at_every_size(jit):
     assert f.experimental_get_tracing_count() == 1
     assert "RandomUniformOf" in [node.op_type for node in
                                  f.get_concrete_function(ad.ones([2, 8])).graph.nodes]
+
+
+def test_lambdas_written_in_one_multi_line_list_each_trace_once():
+    # Each lambda is converted from its own line of a list that spans several lines.
+    spec = [ad.TensorSpec([None, 2])]
+    steps = [
+        ad.function(lambda x: _loss_grad(x) * 2.0, input_signature=spec),
+        ad.function(lambda x: _loss_grad(x) + 1.0, input_signature=spec),
+    ]
+    rng = np.random.default_rng(4)
+    for n in (2, 5, 1, 3):
+        x = ad.constant(rng.standard_normal((n, 2)).astype(np.float32))
+        np.testing.assert_allclose(steps[0](x).numpy(), _loss_grad(x).numpy() * 2.0, rtol=1e-6)
+        np.testing.assert_allclose(steps[1](x).numpy(), _loss_grad(x).numpy() + 1.0, rtol=1e-6)
+    assert [s.experimental_get_tracing_count() for s in steps] == [1, 1]
