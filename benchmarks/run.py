@@ -1,7 +1,7 @@
 """Command line of the speed suite: run the registered workloads, print a table.
 
     python -m benchmarks.run [--only W1,W2,W7] [--skip W8] [--repeats N] [--threads 1]
-                             [--json PATH] [--smoke]
+                             [--json PATH] [--smoke] [--blas-warmup on|off]
 
 This module owns the command line, the order of events (pin threads before
 NumPy loads, then build and check each workload, then measure it) and the
@@ -17,6 +17,7 @@ shared machine is evidence to read, not a test to pass.
 
 import argparse
 import json
+import os
 import platform
 import sys
 import traceback
@@ -47,7 +48,16 @@ def parse_args(argv):
     parser.add_argument("--smoke", action="store_true",
                         help="small sizes where a workload has them, one round, no warm-up "
                              "(CI: proves every implementation runs and agrees)")
+    parser.add_argument("--blas-warmup", choices=("on", "off"), default=None,
+                        help="on: the engine's once-per-process BLAS warm-up "
+                             "(autodiff/compiler/blas_warmup.py) is made before the first "
+                             "workload, so every NumPy-based column runs after it; off: "
+                             "TAPESCHOOL_WITHOUT_BLAS_WARMUP=1, none is made (default: on, "
+                             "or off when that variable is set)")
     args = parser.parse_args(argv)
+    if args.blas_warmup is None:
+        args.blas_warmup = "off" if os.environ.get("TAPESCHOOL_WITHOUT_BLAS_WARMUP", "") not in (
+            "", "0") else "on"
     if args.smoke:
         args.repeats, args.warmup = 1, 0
     if args.repeats < 1 or args.warmup < 0 or (args.threads is not None
@@ -144,6 +154,31 @@ def format_ranges(rows):
     return "\n".join(lines)
 
 
+WARMUP_STATES = {
+    "on": "on: one 384x384 float32 product before the first workload (the engine's "
+          "compiled programs make it on their first run), so every NumPy-based column, "
+          "the hand-written one included, runs after it",
+    "off": "off (TAPESCHOOL_WITHOUT_BLAS_WARMUP=1): no warm-up product; a workload's own "
+           "larger products may still warm OpenBLAS during its row",
+}
+
+
+def set_blas_warmup(state):
+    """Before autodiff loads: 'off' turns the engine's warm-up off for this process."""
+    if state == "off":
+        os.environ["TAPESCHOOL_WITHOUT_BLAS_WARMUP"] = "1"
+    else:
+        os.environ.pop("TAPESCHOOL_WITHOUT_BLAS_WARMUP", None)
+
+
+def warm_blas(state):
+    """'on': the engine's warm-up now, before any column is timed (fair to all of them)."""
+    from autodiff.compiler import blas_warmup
+    if state == "on":
+        blas_warmup.warm()
+    return blas_warmup.state()
+
+
 def describe_run(args):
     """The facts needed to compare two reports: versions, threads, repeats."""
     versions = {name: getattr(sys.modules.get(name), "__version__", None)
@@ -152,12 +187,13 @@ def describe_run(args):
             "processor": platform.processor() or platform.machine(),
             "versions": versions, "threads": harness.pinned_threads(),
             "blas": harness.blas_info(), "repeats": args.repeats,
-            "warmup": args.warmup}
+            "warmup": args.warmup, "blas_warmup": args.blas_warmup}
 
 
 def main(argv=None):
     """Run the suite; returns the exit status. `--threads` may re-exec."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    set_blas_warmup(args.blas_warmup)   # inherited by the re-exec below
     if args.threads:
         # Before anything loads NumPy: BLAS libraries read these only once.
         harness.pin_threads(args.threads,
@@ -165,6 +201,9 @@ def main(argv=None):
     from benchmarks import registry
     registry.SMOKE = args.smoke
     from benchmarks.workloads import REGISTRY  # loads NumPy, after pinning
+    blas_state = warm_blas(args.blas_warmup)
+    print(f"BLAS warm-up {WARMUP_STATES[args.blas_warmup]} (state: {blas_state})",
+          file=sys.stderr, flush=True)
 
     skip = {key.strip().upper() for key in args.skip.split(",") if key.strip()}
     keys = [key for key in REGISTRY if key not in skip] if not args.only else [
@@ -188,6 +227,7 @@ def main(argv=None):
     print(f"\ntimes: median of {args.repeats} interleaved runs; memory: held by"
           " the recorded forward; ratio = autodiff / baseline (numpy, or tf where no "
           "hand-written NumPy exists); peer columns: peer / baseline")
+    print(f"BLAS warm-up {WARMUP_STATES[args.blas_warmup]}")
     print(format_table(rows))
     print("\n" + format_ranges(rows))
     if args.json:

@@ -99,3 +99,19 @@ def time_sink(milliseconds):
     end = time.perf_counter() + milliseconds / 1000
     while time.perf_counter() < end:
         pass
+
+
+def test_blas_warmup_flag_follows_the_environment_and_says_which_state_ran(monkeypatch):
+    from benchmarks import run
+
+    monkeypatch.delenv("TAPESCHOOL_WITHOUT_BLAS_WARMUP", raising=False)
+    assert run.parse_args([]).blas_warmup == "on"
+    assert run.parse_args(["--blas-warmup", "off"]).blas_warmup == "off"
+    monkeypatch.setenv("TAPESCHOOL_WITHOUT_BLAS_WARMUP", "1")
+    assert run.parse_args([]).blas_warmup == "off"
+    run.set_blas_warmup("on")   # what a re-exec or autodiff's import then reads
+    assert "TAPESCHOOL_WITHOUT_BLAS_WARMUP" not in run.os.environ
+    run.set_blas_warmup("off")
+    assert run.os.environ["TAPESCHOOL_WITHOUT_BLAS_WARMUP"] == "1"
+    assert run.WARMUP_STATES["off"].startswith("off") and "384x384" in run.WARMUP_STATES["on"]
+    assert run.describe_run(run.parse_args(["--blas-warmup", "on"]))["blas_warmup"] == "on"

@@ -12,7 +12,10 @@ im2col rows), ``inline.py`` (simple ops as the expressions they compute), and
 calling their own compiled programs). Last, an optional form: ``fused/``
 (``experimental_fuse=True``: the program's elementwise chains as numba loops;
 ``__init__.py`` finds them, ``kernels.py`` writes and compiles the loops,
-``runs.py`` makes the loops called in a row one numba call).
+``runs.py`` makes the loops called in a row one numba call). Apart:
+``blas_warmup.py``, the one larger matrix product a process makes when its
+first compiled program runs, so that the small products of a training step
+run at OpenBLAS's full speed from the start (a timing aid; no value changes).
 
 May import: the engine and the graph it compiles (``autodiff.tracing.graph``);
 numba, in ``fused/`` only, when it is installed (the ``[fast]`` extra).

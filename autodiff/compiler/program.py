@@ -49,7 +49,7 @@ from .. import backend, nest
 from .. import tape as _tape
 from ..tensor import Tensor
 from ..tracing.graph import ASSIGN, Ref
-from . import control_flow, conv_rows
+from . import blas_warmup, control_flow, conv_rows, rowwise
 from .fused import for_program
 from .inline import expression, inline_template, shared_tanh_factors, transposed
 from .passes import IMPURE_PREFIXES as _IMPURE_PREFIXES, plan
@@ -108,7 +108,10 @@ class Program:
 
     def run(self, args, fuse=False):
         """Runs the program on ``args`` (Tensors, one per placeholder); returns the outputs.
-        ``fuse=True`` runs its fused form instead, when numba makes one (``fused/``)."""
+        ``fuse=True`` runs its fused form instead, when numba makes one (``fused/``).
+        The first run in a process makes the BLAS warm-up product (``blas_warmup.py``)."""
+        if blas_warmup.pending:
+            blas_warmup.warm()
         arrays = [a._value for a in args]
         fused = for_program(self) if fuse else None
         if fused is not None:
@@ -171,8 +174,10 @@ class _Names:
 def _write(graph, plan, name, arg_names):
     """The source text of ``plan``, the namespace it runs in, and the sources of the
     branches and loop bodies it calls."""
-    names = _Names({"xp", name, "_assign", "all_finite", "isfinite", *control_flow.helpers()})
+    names = _Names({"xp", name, "_assign", "all_finite", "isfinite", "rowwise", "broadcast_rows",
+                    *control_flow.helpers()})
     namespace = {"_assign": _assign, "all_finite": all_finite, "isfinite": isfinite,
+                 "rowwise": rowwise.rowwise, "broadcast_rows": rowwise.broadcast_rows,
                  **control_flow.helpers()}
     called = []
     params = []
