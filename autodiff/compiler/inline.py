@@ -7,10 +7,13 @@ are the same, because the forward computes this very expression. When the
 plan lets a step write over an input that dies there (``passes.py``,
 ``IN_PLACE``), the expression becomes the ufunc call with ``out=``, and the
 expression stays beside it as a comment. Tanh's ``1 - y * y`` is computed
-once for all the chain rules through the same ``y``.
+once for all the chain rules through the same ``y``. A binary op meeting a
+channel row, and a ``BroadcastTo`` of one, are written as calls of
+``rowwise.py``'s helpers, the expression beside them as a comment.
 """
 
 from .. import backend
+from . import rowwise
 from .passes import IN_PLACE
 
 __all__ = ["inline_template", "expression", "shared_tanh_factors", "transposed"]
@@ -31,6 +34,11 @@ def inline_template(node, step, plan, spec):
     """The expression an op is written as, or None when it is written as a call."""
     if not node.runs_builtin(node.op_type):
         return None
+    tile = getattr(step, "rowwise", None)
+    if tile is not None and node.op_type == "BroadcastTo":
+        shape = tuple(node.specs[0][0])
+        return (f"broadcast_rows(xp, {{0}}, {shape}, {tile})"
+                f"  # xp.broadcast_to({{0}}, {shape}), as a fresh array")
     if node.op_type in _INLINE and not node.params:
         return _INLINE[node.op_type]
     if node.op_type == "MatMul" and set(node.params) <= {"transpose_a", "transpose_b"} \
@@ -65,8 +73,16 @@ def transposed(operand, flag):
 def expression(template, node, args, position, plan, text):
     """The right-hand side of an inline op: an expression, or a ufunc writing over a dying input."""
     written = template.format(*args)
-    if position not in plan.reuse:
+    step = plan.steps[position]
+    tile = getattr(step, "rowwise", None)
+    buffer = text(plan.reuse[position]) if position in plan.reuse else None
+    if tile is not None and node.op_type in rowwise.BINARY:
+        row_first = tuple(plan.spec(step.inputs[0])[0]) != tuple(node.specs[0][0])
+        call = f"rowwise({rowwise.BINARY[node.op_type]}, {args[0]}, {args[1]}, {tile}, {row_first}"
+        if buffer is None:
+            return f"{call})  # {written}, {args[0] if row_first else args[1]} a channel row"
+        return f"{call}, out={buffer})  # {written}, written over {buffer} (not needed again)"
+    if buffer is None:
         return written
-    buffer = text(plan.reuse[position])
     return (IN_PLACE[node.op_type].format(*args, out=buffer)
             + f"  # {written}, written over {buffer} (not needed again)")

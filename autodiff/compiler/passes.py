@@ -21,7 +21,9 @@ each value's last use is found so the program can free it right there.
 
 A Jacobian's one-hot seed stack times a matrix becomes a broadcast multiply
 (``seeds.py``), and the chunks of a Jacobian are written straight
-into the result instead of being concatenated (``concat.py``).
+into the result instead of being concatenated (``concat.py``); an
+elementwise op meeting a channel row (a batch norm's scale, a bias) runs
+with a wide inner loop (``rowwise.py``).
 On NumPy, forward mode's zero tangents are skipped where the values they
 meet are checked finite at run time (``zeros.py``); a failed
 check runs the exact plan instead.
@@ -45,7 +47,7 @@ import numpy as np
 
 from .. import backend, nest
 from ..tracing.graph import ASSIGN, Ref
-from . import concat, conv_rows, seeds, zeros
+from . import concat, conv_rows, rowwise, seeds, zeros
 
 __all__ = ["plan", "Plan", "Step", "IMPURE_PREFIXES", "IN_PLACE", "FRESH"]
 
@@ -77,7 +79,7 @@ class Step:
     or assign a variable (``"assign"``). ``inputs`` are sources."""
 
     __slots__ = ("kind", "index", "node", "inputs", "n_outputs", "backward_start", "rows", "target",
-                 "zero_guards", "conv_rows")
+                 "zero_guards", "conv_rows", "rowwise")
 
     def __init__(self, kind, index, node, inputs, n_outputs=1):
         self.kind, self.index, self.node, self.inputs = kind, index, node, inputs
@@ -180,6 +182,7 @@ def plan(graph, skip_zero_tangents=True):
         steps = _live_steps(steps, outputs)
     concat.rewrite(steps, spec)
     conv_rows.rewrite(steps, spec)
+    rowwise.rewrite(steps, spec)
     _mark_backward_starts(steps, getattr(graph, "backward_starts", ()))
     last_use = {}
     for position, step in enumerate(steps):
@@ -202,7 +205,7 @@ def _buffer_reuse(steps, outputs, last_use):
             producer[("node", step.index)] = step
         # a guard reads its value once, where it is made, and keeps nothing
         fresh = step.kind == "guard" or (step.kind in _MAKES_ARRAYS
-                                         and step.node.runs_builtin(FRESH))
+                                         and _makes_fresh(step))
         for s in step.inputs:
             if s[0] == "node":
                 readers_fresh[s[:2]] = readers_fresh.get(s[:2], True) and fresh
@@ -219,13 +222,19 @@ def _buffer_reuse(steps, outputs, last_use):
             owner = producer.get(s[:2])
             if s[0] == "node" and s[:2] not in kept and s[:2] not in taken \
                     and last_use.get(s[:2]) == position and readers_fresh.get(s[:2]) \
-                    and owner is not None and owner.node.runs_builtin(FRESH) \
+                    and owner is not None and _makes_fresh(owner) \
                     and tuple(owner.node.specs[0][0]) == tuple(out_spec[0]) \
                     and owner.node.specs[0][1] == out_spec[1]:
                 reuse[position] = s
                 taken.add(s[:2])
                 break
     return reuse
+
+
+def _makes_fresh(step):
+    """Whether ``step`` returns a new array and keeps no view of its inputs: an op of
+    ``FRESH``, or a ``BroadcastTo`` written as a fresh copy (``rowwise.py``)."""
+    return step.node.runs_builtin(FRESH) or getattr(step, "rowwise", None) is not None
 
 
 def _constants(graph):
