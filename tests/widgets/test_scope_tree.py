@@ -148,7 +148,7 @@ def test_a_long_replay_travels_packed_under_1_kb_a_record(rnn):
     assert len(html.encode("utf-8")) < 1000 * 1001
     model = read_page_model(html)
     assert model == page_model(rnn.data)
-    assert model["packed"] == 1 and isinstance(model["edges"][0], list)
+    assert model["packed"] == 2 and isinstance(model["edges"][0], list)
     assert "data" not in model["nodes"][0] and "nodes" not in model["layout"]
     backward = next(f for f in model["frames"] if f["phase"] == "backward")
     assert "vjp" not in backward and "name" not in backward["cotangents"][0]

@@ -105,13 +105,20 @@ def page_model(data):
     """What a page needs of a replay's data, without what it can rebuild.
 
     The player (``unpackModel`` in ``static/player.js``) restores the rest:
-    edges travel as ``[from, to, slot]``; a frame leaves out its empty
-    fields, its index, the names of the tensors it mentions (the nodes have
-    them) and a backward step's VJP (its op has it); an op's doc line is
-    kept once per op type (``docs``). Values keep their preview (what the
-    page shows), not their numbers, and node positions stay out (the page
-    places the scope tree itself). A 10,000-record tape's model is then
-    about a tenth of the replay's.
+    edges travel as ``[from, to, slot]``; an op's doc line is kept once per
+    op type (``docs``). The frames travel as columns (``frames`` below):
+    a forward record's frame is not sent at all (its op, record, outputs and
+    edges are the op node's and its edges'), and a backward step is one row
+    of its op's rank, its record and the values it moved. Values keep their
+    preview (what the page shows), not their numbers, and node positions stay
+    out (the page places the scope tree itself). A 10,000-record tape's model
+    is then about a tenth of the replay's.
+
+    ``frames``: ``{"forward": n, "seed": frame, "backward": [[op rank, record,
+    cotangents, contributions, totals], ...], "result": frame}``: cotangents
+    by the op's output slot, contributions by its input slot, totals as
+    ``[tensor id, value, ...]``; a value is ``null`` (None), its preview (a
+    string; the shape is its node's) or ``{"preview", "shape"}``.
 
     >>> page_model(rep.data)["edges"][0]
     ['t2', 'op0', 0]
@@ -126,10 +133,48 @@ def page_model(data):
         nodes.append(m)
     lay = data["layout"]
     return {**{k: v for k, v in data.items() if k not in ("nodes", "edges", "frames", "layout")},
-            "debug": _compact(data.get("debug", {})), "packed": 1, "docs": docs, "nodes": nodes,
+            "debug": _compact(data.get("debug", {})), "packed": 2, "docs": docs, "nodes": nodes,
             "edges": [[e["from"], e["to"], e["slot"]] for e in data["edges"]],
-            "frames": [_pack_frame(f, shapes) for f in data["frames"]],
+            "frames": _frame_columns(data["frames"], shapes),
             "layout": {"width": lay.get("width"), "height": lay.get("height"), "tree": lay["tree"]}}
+
+
+def _frame_columns(frames, shapes):
+    """The frames as ``page_model`` sends them (``unpackModel`` rebuilds each dict).
+
+    Only frames in the order ``Frames.build`` makes them go this way (forward
+    records, the seed, backward steps, the result, and no words); any other
+    list travels as it is, frame by frame."""
+    phases = [f["phase"] for f in frames]
+    n = phases.index("seed") if "seed" in phases else -1
+    if n < 0 or phases[-1] != "result" or phases[:n] != ["forward"] * n or \
+            phases[n + 1:-1] != ["backward"] * (len(frames) - n - 2) or \
+            any("sentence" in f for f in frames[:n]) or \
+            any("sentence" in f for f in frames[n + 1:-1]):
+        return [_pack_frame(f, shapes) for f in frames]
+    rows = []
+    for f in frames[n + 1:-1]:
+        def column(entries):
+            return [_pack_value(e["value"], shapes.get(e["node"])) for e in entries]
+        totals = []
+        for t in f["totals"]:
+            totals += [int(t["node"][1:]), _pack_value(t["value"], shapes.get(t["node"]))]
+        rows.append([int(f["op"][2:]), f["record"], column(f["cotangents"]),
+                     column(f["contributions"]), totals])
+    return {"forward": n, "seed": _pack_frame(frames[n], shapes), "backward": rows,
+            "result": _pack_frame(frames[-1], shapes)}
+
+
+def _pack_value(value, shape):
+    if value is None:
+        return None
+    if value.__class__ is not dict:
+        return value
+    # The shape only where a sentence cannot take its node's (words.js says a big
+    # value by its shape).
+    if value["preview"] is not None and value.get("shape") == shape:
+        return value["preview"]
+    return {"preview": value["preview"], "shape": value.get("shape")}
 
 
 def _pack_frame(frame, shapes):
@@ -149,11 +194,8 @@ def _pack_named(entry, shapes):
     out.pop("name", None)
     value = out.get("value")
     if value.__class__ is dict:
-        # The shape only where a sentence cannot take its node's (words.js says a big
-        # value by its shape).
-        out["value"] = {"preview": value["preview"]} if value["preview"] is not None \
-            and value.get("shape") == shapes.get(entry["node"]) \
-            else {"preview": value["preview"], "shape": value.get("shape")}
+        packed = _pack_value(value, shapes.get(entry["node"]))
+        out["value"] = {"preview": packed} if packed.__class__ is str else packed
     return out
 
 

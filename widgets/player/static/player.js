@@ -304,7 +304,7 @@ function unpackModel(data) {
     return { id: "e" + i, from, to, kind: out ? "out" : "in", slot, op: out ? from : to, tensor: out ? to : from };
   });
   const named = (list) => (list || []).map((c) => ({ ...c, name: byId.get(c.node).name }));
-  data.frames = data.frames.map((f, k) => {
+  const frame = (f, k) => {
     const op = f.op ? byId.get(f.op) : null;
     return { op: null, record: null, tape: null, nodes: [], edges: [], vjp: null, gradients: [],
       grads_new: {}, ...f, index: k,
@@ -313,9 +313,56 @@ function unpackModel(data) {
       ...(f.gradients ? { gradients: named(f.gradients) } : {}),
       ...(f.phase === "backward" && op ? { vjp: { op_type: op.op_type, doc: op.doc, rule: op.rule,
         differentiable: op.differentiable } } : {}) };
-  });
+  };
+  data.frames = Array.isArray(data.frames) ? data.frames.map(frame) : framesFromColumns(data, byId, frame);
   data.packed = 0;
   return fillWords(data);          // words.js: the words a page made from a tape left out
+}
+
+// html_export's `_frame_columns`: forward frames from the op nodes and their edges, backward
+// steps from rows [op rank, record, cotangents by output slot, contributions by input slot,
+// totals as [tensor id, value, ...]]; a value is null, a preview (its node's shape) or
+// {preview, shape}. Each frame comes out as Python's Frames writes it.
+function framesFromColumns(data, byId, frame) {
+  const cols = data.frames, ops = [], ins = new Map(), outs = new Map();
+  for (const n of data.nodes) if (n.type === "op") ops[+n.id.slice(2)] = n;
+  for (const e of data.edges) {
+    const m = e.kind === "in" ? ins : outs;
+    if (!m.has(e.op)) m.set(e.op, []);
+    m.get(e.op)[e.slot] = e;
+  }
+  const value = (v) => (v === null || typeof v !== "string" ? v : { preview: v });
+  const out = [], n = cols.forward;
+  for (let k = 0; k < n; k++) {
+    const op = ops[k], i = ins.get(op.id) || [], o = outs.get(op.id) || [];
+    out.push({ phase: "forward", op: op.id, record: op.records[0][1], tape: op.records[0][0],
+      done_ops: k + 1, nodes: [op.id, ...o.map((e) => e.tensor)], edges: [...i, ...o].map((e) => e.id),
+      vjp: null, cotangents: [], contributions: [], totals: [], gradients: [], grads_new: {},
+      outputs: o.map((e) => ({ node: e.tensor, name: byId.get(e.tensor).name, value: byId.get(e.tensor).preview })) });
+  }
+  out.push(frame(cols.seed, n));
+  for (const [rank, record, cots, contribs, totals] of cols.backward) {
+    const op = ops[rank], i = ins.get(op.id) || [], o = outs.get(op.id) || [];
+    const cotangents = cots.map((v, s) => ({ node: o[s].tensor, name: byId.get(o[s].tensor).name, value: value(v) }));
+    const contributions = contribs.map((v, s) => ({ node: i[s].tensor, name: byId.get(i[s].tensor).name,
+      value: value(v), slot: s, edge: i[s].id }));
+    const sums = [], grads = {};
+    for (let t = 0; t < totals.length; t += 2) {
+      const node = "t" + totals[t], v = value(totals[t + 1]);
+      sums.push({ node, name: byId.get(node).name, value: v });
+      if (v !== null) grads[node] = v.preview;
+    }
+    const arriving = o.filter((e, s) => cots[s] !== null).map((e) => e.id);
+    const sending = contributions.filter((c) => c.value !== null).map((c) => c.edge);
+    out.push({ phase: "backward", op: op.id, record, tape: 0, done_ops: n,
+      nodes: [op.id, ...contributions.filter((c) => c.value !== null).map((c) => c.node)],
+      edges: [...arriving, ...sending], arriving, cotangents, contributions, totals: sums,
+      vjp: { op_type: op.op_type, doc: op.doc, rule: op.rule, differentiable: op.differentiable },
+      gradients: [], grads_new: grads, index: out.length });
+  }
+  out.push(frame(cols.result, out.length));
+  out.forEach((f, k) => { f.index = k; });
+  return out;
 }
 
 export default { render };
