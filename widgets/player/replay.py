@@ -96,7 +96,8 @@ class Replay:
 
     def to_json(self, **kwargs):
         """The model as a JSON string (what the player and the HTML export embed)."""
-        return json.dumps(self.data, allow_nan=False, **kwargs)
+        # frames kept as rows (words=False: FrameRows) are written as the list they stand for
+        return json.dumps(self.data, allow_nan=False, default=list, **kwargs)
 
     def __len__(self):
         return len(self.data["frames"])

@@ -28,6 +28,7 @@ import numpy as np
 from autodiff import backend
 from autodiff.tensor import ArraySpec, Tensor
 
+from .frame_rows import FrameRows
 from .scopes import nonfinite
 from .sentences import (backward_sentence, derivative, forward_sentence, record_name,
                         result_sentence, rule_text, seed_sentence)
@@ -137,6 +138,8 @@ def grads_at(data, k):
     """
     frames = data["frames"]
     k = k % len(frames)
+    if isinstance(frames, FrameRows):      # without making every frame
+        return frames.known(k)
     known = {}
     for f in frames[:k + 1]:
         known.update(f.get("grads_new") or {})
@@ -204,18 +207,18 @@ class Frames:
         return list(self.in_edges.get(key, ()))
 
     def build(self):
-        frames = []
+        """The frames: a list, or with ``words=False`` (a page writes the words) a
+        ``FrameRows`` that makes each forward and backward frame when it is first read
+        (a page made from a long tape reads them as rows: ``html_export.page_model``)."""
         ops = sorted(self.b.ops.items(), key=lambda item: item[1]["order"])
         n_ops = len(ops)
+        self.ops_in_order = ops
         for k, (key, op) in enumerate(ops):
-            frames.append(self.forward(k, key, op))
-        frames.append(self.seed(n_ops))
-        for i, step in enumerate(self.trace.steps):
-            frames.append(self.backward(i, step, n_ops))
-        frames.append(self.result(n_ops))
-        for k, f in enumerate(frames):
-            f["index"] = k
-        return frames
+            self.check_forward(k, key)
+        seed = self.seed(n_ops)
+        rows = [self.backward_row(i, step, n_ops) for i, step in enumerate(self.trace.steps)]
+        frames = FrameRows(self, n_ops, seed, rows, self.result(n_ops))
+        return frames if not self.words else list(frames)
 
     def frame(self, phase, title, sentence, done, **fields):
         base = {"phase": phase, "title": title, "sentence": sentence, "op": None,
@@ -228,17 +231,23 @@ class Frames:
         base.update(fields)
         return base
 
-    def forward(self, k, key, op):
+    def check_forward(self, k, key):
+        """Notes forward frame ``k`` in ``forward_bad`` if its record reads or makes a
+        NaN or an Inf. A big output the tape did not keep (a placeholder) is judged by
+        its value where a later record kept it (the tensor's stats)."""
         rec = self.b.op_records[key]
-        names = self.b.names
-        tape, index = op["records"][0]
-        outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
-        # A NaN read or made here. A big output the tape did not keep (a placeholder)
-        # is judged by its value where a later record kept it (the tensor's stats).
         if any(self.bad(t) for t in rec.inputs) or any(
                 self.bad(y) or (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
                 for y in rec.outputs):
             self.forward_bad.append(k)
+
+    def forward_frame(self, k):
+        """The frame of the ``k``-th op's record (``build`` checked its values)."""
+        key, op = self.ops_in_order[k]
+        rec = self.b.op_records[key]
+        names = self.b.names
+        tape, index = op["records"][0]
+        outputs = [self.named(y._id, self.b.tensors[y._id].get("preview")) for y in rec.outputs]
         title = sentence = None
         if self.words:
             outs = ", ".join(names[i] for i in rec.output_ids)
@@ -251,7 +260,7 @@ class Frames:
         return self.frame("forward", title, sentence, k + 1, op=op["id"], record=index, tape=tape,
                           nodes=[op["id"]] + [self.node_id(i) for i in rec.output_ids],
                           edges=self.edges_of(op["id"], "in") + self.edges_of(op["id"], "out"),
-                          outputs=outputs)
+                          outputs=outputs, grads_new={})
 
     def seed(self, n_ops):
         seeds = []
@@ -267,7 +276,10 @@ class Frames:
         return self.frame("seed", title, sentence, n_ops, nodes=[s["node"] for s in seeds],
                           cotangents=seeds)
 
-    def backward(self, i, step, n_ops):
+    def backward_row(self, i, step, n_ops):
+        """What backward step ``i`` moved, looked at once (previews, NaN checks, the
+        norms of what it sent): ``(op node, record index, [(output id, cotangent value)],
+        [(input id, contribution value)] by input slot, [(tensor id, total value)])``."""
         rec = step.record
         op = self.b.ops[tuple(rec.output_ids)]
         bad = False
@@ -275,41 +287,48 @@ class Frames:
         for oid, g in zip(rec.output_ids, step.cotangents):
             value, worse, _ = self.inspect(g)
             bad |= worse
-            cotangents.append(self.named(oid, value))
+            cotangents.append((oid, value))
         contributions, norms = [], []
-        for slot, (x_id, c) in enumerate(step.contributions):
+        for x_id, c in step.contributions:
             value, worse, norm = self.inspect(c, with_norm=True)
             bad |= worse
             if c is not None:
                 norms.append((op["id"], norm))
-            entry = self.named(x_id, value)
-            entry["slot"] = slot
-            entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
-            contributions.append(entry)
+            contributions.append((x_id, value))
         k = n_ops + 1 + i
         if bad:
             self.backward_bad.append(k)
         self.norms[k] = norms
-        totals = []
-        for x_id, total in step.totals.items():
-            value = self.inspect(total)[0]
-            totals.append(self.named(x_id, value))
-            if value is not None:
-                self.changed[self.node_id(x_id)] = value["preview"]
-        arriving = [e for slot, oid in enumerate(rec.output_ids)
-                    if step.cotangents[slot] is not None for e in self.edges_of(op["id"], "out", slot)]
+        totals = [(x_id, self.inspect(total)[0]) for x_id, total in step.totals.items()]
+        return op, rec.index, cotangents, contributions, totals
+
+    def backward_frame(self, i, row, n_ops):
+        """The frame of backward step ``i`` from its ``backward_row``."""
+        op, record, cotangents, contributions, totals = row
+        cotangents = [self.named(oid, value) for oid, value in cotangents]
+        entries = []
+        for slot, (x_id, value) in enumerate(contributions):
+            entry = self.named(x_id, value)
+            entry["slot"] = slot
+            entry["edge"] = self.edges_of(op["id"], "in", slot)[0]
+            entries.append(entry)
+        contributions = entries
+        totals = [self.named(x_id, value) for x_id, value in totals]
+        changed = {t["node"]: t["value"]["preview"] for t in totals if t["value"] is not None}
+        arriving = [e for slot, c in enumerate(cotangents)
+                    if c["value"] is not None for e in self.edges_of(op["id"], "out", slot)]
         sending = [c["edge"] for c in contributions if c["value"] is not None]
-        vjp = {"op_type": rec.op_type, "doc": rec.primitive.doc or "", "rule": op["rule"],
+        vjp = {"op_type": op["op_type"], "doc": op["doc"], "rule": op["rule"],
                "differentiable": op["differentiable"]}
         title = sentence = None
         if self.words:
-            title = f"backward {i + 1}: {rec.op_type} ({record_name(self.b.tape_names, 0, rec.index)})"
+            title = f"backward {i + 1}: {op['op_type']} ({record_name(self.b.tape_names, 0, record)})"
             sentence = backward_sentence(op, cotangents, contributions, totals, self.b.tensors)
         return self.frame("backward", title, sentence, n_ops,
-                          op=op["id"], record=rec.index, tape=0,
+                          op=op["id"], record=record, tape=0,
                           nodes=[op["id"]] + [c["node"] for c in contributions if c["value"]],
                           edges=arriving + sending, arriving=arriving, cotangents=cotangents,
-                          vjp=vjp, contributions=contributions, totals=totals)
+                          vjp=vjp, contributions=contributions, totals=totals, grads_new=changed)
 
     def result(self, n_ops):
         gradients = []

@@ -32,6 +32,7 @@ import json
 from html import escape
 from pathlib import Path
 
+from ..data.frame_rows import FrameRows
 from ..drawing.svg import replay_svg
 from ..replay import Replay, gc_paused, replay as _replay
 
@@ -140,29 +141,21 @@ def page_model(data):
 
 
 def _frame_columns(frames, shapes):
-    """The frames as ``page_model`` sends them (``unpackModel`` rebuilds each dict).
-
-    Only frames in the order ``Frames.build`` makes them go this way (forward
-    records, the seed, backward steps, the result, and no words); any other
-    list travels as it is, frame by frame."""
-    phases = [f["phase"] for f in frames]
-    n = phases.index("seed") if "seed" in phases else -1
-    if n < 0 or phases[-1] != "result" or phases[:n] != ["forward"] * n or \
-            phases[n + 1:-1] != ["backward"] * (len(frames) - n - 2) or \
-            any("sentence" in f for f in frames[:n]) or \
-            any("sentence" in f for f in frames[n + 1:-1]):
+    """The frames as ``page_model`` sends them (``unpackModel`` rebuilds each dict):
+    from a ``FrameRows`` (what ``replay(..., words=False)`` makes) as they are kept;
+    any other list travels frame by frame."""
+    if not isinstance(frames, FrameRows):
         return [_pack_frame(f, shapes) for f in frames]
     rows = []
-    for f in frames[n + 1:-1]:
-        def column(entries):
-            return [_pack_value(e["value"], shapes.get(e["node"])) for e in entries]
-        totals = []
-        for t in f["totals"]:
-            totals += [int(t["node"][1:]), _pack_value(t["value"], shapes.get(t["node"]))]
-        rows.append([int(f["op"][2:]), f["record"], column(f["cotangents"]),
-                     column(f["contributions"]), totals])
-    return {"forward": n, "seed": _pack_frame(frames[n], shapes), "backward": rows,
-            "result": _pack_frame(frames[-1], shapes)}
+    for op, record, cotangents, contributions, totals in frames.rows:
+        flat = []
+        for x_id, value in totals:
+            flat += [x_id, _pack_value(value, shapes.get(f"t{x_id}"))]
+        rows.append([op["order"], record,
+                     [_pack_value(v, shapes.get(f"t{i}")) for i, v in cotangents],
+                     [_pack_value(v, shapes.get(f"t{i}")) for i, v in contributions], flat])
+    return {"forward": frames.n_forward, "seed": _pack_frame(frames.seed, shapes),
+            "backward": rows, "result": _pack_frame(frames.result, shapes)}
 
 
 def _pack_value(value, shape):
@@ -213,6 +206,7 @@ def _data_script(data):
     ``page_model`` gzipped in base64 (the browser inflates it with its own
     DecompressionStream): about 6 kB a record becomes about 0.3 kB."""
     if len(data["frames"]) <= PACK_ABOVE:
+        data = {**data, "frames": list(data["frames"])}     # a FrameRows makes its frames
         return f'<script type="application/json" class="tp-data">{_json_for_script(_compact(data))}</script>'
     text = json.dumps(page_model(data), allow_nan=False, separators=(",", ":"))
     # Level 3, not 6: a 10,017-record transformer's 22 MB model packs in 0.25 s
