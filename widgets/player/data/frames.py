@@ -21,8 +21,6 @@ Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of`` from
 the engine's own tensors; nothing here computes a derivative.
 """
 
-import re
-
 import numpy as np
 
 from autodiff import backend
@@ -48,7 +46,6 @@ def preview(value, limit=4):
 # Four floats as _number writes them, in one formatting call (most previews): a whole
 # number gets '.0' ('6' -> '6.0'; not '1e+05', 'nan' or 'inf').
 _FOUR = ", ".join(["%.4g"] * 4)
-_WHOLE = re.compile(r"(?<![^ ])(-?\d+)(?=,|$)")
 
 
 def _preview_of(array, limit=4):
@@ -59,7 +56,7 @@ def _preview_of(array, limit=4):
         a, b, c, d = flat[:4].tolist()
         shown = _FOUR % (a + 0.0, b + 0.0, c + 0.0, d + 0.0)
         if shown.count(".") < 4:          # some number has no point: a whole one?
-            shown = _WHOLE.sub(r"\1.0", shown)
+            shown = ", ".join(p + ".0" if p.lstrip("-").isdigit() else p for p in shown.split(", "))
     else:
         shown = ", ".join(map(_number, flat[:limit].tolist()))
     if array.ndim == 0:
