@@ -16,7 +16,8 @@ from widgets.player.drawing.svg import node_sizes, overview, replay_svg
 from widgets.player.layout.graph_layout import graph_layout
 from widgets.player.layout.placement import OPEN_UP_TO, default_open, place
 from widgets.player.layout.scope_tree import MAX_CHILDREN, from_json, rep, reps
-from widgets.player.page.html_export import PACK_ABOVE, export_html, page_model, read_page_model
+from widgets.player.page.html_export import (PACK_ABOVE, _compact, export_html, page_model,
+                                             read_page_model)
 from widgets.player.replay import replay
 
 
@@ -149,6 +150,7 @@ def test_a_long_replay_travels_packed_under_1_kb_a_record(rnn):
     model = read_page_model(html)
     assert model == page_model(rnn.data)
     assert model["packed"] == 2 and isinstance(model["edges"][0], list)
+    assert model["debug"] == _compact(rnn.data["debug"]) and model["debug"]["group_norms"]
     assert "data" not in model["nodes"][0] and "nodes" not in model["layout"]
     backward = next(f for f in model["frames"] if f["phase"] == "backward")
     assert "vjp" not in backward and "name" not in backward["cotangents"][0]

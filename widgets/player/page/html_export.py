@@ -134,10 +134,17 @@ def page_model(data):
         nodes.append(m)
     lay = data["layout"]
     return {**{k: v for k, v in data.items() if k not in ("nodes", "edges", "frames", "layout")},
-            "debug": _compact(data.get("debug", {})), "packed": 2, "docs": docs, "nodes": nodes,
+            "debug": _page_debug(data.get("debug", {})), "packed": 2, "docs": docs, "nodes": nodes,
             "edges": [[e["from"], e["to"], e["slot"]] for e in data["edges"]],
             "frames": _frame_columns(data["frames"], shapes),
             "layout": {"width": lay.get("width"), "height": lay.get("height"), "tree": lay["tree"]}}
+
+
+def _page_debug(debug):
+    """``_compact(debug)``, but the group norms as they are: ``scopes.debug_marks``
+    rounds each to 4 significant digits already, and cutting such a float to 7 changes
+    nothing (walking a 10,000-record tape's 20,000 of them took 0.2 s)."""
+    return {k: v if k == "group_norms" else _compact(v) for k, v in debug.items()}
 
 
 def _frame_columns(frames, shapes):
