@@ -22,6 +22,7 @@ from ..broadcast import unbroadcast
 from ..errors import InvalidArgumentError
 from ..registry import Primitive
 from ..tensor import convert_to_tensor
+from . import short_rows
 
 __all__ = ["relu", "relu6", "elu", "selu", "leaky_relu", "gelu", "silu", "swish", "softmax",
            "log_softmax", "l2_loss"]
@@ -239,8 +240,17 @@ swish = silu
 def _softmax_forward(xp, x, axis=-1):
     if x.size == 0:
         return x  # nothing to normalize (the max below would have no identity)
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))   # shifted: exp never overflows
-    return (e / xp.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+    if x.ndim == 0:   # NumPy gives scalars here, which take no out=
+        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+        return (e / xp.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+    short = short_rows.last_axis_only(x, axis)   # many short rows: short_rows.py's ways
+    top = short_rows.row_max(x, keepdims=True) if short else None
+    e = xp.subtract(x, xp.max(x, axis=axis, keepdims=True) if top is None else top)
+    xp.exp(e, out=e)   # shifted: exp never overflows
+    total = short_rows.row_sum(e, keepdims=True) if short else None
+    if total is None:
+        total = xp.sum(e, axis=axis, keepdims=True)
+    return xp.true_divide(e, total, out=e).astype(x.dtype, copy=False)
 
 
 def _log_softmax_forward(xp, x, axis=-1):

@@ -19,6 +19,7 @@ from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..registry import NotDifferentiable, Primitive
 from ..tensor import convert_to_tensor
+from . import short_rows
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "cumsum", "cumprod", "argmax", "argmin"]
@@ -80,6 +81,10 @@ def _accumulated(reduce, xp, x, axis, keepdims):
     """
     if x.dtype.kind == "f" and x.dtype.itemsize == 2:
         return reduce(x, axis=axis, keepdims=keepdims, dtype="float32").astype(x.dtype)
+    if (reduce is _np.sum or reduce is _np.mean) and short_rows.last_axis_only(x, axis):
+        total = short_rows.row_sum(x, keepdims, mean=reduce is _np.mean)
+        if total is not None:   # many short rows: one product with ones (short_rows.py)
+            return total
     blocks = _leading_blocks(x, axis) if reduce in (_np.sum, _np.mean) else 0
     if blocks:
         return _blocked_sum(x, axis, keepdims, blocks, mean=reduce is _np.mean)
