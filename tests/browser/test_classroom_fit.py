@@ -18,7 +18,10 @@ shrinking it). On the first frame, a backward frame and the last one:
 - playing follows the current record at a readable zoom: it lies inside
   the stage, and every text on screen, HTML or SVG, the health panel's
   included, is at least 18px (a model's box is opened to read its nodes);
-- classroom mode never draws a text smaller than normal mode does.
+- classroom mode never draws a text smaller than normal mode does;
+- the stage is one height on the three frames (a teacher stepping through
+  sees no jump), at least ``STAGE_PX`` beside a health panel, and never
+  taller than the window (its height is bounded by the room it is given).
 
 Then normal mode: no text on screen, HTML or SVG, is smaller than 16px.
 Screenshots ``classroom_<graph>_<w>x<h>.png`` go to the artifacts folder.
@@ -34,6 +37,7 @@ from widgets import export_html
 pytestmark = pytest.mark.browser
 
 SIZES = [(1280, 720), (1920, 1080)]
+STAGE_PX = 300      # the graph area beside a health panel, on every frame
 
 # Every element that shows text, with its on-screen font size (SVG text times the zoom).
 TYPE_SIZES = """() => {
@@ -147,6 +151,7 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
         page.locator(f'.tp-group-cover[data-group="{first}"]').click()
     n_frames = int(page.evaluate("() => document.querySelector('.tp-scrub').max")) + 1
     backward = n_frames - 3
+    stage_px = []
     for key, frame in (("Home", 0), (None, backward), ("End", n_frames - 1)):
         root.focus()
         if key:
@@ -154,7 +159,10 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
         else:
             page.locator(".tp-scrub").fill(str(frame))
         page.wait_for_function(f"() => document.querySelector('.tp-root').dataset.frame === '{frame}'")
-        _check_frame(page.evaluate(MEASURE), width, height, frame)
+        m = page.evaluate(MEASURE)
+        _check_frame(m, width, height, frame)
+        stage_px.append(round(m["stage"][3] - m["stage"][1]))
+        assert not m["panel"] or stage_px[-1] >= STAGE_PX, f"frame {frame}: a {stage_px[-1]}px graph beside the panel"
         _check_title(page, f"frame {frame}")
         legend = page.evaluate(LEGEND)
         assert legend is not None and _inside(legend, [0, 0, width, height]), \
@@ -164,6 +172,7 @@ def test_classroom_mode_is_readable_and_above_the_fold(page_of, artifacts_dir, n
         assert min(sizes.values()) >= 18 - 0.01, f"frame {frame}: graph text under 18px: {sizes}"
         small = [(text, round(px, 1)) for text, px in page.evaluate(TYPE_SIZES) if px < 18 - 0.01]
         assert not small, f"frame {frame}: text under 18px on screen: {small[:10]}"
+    assert max(stage_px) - min(stage_px) <= 1, f"the stage's height changes while stepping: {stage_px}px"
     if name in ("lesson1", "mlp14"):
         assert "tp-name" in sizes and "tp-value" in sizes         # nodes, not only boxes
     page.keyboard.press("Home")

@@ -36,15 +36,21 @@ and the last frame:
   bottom edge and then its top edge come into view by scrolling: none is cut
   (``check_panel``, which tests/browser/test_jupyterlab_layout.py applies in
   normal mode);
-- on the first frame, as opened, the health panel's first row (the cause)
-  lies whole inside what the panel shows, below its summary and above "more
-  rows below", with no scroll (on the last frame too, by about 3px: printed);
-- beside a health panel, the graph area is at least ``STAGE_PX`` tall on the
-  first frame and ``LAST_STAGE_PX`` on the last, whose title and sentence are
-  the longest (it was 240 px there): the lines reserved for the longest
-  sentence and title that the shown ones leave empty go to the graph, so at
-  most ``BAND_PX`` lies blank under the sentence. The graph area of each frame
-  is printed (``-s``).
+- on the first and the last frame, as opened, the health panel's first row
+  (the cause) lies whole inside what the panel shows, below its summary and
+  above "more rows below", with no scroll, and at least ``ROW_MARGIN_PX`` to
+  spare (it once fitted by 3px on the last frame);
+- beside a health panel, the graph area is at least ``STAGE_PX`` tall and the
+  same height on the first frame (a short sentence), the last (the longest
+  title) and every frame between (``EVERY_FRAME``, stepped through): a teacher
+  stepping through sees no jump (it was 369 px on the planted MLP's first
+  frame and 298 px on its last; 240 px before that). The sentence's box is one
+  height on every frame: the longest sentence's (so on the last frame, a long
+  one, at most ``BAND_PX`` lies blank under its text), or where that would
+  leave the graph under 300 px, whole lines of it, in which a longer sentence
+  scrolls: the title's text and the sentence's are never cut in a line (the
+  box is a whole number of lines). The graph area and how many sentences
+  scroll are printed (``-s``).
 
 Screenshots ``jupyterlab_classroom_<notebook>_<first|last>.png`` go to the artifacts folder.
 """
@@ -60,9 +66,9 @@ from test_jupyterlab_player import jupyterlab  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
-STAGE_PX = 300      # the graph area beside a health panel on the first frame (a short sentence)
-LAST_STAGE_PX = 280  # ... and on the last (the longest title and sentence; 240 before)
-BAND_PX = 40        # the most left blank between the sentence's text and the gradients
+STAGE_PX = 300      # the graph area beside a health panel, on every frame
+ROW_MARGIN_PX = 12  # what the first health row has to spare in the panel, as opened (3px before)
+BAND_PX = 40        # the most left blank under the longest sentence's text (the last frame's)
 
 # The notebook's visible area as viewport.js's visibleHeight finds it (the
 # scrolling panel that really scrolls, within the window), the player's parts,
@@ -124,6 +130,23 @@ MEASURE = """(root) => {
       return r.getBoundingClientRect().bottom; })(root.querySelector(".tp-sentence")),
     reasons: [...root.querySelectorAll(".tp-health-why")].filter(shown).map((e) => [e.textContent, e.scrollWidth, e.clientWidth]),
   };
+}"""
+
+
+# Every frame in turn (the scrubber, as a teacher drags it): the stage's height, the
+# sentence's text and box heights and its line height, the title's text and box heights.
+EVERY_FRAME = """(root) => {
+  const scrub = root.querySelector('.tp-scrub'), shown = scrub.value, out = [];
+  const sentence = root.querySelector('.tp-sentence'), title = root.querySelector('.tp-title');
+  for (let k = 0; k <= Number(scrub.max); k++) {
+    scrub.value = String(k);
+    scrub.dispatchEvent(new Event('input'));
+    out.push([root.querySelector('.tp-stage').clientHeight, sentence.scrollHeight, sentence.clientHeight,
+              parseFloat(getComputedStyle(sentence).lineHeight), title.scrollHeight, title.clientHeight]);
+  }
+  scrub.value = shown;
+  scrub.dispatchEvent(new Event('input'));
+  return out;
 }"""
 
 
@@ -264,6 +287,25 @@ def _check_text(m, where):
         f"{where}: the title is cut ({tall}px of text in {shown}px, line clamp {clamp!r}, {overflow}): {text!r}"
 
 
+def _check_every_frame(frames, name, first_px):
+    """One graph height on every frame, the first frame's; the title never cut; the
+    sentence's box whole lines high, the same on every frame."""
+    heights = sorted({stage for stage, *_ in frames})
+    scrolled = [k for k, (_, tall, box, *_) in enumerate(frames) if tall > box + 1]
+    print(f"{name}: graph area per frame {heights}px; the sentence scrolls on {len(scrolled)} of "
+          f"{len(frames)} frames {scrolled}")
+    assert max(heights) - min(heights) <= 1 and abs(heights[0] - first_px) <= 1, \
+        f"{name}: the graph area changes while stepping: {heights}px (first frame {first_px}px)"
+    boxes = {box for _, _, box, _, _, _ in frames}
+    assert len(boxes) == 1, f"{name}: the sentence's box changes height while stepping: {boxes}"
+    for k, (_, tall, box, line, title_tall, title_box) in enumerate(frames):
+        assert title_tall <= title_box + 1, f"{name}, frame {k}: the title is cut ({title_tall}px in {title_box}px)"
+        if tall > box + 1:
+            lines = box / line
+            assert abs(lines - round(lines)) < 0.05, \
+                f"{name}, frame {k}: the sentence scrolls in a box of {lines:.2f} lines (a line cut)"
+
+
 def check_panel(p, where, least):
     """The health panel (``PANEL``'s measures): every text at least ``least`` px, and every
     row, scrolled into the panel's view, whole inside what is seen of it, so none is cut."""
@@ -339,26 +381,33 @@ def test_classroom_players_fit_jupyterlab_with_the_file_browser_open(
                 m = root.evaluate(MEASURE)
                 page.screenshot(path=str(artifacts_dir / f"jupyterlab_classroom_{name}_{frame}.png"))
                 print(f"{name}, {frame} frame: graph area {m['parts']['stage'][3] - m['parts']['stage'][1]:.0f}px, "
-                      f"title {m['title'][:2]}, first health row {m['first_row']}")
+                      f"title {m['title'][:2]}, {m['parts']['gradients'][1] - m['sentence_text']:.0f}px blank "
+                      f"under the sentence, first health row {m['first_row']}")
+                print("  heights:", {k: round(b[3] - b[1], 1) for k, b in m["parts"].items() if b})
                 _check(m, name, frame, panel)
                 if panel:
                     first_row = m["first_row"]
-                    # as opened: the cause, whole, with no scroll (on the last frame, beside a
-                    # graph 70px shorter, it fits by about 3px: printed, not asserted)
-                    assert frame != "first" or (first_row["scrollTop"] == 0
-                                                and _inside(first_row["row"], first_row["seen"], 1.5)), \
+                    spare = first_row["seen"][3] - first_row["row"][3]
+                    print(f"  first health row: {spare:.1f}px to spare")
+                    # as opened: the cause, whole, with no scroll, and room to spare
+                    assert first_row["scrollTop"] == 0 and _inside(first_row["row"], first_row["seen"], 1.5) \
+                        and spare >= ROW_MARGIN_PX, \
                         f"{name}, frame {frame}: the first health row {[round(b) for b in first_row['row']]} " \
-                        f"is not whole in what the panel shows {[round(b) for b in first_row['seen']]} " \
-                        f"(scrolled {first_row['scrollTop']}px)"
+                        f"is not whole with {ROW_MARGIN_PX}px to spare in what the panel shows " \
+                        f"{[round(b) for b in first_row['seen']]} (scrolled {first_row['scrollTop']}px)"
                     p = root.evaluate(PANEL)
                     check_panel(p, f"{name}, frame {frame}", 18)
-                    # the lines the longest sentence and title reserve go to the graph
-                    # while the shown ones are short: no blank band under the sentence
                     stage_px[frame] = p["stagePx"][1]
-                    least = STAGE_PX if frame == "first" else LAST_STAGE_PX
-                    assert p["stagePx"][1] >= least, f"{name}, frame {frame}: graph area {p['stagePx']}"
-                    band = m["parts"]["gradients"][1] - m["sentence_text"]
-                    assert band <= BAND_PX, f"{name}, frame {frame}: {band:.0f}px blank under the sentence"
+                    assert p["stagePx"][1] >= STAGE_PX, f"{name}, frame {frame}: graph area {p['stagePx']}"
+                    if frame == "last":
+                        # one height on every frame: the graph does not jump while stepping
+                        assert abs(stage_px["last"] - stage_px["first"]) <= 1, \
+                            f"{name}: the graph area is {stage_px['first']}px on the first frame, " \
+                            f"{stage_px['last']}px on the last"
+                        band = m["parts"]["gradients"][1] - m["sentence_text"]
+                        assert band <= BAND_PX, f"{name}, frame {frame}: {band:.0f}px blank under the sentence"
+                if panel and frame == "last":
+                    _check_every_frame(root.evaluate(EVERY_FRAME), name, stage_px["first"])
                 if name == "planted_mlp" and frame == "last":
                     assert m["reasons"], f"{name}: no health reason shown"
                     assert all(width <= box + 1 for _, width, box in m["reasons"]), m["reasons"]

@@ -9,11 +9,17 @@
 //     const stage = createStageLayout(root, data, parts);   // parts: see below
 //     stage.relayout(true);          // fit the stage to the room, the view home
 //     stage.shown();                 // after a frame's title and sentence are set
+//
+// Classroom mode keeps one stage height on every frame (a teacher stepping through
+// sees no jump): the title's and the sentence's boxes keep the room of the tallest
+// (stageRoom), and the stage is never taller than the room it was given, and never
+// taller than the visible area (at most max(240, its height) px, whatever is measured).
 
 const READABLE = 16 / 11;        // normal mode: the graph's smallest text (11 units) at 16px
 const CLASSROOM_READABLE = 4 / 3; // classroom: its smallest text (12 units) at 16px, names and values 18px and more
 const CLASSROOM_GRADIENTS = 1;   // classroom: one gradient under the graph (and "+N more"): one row at 830px
 const PANEL_PX = 360;            // the stage (and the health panel beside it) at least this tall, room allowing
+const STAGE_LEAST = 300;         // classroom beside a panel: the sentence's box gives up lines for this
 
 const readableScale = (classroom) => (classroom ? CLASSROOM_READABLE : READABLE);
 
@@ -27,12 +33,12 @@ function createStageLayout(root, data, parts) {
 
   // home: fit the overview (or, on a small tape, the readable zoom); anchor: a
   // function giving [x, y, new x, new y] of the point to keep still on screen.
-  let room = 0, base = 0, reserved = 0;      // base: the stage's height under the longest sentence
+  let room = 0, base = 0, most = 0;   // base: the stage's height, kept while playing
   function relayout(home, anchor) {
     const stage = q(".tp-stage"), viewport = parts.viewport();
     if (home || !room) {                       // (reading sizes costs a layout)
       room = stageRoom(root, data, classroom());
-      reserved = sentenceReserve(root, classroom());
+      most = Math.max(240, visibleHeight(root));   // the bound, whatever else was measured
     }
     const cw = Math.max(stage.clientWidth, 1);
     tree.layout(cw / room, cw / readable());
@@ -44,11 +50,10 @@ function createStageLayout(root, data, parts) {
     const panel = q(".tp-norms");
     const beside = panel && panel.offsetParent !== null;
     const least = Math.min(beside ? PANEL_PX : 240, room);
+    // least <= room, so the height never passes the room: no feedback from the drawing
     const height = Math.round(Math.max(least, Math.min(room, H * s + 8)));
     if (home || !base || base < height) base = height;
-    stage.style.height = `${sharedStage(root, base, reserved)}px`;
-    if (beside) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
-    if (viewport) viewport.resized();
+    setHeight(base);
     parts.scene.rebuild();
     drawMinimap(stage, tree.rects(), W, H, tree.boxes.length);
     if (home) parts.health().redraw();       // shown again after classroom mode, or resized
@@ -64,16 +69,33 @@ function createStageLayout(root, data, parts) {
     else viewport.apply();
   }
 
-  // After a frame's title and sentence are set (classroom beside a panel): the stage
-  // takes the reserved lines they leave empty.
+  // The stage's height, and the health panel's beside it.
+  function setHeight(px) {
+    const stage = q(".tp-stage"), panel = q(".tp-norms");
+    stage.style.height = `${Math.min(px, most)}px`;
+    if (panel && panel.offsetParent !== null) panel.style.height = panel.style.maxHeight = `${stage.offsetHeight}px`;
+    const viewport = parts.viewport();
+    if (viewport) viewport.resized();
+  }
+
+  // After a frame's title and sentence are set (classroom): the sentence at the top of
+  // its box; a title taller than the room kept for it (a record's longer than the
+  // result's) keeps its new height for every later frame, and the stage gives that
+  // much up once, so nothing falls below the fold. The stage only ever shrinks here,
+  // down to 240px: no loop.
   function shown() {
-    const shared = reserved && `${sharedStage(root, base, reserved)}px`;
-    if (shared && q(".tp-stage").style.height !== shared) {
-      q(".tp-stage").style.height = shared;
-      q(".tp-norms").style.height = q(".tp-norms").style.maxHeight = `${q(".tp-stage").offsetHeight}px`;
-      const viewport = parts.viewport();
-      if (viewport) { viewport.resized(); viewport.apply(); }
-    }
+    if (!classroom() || !base) return;
+    const title = q(".tp-title");
+    q(".tp-sentence").scrollTop = 0;
+    const kept = parseFloat(title.style.minHeight) || 0, over = title.offsetHeight - kept;
+    if (!kept || over <= 0.5) return;
+    title.style.minHeight = `${title.offsetHeight}px`;
+    const lower = Math.max(240, Math.floor(base - over));
+    if (lower >= base) return;
+    room = Math.max(240, room - (base - lower));
+    base = lower;
+    setHeight(base);
+    parts.viewport().apply();
   }
 
   // The view follows the current record: at a readable zoom when it is a node (in
@@ -126,12 +148,13 @@ function stageRoom(root, data, classroom) {
   const title = root.querySelector(".tp-title"), gradients = root.querySelector(".tp-gradients");
   const foot = root.querySelector(".tp-foot");
   for (const el of [sentence, title, gradients, foot]) el.style.minHeight = "";
+  sentence.style.maxHeight = "";
   if (classroom) {
     // Room for the longest sentence, the taller of the shown title and the result's,
     // and the result's gradients (every value known, the widest) with the legend that
     // flows on after them (the foot), so the stage keeps its size while playing and the
     // last frame pushes nothing below the fold. (The gradients shown may still be
-    // normal mode's, just switched from.)
+    // normal mode's, just switched from: the foot counts as tall as kept.)
     const result = data.frames[data.frames.length - 1];
     let longest = "";
     for (const f of data.frames) if (f.sentence.length > longest.length) longest = f.sentence;
@@ -151,34 +174,31 @@ function stageRoom(root, data, classroom) {
   const cs = getComputedStyle(stage);
   const main = root.querySelector(".tp-main");
   const last = root.querySelector(classroom ? ".tp-foot" : ".tp-gradients");
-  const others = last.getBoundingClientRect().bottom + parseFloat(getComputedStyle(last).marginBottom)
+  const end = classroom ? last.getBoundingClientRect().top + parseFloat(last.style.minHeight)
+    : last.getBoundingClientRect().bottom;
+  const others = end + parseFloat(getComputedStyle(last).marginBottom)
     - root.getBoundingClientRect().top - main.getBoundingClientRect().height
     + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-  const room = visibleHeight(root) - others - pageMargin(root);
+  let room = visibleHeight(root) - others - pageMargin(root);
+  if (classroom) room += sentenceBox(root, STAGE_LEAST - room);
   return Math.max(240, classroom ? room : Math.min(room, window.innerHeight * 0.75));
 }
 
-// Classroom mode with a health panel beside the stage: the stage takes the lines
-// reserved for the longest sentence and the result's title (stageRoom) that the shown
-// ones leave empty, so no blank band lies under a short sentence (the panel follows the
-// stage's height). sentenceReserve: the reserved height, taken off the two (0 without
-// a panel shown); sharedStage: the stage's height for `base`, the frame's texts shown.
-const SHARED = [".tp-title", ".tp-sentence"];
-function sentenceReserve(root, classroom) {
-  const panel = root.querySelector(".tp-norms");
-  if (!classroom || !panel || panel.offsetParent === null) return 0;
-  let reserved = 0;
-  for (const el of SHARED.map((s) => root.querySelector(s))) {
-    reserved += parseFloat(el.style.minHeight) || 0;
-    el.style.minHeight = "";
+// Classroom: the sentence's box is one height on every frame, the longest sentence's
+// (stageRoom); beside a health panel, where that leaves the graph under STAGE_LEAST px
+// (`short` px short), only as many whole lines as leave it that, two at least. A longer
+// sentence then scrolls in its box, a whole line at a time, never cut in a line
+// (shown() puts each frame's at its top). Returns the pixels it gave back to the stage.
+function sentenceBox(root, short) {
+  const sentence = root.querySelector(".tp-sentence"), panel = root.querySelector(".tp-norms");
+  const kept = parseFloat(sentence.style.minHeight) || 0;
+  const line = parseFloat(getComputedStyle(sentence).lineHeight) || 24;
+  let box = kept;
+  if (short > 0 && panel && panel.offsetParent !== null) {
+    box = Math.min(kept, Math.max(2, Math.floor((kept - short) / line + 0.02)) * line);
   }
-  return reserved;
-}
-
-function sharedStage(root, base, reserved) {
-  if (!reserved) return base;
-  const shown = SHARED.reduce((sum, s) => sum + root.querySelector(s).offsetHeight, 0);
-  return base + Math.max(0, Math.floor(reserved - shown));
+  sentence.style.minHeight = sentence.style.maxHeight = `${box}px`;
+  return kept - box;
 }
 
 // What lies around the player and must show with it: in a notebook (a scrolling
