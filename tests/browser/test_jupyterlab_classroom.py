@@ -48,9 +48,10 @@ and the last frame:
   height on every frame: the longest sentence's (so on the last frame, a long
   one, at most ``BAND_PX`` lies blank under its text), or where that would
   leave the graph under 300 px, whole lines of it, in which a longer sentence
-  scrolls: the title's text and the sentence's are never cut in a line (the
-  box is a whole number of lines). The graph area and how many sentences
-  scroll are printed (``-s``).
+  scrolls, its last line fading (``tp-sentence-more``) while more lies below:
+  the title's text and the sentence's are never cut in a line (the box is a
+  whole number of lines). The graph area and how many sentences scroll are
+  printed (``-s``).
 
 Screenshots ``jupyterlab_classroom_<notebook>_<first|last>.png`` go to the artifacts folder.
 """
@@ -134,7 +135,8 @@ MEASURE = """(root) => {
 
 
 # Every frame in turn (the scrubber, as a teacher drags it): the stage's height, the
-# sentence's text and box heights and its line height, the title's text and box heights.
+# sentence's text and box heights and its line height, the title's text and box heights,
+# whether the sentence says that more lies below.
 EVERY_FRAME = """(root) => {
   const scrub = root.querySelector('.tp-scrub'), shown = scrub.value, out = [];
   const sentence = root.querySelector('.tp-sentence'), title = root.querySelector('.tp-title');
@@ -142,7 +144,8 @@ EVERY_FRAME = """(root) => {
     scrub.value = String(k);
     scrub.dispatchEvent(new Event('input'));
     out.push([root.querySelector('.tp-stage').clientHeight, sentence.scrollHeight, sentence.clientHeight,
-              parseFloat(getComputedStyle(sentence).lineHeight), title.scrollHeight, title.clientHeight]);
+              parseFloat(getComputedStyle(sentence).lineHeight), title.scrollHeight, title.clientHeight,
+              sentence.classList.contains('tp-sentence-more')]);
   }
   scrub.value = shown;
   scrub.dispatchEvent(new Event('input'));
@@ -296,10 +299,12 @@ def _check_every_frame(frames, name, first_px):
           f"{len(frames)} frames {scrolled}")
     assert max(heights) - min(heights) <= 1 and abs(heights[0] - first_px) <= 1, \
         f"{name}: the graph area changes while stepping: {heights}px (first frame {first_px}px)"
-    boxes = {box for _, _, box, _, _, _ in frames}
+    boxes = {box for _, _, box, *_ in frames}
     assert len(boxes) == 1, f"{name}: the sentence's box changes height while stepping: {boxes}"
-    for k, (_, tall, box, line, title_tall, title_box) in enumerate(frames):
+    for k, (_, tall, box, line, title_tall, title_box, more) in enumerate(frames):
         assert title_tall <= title_box + 1, f"{name}, frame {k}: the title is cut ({title_tall}px in {title_box}px)"
+        assert more == (tall > box + 1), \
+            f"{name}, frame {k}: the sentence ({tall}px in a {box}px box) {'says' if more else 'does not say'} more lies below"
         if tall > box + 1:
             lines = box / line
             assert abs(lines - round(lines)) < 0.05, \

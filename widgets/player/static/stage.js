@@ -85,8 +85,9 @@ function createStageLayout(root, data, parts) {
   // down to 240px: no loop.
   function shown() {
     if (!classroom() || !base) return;
-    const title = q(".tp-title");
-    q(".tp-sentence").scrollTop = 0;
+    const title = q(".tp-title"), sentence = q(".tp-sentence");
+    sentence.scrollTop = 0;
+    more(sentence);
     const kept = parseFloat(title.style.minHeight) || 0, over = title.offsetHeight - kept;
     if (!kept || over <= 0.5) return;
     title.style.minHeight = `${title.offsetHeight}px`;
@@ -97,6 +98,11 @@ function createStageLayout(root, data, parts) {
     setHeight(base);
     parts.viewport().apply();
   }
+
+  // A sentence longer than its box says that more lies below until it is scrolled there.
+  const more = (sentence) => sentence.classList.toggle("tp-sentence-more",
+    sentence.scrollTop + sentence.clientHeight < sentence.scrollHeight - 1);
+  q(".tp-sentence").addEventListener("scroll", (ev) => more(ev.target), { passive: true });
 
   // The view follows the current record: at a readable zoom when it is a node (in
   // classroom mode a closed box too).
