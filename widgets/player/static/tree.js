@@ -266,7 +266,10 @@ function createTree(data) {
   // shows (both its ends are that box), so it is skipped at once; an edge between two
   // shown nodes keeps its entry from call to call.
   const endAt = data.edges.map(endOf), endHome = endAt.map((id) => home.get(id));
-  const own = data.edges.map((e, i) => ({ id: e.id, from: endAt[i], to: e.to, edges: [e] }));  // while both ends show
+  // Every field an entry gets later (order, box, path) is there from the start: entries whose
+  // shape changed along the way made "expand all" set box and path on 25,679 of them in
+  // 120-140 ms instead of 1-6 (Chromium, 10,017 records), depending on what ran before.
+  const own = data.edges.map((e, i) => ({ id: e.id, from: endAt[i], to: e.to, edges: [e], order: i, box: null, path: null }));  // while both ends show
   const toHome = data.edges.map((e) => home.get(e.to));
   let edgesIn = new Map(), fullEdges = null;
   // What shownEdges gives with every box with content open: each data edge between
@@ -307,7 +310,7 @@ function createTree(data) {
       if (a === end && b === e.to) { add(own[i], i); continue; }
       const key = a + ">" + b, s = pairs.get(key);
       if (s) { s.edges.push(e); continue; }
-      const pair = { id: key, from: a, to: b, edges: [e] };
+      const pair = { id: key, from: a, to: b, edges: [e], order: i, box: null, path: null };
       pairs.set(key, pair);
       add(pair, i);
     }
