@@ -7,7 +7,8 @@ reuse), then the rewrites the plan applies: ``seeds.py`` (a Jacobian's
 one-hot seeds), ``zeros.py`` (forward mode's zero tangents, behind
 finiteness checks), ``concat.py`` (Jacobian chunks written into their
 result), ``conv_rows.py`` (a filter gradient reading its convolution's
-im2col rows), ``inline.py`` (simple ops as the expressions they compute), and
+im2col rows), ``rowwise.py`` (an elementwise op meeting a channel row, run
+with a wide inner loop), ``inline.py`` (simple ops as the expressions they compute), and
 ``control_flow.py`` (branches and loops as ``if``/``while``/``for`` statements
 calling their own compiled programs). Last, an optional form: ``fused/``
 (``experimental_fuse=True``: the program's elementwise chains as numba loops;
