@@ -3,8 +3,10 @@
 A batch norm, a conv bias or a layer's scale meets a whole activation with
 one value per channel: ``x * scale`` with ``x`` of shape ``(32, 16, 16, 16)``
 and ``scale`` of shape ``(16,)``. NumPy runs that broadcast with an inner
-loop 16 elements long, once per row: about three to five times what
-``x * x`` costs on the same array. The backward pass of a mean does the
+loop 16 elements long, once per row: 1.7-2x what the wide form below
+costs (one thread, 32 x 16 x 16 x 16 float32: 122-204 us against 68-121 us
+on a loaded machine; the wide form costs about what ``x * y`` of two such
+arrays does). The backward pass of a mean does the
 same with ``BroadcastTo(g, x.shape) / n`` (a read-only view of stride 0,
 divided element by element).
 
