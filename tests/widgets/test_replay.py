@@ -372,7 +372,7 @@ def test_preview_formats_numbers_briefly():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_a_preview_of_four_or_more_floats_writes_each_as_one_float_alone(dtype):
-    # Four or more floats are formatted in one call (frames._FOUR), one float at a time
+    # Four or more floats are formatted in one call (looks._FOUR), one float at a time
     # otherwise: both must write whole numbers, signs, exponents, NaN and Inf alike.
     tricky = np.array([6.0, -0.0, 1e5, -3.0, 0.25, np.nan, -np.inf, 99999.0, 1e-7, 12345.0,
                        123456.0, -1e-5, np.inf, 0.0, 2.5e10, -7.0], dtype=dtype)

@@ -32,11 +32,12 @@ import gc
 import json
 
 from autodiff import IndexedSlices, convert_to_tensor, nest
-from autodiff.tensor import Tensor, Variable
+from autodiff.tensor import ArraySpec, Tensor, Variable
 
 from ..health.rows import group_health
 from ..tape_names import TEXT_CHARS, TEXT_LIMIT, expand_names, tape_names
-from .data.frames import Frames, preview, value_of
+from .data.frames import Frames
+from .data.looks import look_many, preview
 from .data.nodes import dtype_words as _dtype_words, params_text as _params_text, \
     tape_groups as _tape_groups
 from .data.scopes import debug_marks, explain_sources, lost_gradients, scope_groups
@@ -232,7 +233,8 @@ class _Builder:
         self.op_records = {}   # output ids -> a TapeRecord of it
         self.key_of = {}       # op node id -> output ids
         self.edges = []
-        self.unmeasured = []   # (node, tensor) whose stats take_stats has yet to take
+        self.unmeasured = []   # (node, tensor) whose value take_stats has yet to look at
+        self.looked = set()    # tids whose value is looked at (or about to be)
         self.names = self._names(user_names)
 
     # ---- names --------------------------------------------------------------
@@ -268,20 +270,23 @@ class _Builder:
                 "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
                 "shape": [int(d) for d in spec.shape], "dtype": dtype_name,
                 "preview": None, "data": None, "stats": None, "flags": [], "tapes": []}
-        if node["preview"] is None:    # a tensor is seen once per record that reads it
-            value = value_of(tensor)
-            if value["preview"] is not None:
-                node["preview"], node["data"] = value["preview"], value["data"]
-                self.unmeasured.append((node, tensor))     # stats: all at once (take_stats)
+        # A tensor is seen once per record that reads it; its value is looked at once
+        # (a placeholder's is not there: a later record may hold it), all at once in
+        # take_stats.
+        if tid not in self.looked and not isinstance(tensor._value, ArraySpec):
+            self.looked.add(tid)
+            self.unmeasured.append((node, tensor))
         if tape_index is not None and tape_index not in node["tapes"]:
             node["tapes"].append(tape_index)
         return node
 
     def take_stats(self):
-        """Every new tensor node's tooltip stats, in one batch (``many_stats``)."""
+        """Every new tensor node's preview and numbers (``look_many``) and tooltip stats
+        (``many_stats``), each in one batch."""
         pending, self.unmeasured = self.unmeasured, []
-        for (node, _), stats in zip(pending, many_stats([t for _, t in pending])):
-            node["stats"] = stats
+        tensors = [t for _, t in pending]
+        for (node, _), (value, *_), stats in zip(pending, look_many(tensors), many_stats(tensors)):
+            node["preview"], node["data"], node["stats"] = value["preview"], value["data"], stats
 
     def collect_records(self):
         for t, snap in enumerate(self.snapshots):

@@ -3,7 +3,8 @@
 Reading order: ``frames.py`` (the frames: forward records, the seed,
 backward steps and the result, each with what to highlight and the numbers
 from the engine's trace; ``frame_rows.py`` keeps them as rows for a page,
-making each frame's dict when it is read), ``sentences.py`` (the sentence classroom mode
+making each frame's dict when it is read), ``looks.py`` (a value's preview,
+NaN/Inf check and norm, many values at once), ``sentences.py`` (the sentence classroom mode
 shows under each frame, a rule written in the tape's own names),
 ``scopes.py`` (records grouped by name scope, and what a debugger jumps to:
 the first NaN/Inf, the gradients that never arrive), ``statistics.py`` (each

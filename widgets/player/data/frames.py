@@ -17,114 +17,20 @@ engine's BackwardTrace) and writes one JSON-able dict per frame:
   JSON grows linearly with the tape, not with frames x tensors);
 - ``gradients``: on the result frame, the requested gradients (None kept).
 
-Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of`` from
+Values are ``{"preview", "data", "shape"}`` dicts made by ``value_of``
+(``looks.py``, which looks at the backward steps' values all at once) from
 the engine's own tensors; nothing here computes a derivative.
 """
 
-import numpy as np
-
-from autodiff import backend
 from autodiff.tensor import ArraySpec, Tensor
 
 from .frame_rows import FrameRows
+from .looks import MAX_DATA, _inspect, look_many, preview, value_of
 from .scopes import nonfinite
 from .sentences import (backward_sentence, derivative, forward_sentence, record_name,
                         result_sentence, rule_text, seed_sentence)
 
-__all__ = ["Frames", "preview", "value_of", "grads_at"]
-
-MAX_DATA = 64          # values with more elements keep only a preview in the JSON
-
-
-def preview(value, limit=4):
-    """A short text for a value: ``'6.0'``, ``'[0.25, 1.0, 2.0, …]'``, None if unknown."""
-    if value is None:
-        return None
-    return _preview_of(np.asarray(backend.to_numpy(value)), limit)
-
-
-# Four floats as _number writes them, in one formatting call (most previews): a whole
-# number gets '.0' ('6' -> '6.0'; not '1e+05', 'nan' or 'inf').
-_FOUR = ", ".join(["%.4g"] * 4)
-
-
-def _preview_of(array, limit=4):
-    flat = array.reshape(-1)
-    # .tolist(): Python numbers (a float32 becomes the float it holds), formatted
-    # without NumPy's per-scalar machinery (a 10,000-record tape makes 70,000 previews)
-    if limit == 4 and flat.size >= 4 and array.dtype.kind == "f":
-        a, b, c, d = flat[:4].tolist()
-        shown = _FOUR % (a + 0.0, b + 0.0, c + 0.0, d + 0.0)
-        if shown.count(".") < 4:          # some number has no point: a whole one?
-            shown = ", ".join(p + ".0" if p.lstrip("-").isdigit() else p for p in shown.split(", "))
-    else:
-        shown = ", ".join(map(_number, flat[:limit].tolist()))
-    if array.ndim == 0:
-        return shown
-    return f"[{shown}{', …' if flat.size > limit else ''}]"
-
-
-def _number(v):
-    if type(v) is float:       # the common case first
-        text = f"{v + 0.0:.4g}"    # + 0.0: no '-0.0' for a zero gradient
-        return text + ".0" if text.lstrip("-").isdigit() else text
-    if isinstance(v, (bool, int)):
-        return str(v)
-    if isinstance(v, complex):
-        return f"{v:.4g}".strip("()")
-    if not isinstance(v, float):      # a NumPy scalar, or anything else that says it is a number
-        return _number(v.item()) if hasattr(v, "item") else str(v)
-    text = f"{v + 0.0:.4g}"    # + 0.0: no '-0.0' for a zero gradient
-    return text + ".0" if text.lstrip("-").isdigit() else text
-
-
-def value_of(tensor):
-    """``{preview, data, shape}`` of a Tensor's value (data only when small and finite)."""
-    if tensor is None:
-        return None
-    value = tensor._value
-    if isinstance(value, ArraySpec):
-        return {"preview": None, "data": None, "shape": list(value.shape)}
-    array = np.asarray(backend.to_numpy(value))
-    return _described(array, array.size <= MAX_DATA and _bad(array))
-
-
-def _described(array, bad):
-    data = array.tolist() if array.size <= MAX_DATA and array.dtype.kind in "fiub" and not bad \
-        else None
-    return {"preview": _preview_of(array), "data": data, "shape": list(array.shape)}
-
-
-def _bad(array, square_sum=None):
-    """Whether a float array holds a NaN or an Inf. A finite sum of squares
-    (``np.dot``, one pass, no temporary) proves it holds neither; only an
-    infinite or NaN one (or an overflow) is looked at value by value."""
-    kind = array.dtype.kind
-    if kind not in "fc":
-        return False
-    if kind == "f":
-        if square_sum is None:
-            flat = array.reshape(-1)
-            square_sum = np.dot(flat, flat)
-        if square_sum - square_sum == 0:     # finite
-            return False
-    return not np.isfinite(array).all()
-
-
-def _inspect(tensor, with_norm=False):
-    """``(value_of(tensor), whether it holds a NaN or an Inf, its norm or None, its
-    float64 sum of squares or None)``, from one look at it (the norm only ``with_norm``)."""
-    if tensor is None:
-        return None, False, None, None
-    value = tensor._value
-    if isinstance(value, ArraySpec):
-        return {"preview": None, "data": None, "shape": list(value.shape)}, False, None, None
-    array = np.asarray(backend.to_numpy(value))
-    norm = square_sum = None
-    if with_norm:
-        norm, square_sum = _norm(array)
-    bad = _bad(array, square_sum)
-    return _described(array, bad), bad, norm, square_sum
+__all__ = ["Frames", "preview", "value_of", "grads_at", "MAX_DATA"]
 
 
 def grads_at(data, k):
@@ -141,15 +47,6 @@ def grads_at(data, k):
     for f in frames[:k + 1]:
         known.update(f.get("grads_new") or {})
     return known
-
-
-def _norm(array):
-    """``(norm, sum of squares)`` of a value in float64 (0.0 and None for integers)."""
-    if array.dtype.kind not in "fc":
-        return 0.0, None
-    flat = (np.abs(array) if array.dtype.kind == "c" else array).reshape(-1).astype(np.float64)
-    square_sum = np.dot(flat, flat)
-    return float(square_sum ** 0.5), square_sum
 
 
 class Frames:
@@ -193,6 +90,30 @@ class Frames:
                 self.square_sums[key] = (tensor, seen[4])
         return seen[1:4]
 
+    def look_backward(self):
+        """Looks at every value the backward steps move in one ``look_many`` (the
+        norms of contributions), and files the answers where ``inspect`` finds them."""
+        want = {}      # id(value) -> [value, whether its norm is wanted], first seen first
+        for step in self.trace.steps:
+            for g in step.cotangents:
+                if g is not None and id(g) not in want:
+                    want[id(g)] = [g, False]
+            for _, c in step.contributions:
+                if c is not None:
+                    entry = want.get(id(c))
+                    if entry is None:
+                        want[id(c)] = [c, True]
+                    else:
+                        entry[1] = True
+            for total in step.totals.values():
+                if total is not None and id(total) not in want:
+                    want[id(total)] = [total, False]
+        values = [v for v, _ in want.values()]
+        for key, tensor, look in zip(want, values, look_many(values, [n for _, n in want.values()])):
+            self.seen[key] = (tensor, *look)
+            if look[3] is not None:
+                self.square_sums[key] = (tensor, look[3])
+
     def node_id(self, tid):
         return f"t{tid}"
 
@@ -213,6 +134,7 @@ class Frames:
         for k, (key, op) in enumerate(ops):
             self.check_forward(k, key)
         seed = self.seed(n_ops)
+        self.look_backward()
         rows = [self.backward_row(i, step, n_ops) for i, step in enumerate(self.trace.steps)]
         frames = FrameRows(self, n_ops, seed, rows, self.result(n_ops))
         return frames if not self.words else list(frames)
