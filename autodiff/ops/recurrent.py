@@ -6,24 +6,27 @@ Written op by op, one LSTM step is four slices, three sigmoids, two tanhs,
 three products and a sum, and its backward pass about thirty ops more. Here
 the elementwise part of a step is one op each way:
 
-    h, c, act = LSTMGates(z, c_prev)   # z = x @ kernel + h_prev @ recurrent_kernel + bias
-    dz, dc_prev = LSTMGatesGrad(act, c_prev, dh, dc, d_act)
+    h, c, act, tc = LSTMGates(z, c_prev)   # z = x @ kernel + h_prev @ recurrent_kernel + bias
+    dz, dc_prev = LSTMGatesGrad(act, tc, c_prev, dh, dc, d_act, d_tc)
 
 with Keras' gate order in ``z`` (i, f, c, o; each ``units`` wide):
 
     i, f, o = sigmoid(z_i), sigmoid(z_f), sigmoid(z_o);  g = tanh(z_c)
     c = f * c_prev + i * g;                               h = o * tanh(c)
 
-``act`` keeps ``[i, f, g, o, tanh(c)]`` for the gradient, as TensorFlow's
-LSTMBlockCell outputs its gates, so the backward pass computes no exp or
-tanh again. By the chain rule through the two lines above,
+``act`` keeps the gates ``[i, f, g, o]`` (as ``z``, ``[batch, 4 units]``) and
+``tc`` keeps ``tanh(c)`` for the gradient, as TensorFlow's LSTMBlockCell
+outputs its gates, so the backward pass computes no exp or tanh again. (Two
+arrays, not one: each is then contiguous, and NumPy runs a ufunc over a
+contiguous array in one loop, over a column slice in one loop a row.) By the
+chain rule through the two lines above,
 
     dct = dc + dh * o * (1 - tanh(c)^2)
     dz = [dct g i (1 - i), dct c_prev f (1 - f), dct i (1 - g^2), dh tanh(c) o (1 - o)]
     dc_prev = dct * f
 
-(plus ``d_act`` times each activation's slope, which is zero unless a second
-derivative flows through ``act``). The matmuls stay ordinary ``MatMul`` ops,
+(plus ``d_act`` and ``d_tc`` times each activation's slope, which are zero unless a
+second derivative flows through ``act`` or ``tc``). The matmuls stay ordinary ``MatMul`` ops,
 so the tape still shows where the weights meet the state. Second
 derivatives: the gradient op's own VJP differentiates the formulas above
 written with this library's ops (``_gates_grad_composite``), under a tape of
@@ -66,16 +69,12 @@ __all__ = []   # reached through lstm_gates and gru_gates (the cells' helpers)
 
 _REALS = (-2.0, 2.0)
 _CASES = [(((2, 8), (2, 2)), {}), (((3, 12), (3, 3)), {}), (((1, 4), (1, 1)), {})]
-_GRAD_CASES = [(((2, 10), (2, 2), (2, 2), (2, 2), (2, 10)), {}),
-               (((3, 15), (3, 3), (3, 3), (3, 3), (3, 15)), {})]
+_GRAD_CASES = [(((2, 8), (2, 2), (2, 2), (2, 2), (2, 2), (2, 8), (2, 2)), {}),
+               (((3, 12), (3, 3), (3, 3), (3, 3), (3, 3), (3, 12), (3, 3)), {})]
 _GRU_CASES = [(((2, 6), (2, 6), (2, 2)), {}), (((3, 9), (3, 9), (3, 3)), {}),
               (((1, 3), (1, 3), (1, 1)), {})]
 _GRU_GRAD_CASES = [(((2, 6), (2, 6), (2, 2), (2, 2), (2, 6)), {}),
                    (((3, 9), (3, 9), (3, 3), (3, 3), (3, 9)), {})]
-
-
-def _blocks(a, units, n):
-    return [a[..., k * units:(k + 1) * units] for k in range(n)]
 
 
 def _check_shapes(op, names, wide, wide_by, *narrow):
@@ -97,81 +96,92 @@ def _check_shapes(op, names, wide, wide_by, *narrow):
             f"got {shapes}")
 
 
-_SCALES = {}   # (array module, units, dtype): the row [-1] * units + [-2] * units + [-1] * 2 units
+_ROWS = {}   # (array module, units, dtype): the rows below, made once per size
 
 
-def _minus_one_minus_two(xp, units, dtype):
-    """The row that turns z into the exponents ``-z_i, -z_f, -2 z_c, -z_o`` in one product
-    (exact: powers of two), made once per size."""
+def _rows(xp, units, dtype):
+    """Rows of ``4 * units`` (one value per gate i, f, c, o) that let one ufunc call do
+    over all four gates what differs per gate, on a contiguous array (exact: each
+    product is by a power of two, one or zero, each sum with zero or one):
+
+    - ``exponent``: ``[-1, -1, -2, -1]``, z into the exponents ``-z_i, -z_f, -2 z_c, -z_o``;
+    - ``scale``, ``shift``: ``[1, 1, 2, 1]``, ``[0, 0, -1, 0]``, sigmoids into
+      ``[i, f, 2 sig(2 z_c) - 1 = tanh(z_c), o]``;
+    - ``keep``, ``one``: ``[1, 1, 0, 1]``, ``[0, 0, 1, 0]``, so ``a keep + one - a^2`` is
+      each gate's slope: ``s - s^2`` (sigmoid) and ``1 - g^2`` (tanh).
+    """
     key = (xp, units, dtype)
-    if key not in _SCALES:
-        row = np.full(4 * units, -1.0)
-        row[2 * units:3 * units] = -2.0
-        _SCALES[key] = xp.asarray(row.astype(dtype))
-    return _SCALES[key]
+    if key not in _ROWS:
+        def row(i_f_o, c):
+            values = np.full((4, units), float(i_f_o))
+            values[2] = c
+            return xp.asarray(values.reshape(-1).astype(dtype))
+        _ROWS[key] = (row(-1, -2), row(1, 2), row(0, -1), row(1, 0), row(0, 1))
+    return _ROWS[key]
+
+
+_SLICES = {}   # (units, n): the n column blocks of a [..., n * units] array, as indices
+
+
+def _blocks(a, units, n):
+    key = (units, n)
+    if key not in _SLICES:
+        _SLICES[key] = [(Ellipsis, slice(k * units, (k + 1) * units)) for k in range(n)]
+    return [a[index] for index in _SLICES[key]]
 
 
 def _lstm_gates_forward(xp, z, c_prev):
-    """h, c and act = [sig(z_i), sig(z_f), tanh(z_c), sig(z_o), tanh(c)], one exp for the
-    gates (``tanh x = 2 sig(2x) - 1``, exact to rounding: 6e-8 absolute in float32).
-
-    The gates are computed in a contiguous array of their own and copied into ``act``
-    once: on a [32, 256] view of a [32, 320] array every ufunc loops over 32 rows, and
-    the exp, the add and the reciprocal cost 15 us more a call there (batch 32, 64 units).
-    """
+    """h, c, act = [sig(z_i), sig(z_f), tanh(z_c), sig(z_o)] and tc = tanh(c), one exp for
+    the gates (``tanh x = 2 sig(2x) - 1``, exact to rounding: 6e-8 absolute in float32)."""
     _check_shapes("LSTMGates", ("z", "c_prev"), (z,), 4, c_prev)
     units = c_prev.shape[-1]
-    gates = xp.multiply(z, _minus_one_minus_two(xp, units, z.dtype))   # -z; -2 z_c
+    exponent, scale, shift, _, _ = _rows(xp, units, z.dtype)
+    act = xp.multiply(z, exponent)     # -z; -2 z_c
     with np.errstate(over="ignore"):   # exp(-z) = inf for z < -88 (float32): sigmoid is 0
-        xp.exp(gates, out=gates)
-    gates += 1
-    xp.reciprocal(gates, out=gates)
-    i, f, g, o = _blocks(gates, units, 4)
-    g *= 2
-    g -= 1
-    act = xp.empty(z.shape[:-1] + (5 * units,), dtype=z.dtype)
-    act[..., :4 * units] = gates
-    tc = act[..., 4 * units:]
+        xp.exp(act, out=act)
+    act += 1
+    xp.reciprocal(act, out=act)
+    act *= scale                       # g = 2 sig(2 z_c) - 1; the sigmoids times 1, plus 0
+    act += shift
+    i, f, g, o = _blocks(act, units, 4)
     c = f * c_prev
-    xp.multiply(i, g, out=tc)          # tc is scratch until tanh(c) is written there
+    tc = xp.multiply(i, g)             # tc is scratch until tanh(c) is written there
     c += tc
     xp.tanh(c, out=tc)
-    return o * tc, c, act
+    return o * tc, c, act, tc
 
 
-def _lstm_gates_grad_forward(xp, act, c_prev, dh, dc, d_act, act_zero=False):
-    _check_shapes("LSTMGatesGrad", ("act", "d_act", "c_prev", "dh", "dc"), (act, d_act), 5,
-                  c_prev, dh, dc)
+def _lstm_gates_grad_forward(xp, act, tc, c_prev, dh, dc, d_act, d_tc, act_zero=False):
+    _check_shapes("LSTMGatesGrad", ("act", "d_act", "tc", "c_prev", "dh", "dc", "d_tc"),
+                  (act, d_act), 4, tc, c_prev, dh, dc, d_tc)
     units = c_prev.shape[-1]
-    i, f, g, o, tc = _blocks(act, units, 5)
-    gates = act[..., :4 * units]
-    slope = xp.multiply(gates, gates)
-    xp.subtract(gates, slope, out=slope)   # sig' = s (1 - s) on i, f, o; tanh' = 1 - g^2 on c
-    slope_c = slope[..., 2 * units:3 * units]
-    xp.multiply(g, g, out=slope_c)
-    xp.subtract(1, slope_c, out=slope_c)
+    _, _, _, keep, one = _rows(xp, units, act.dtype)
+    i, f, g, o = _blocks(act, units, 4)
+    square = xp.multiply(act, act)
+    slope = xp.multiply(act, keep)     # sig' = s - s^2 on i, f, o; tanh' = 1 - g^2 on c
+    slope += one
+    slope -= square
     dct = xp.multiply(dh, o)
     if not act_zero:
-        dct += d_act[..., 4 * units:]
+        dct += d_tc
     tanh_slope = xp.multiply(tc, tc)
     dct *= xp.subtract(1, tanh_slope, out=tanh_slope)
     dct += dc
-    dz = xp.empty(slope.shape, dtype=slope.dtype)
-    d_i, d_f, d_c, d_o = _blocks(dz, units, 4)
+    d_i, d_f, d_c, d_o = _blocks(square, units, 4)   # square is scratch from here on
     xp.multiply(dct, g, out=d_i)
     xp.multiply(dct, c_prev, out=d_f)
     xp.multiply(dct, i, out=d_c)
     xp.multiply(dh, tc, out=d_o)
     if not act_zero:
-        dz += d_act[..., :4 * units]
-    dz *= slope
-    return dz, xp.multiply(dct, f, out=dct)
+        square += d_act
+    square *= slope
+    return square, xp.multiply(dct, f, out=dct)
 
 
-def _gates_grad_composite(act, c_prev, dh, dc, d_act):
+def _gates_grad_composite(act, tc, c_prev, dh, dc, d_act, gtc):
     """LSTMGatesGrad's formulas in this library's ops, for its own VJP."""
-    i, f, g, o, tc = split(act, 5, axis=-1)
-    gi, gf, gg, go, gtc = split(d_act, 5, axis=-1)
+    i, f, g, o = split(act, 4, axis=-1)
+    gi, gf, gg, go = split(d_act, 4, axis=-1)
     dct = dc + (dh * o + gtc) * (1 - tc * tc)
     dz = concat([(dct * g + gi) * i * (1 - i), (dct * c_prev + gf) * f * (1 - f),
                  (dct * i + gg) * (1 - g * g), (dh * tc + go) * o * (1 - o)], axis=-1)
@@ -179,10 +189,11 @@ def _gates_grad_composite(act, c_prev, dh, dc, d_act):
 
 
 def _gradient_op(name, forward, composite, outputs, cases):
-    """A gates op's gradient op (five inputs, ``outputs`` outputs), whose own VJP is a tape
-    over ``composite``: the same formulas in library ops. Its param ``act_zero=True``
-    (set by ``_zero_in_trace``) lets the forward skip adding ``d_act``, known to be zeros;
-    the composite reads ``d_act`` whatever the param, so derivatives are unchanged."""
+    """A gates op's gradient op (the inputs of ``cases``, ``outputs`` outputs), whose own VJP
+    is a tape over ``composite``: the same formulas in library ops. Its param
+    ``act_zero=True`` (set by ``_zero_in_trace``) lets the forward skip adding the saved
+    activations' cotangents, known to be zeros; the composite reads them whatever the
+    param, so derivatives are unchanged."""
     def vjp(g, ans, *inputs, act_zero=False):
         from ..tape import GradientTape   # the tape imports the ops: import it when needed
         with GradientTape() as tape:
@@ -192,24 +203,28 @@ def _gradient_op(name, forward, composite, outputs, cases):
         return tape.gradient(list(results), list(inputs), output_gradients=list(g))
     return Primitive(
         name, forward, vjp, n_outputs=len(outputs), saves="inputs", domain=_REALS,
-        cases=cases, batch_aware=False, label=name + "({0}, {1}, {2}, {3}, {4})",
+        cases=cases, batch_aware=False,
+        label=name + "(" + ", ".join("{%d}" % k for k in range(len(cases[0][0]))) + ")",
         doc=f"({', '.join(outputs)}) = the VJP of {name[:-4]} from its saved act; its own "
             f"VJP differentiates those formulas (a tape over their composite)")
 
 
-def _zero_in_trace(d_act):
-    """True when ``d_act`` (the cotangent of a gates op's ``act``) is a constant of a trace
-    being recorded, not computed from its arguments, and all zeros: then it is zeros at
-    every call of the compiled program. That is the usual case: ``act`` feeds only the
+def _zero_in_trace(*d_act):
+    """True when each ``d_act`` (the cotangent of a gates op's ``act``, or ``tc``) is a
+    constant of a trace being recorded, not computed from its arguments, and all zeros:
+    then it is zeros at every call of the compiled program. That is the usual case: ``act`` feeds only the
     gradient op, so it gets a cotangent only when a second derivative flows through it.
     Eager steps never look (a look at the value would wait for a device each step)."""
     from .. import backend, tape, validate   # (they import the ops' modules)
     if not any(getattr(r, "follows", None) for r in tape.thread_state.active):
         return False
-    if validate.traced(d_act):
-        return False
-    value = d_act._value
-    return not backend.host_scalar(backend.namespace(backend.backend_of(value)).any(value))
+    for cotangent in d_act:
+        if validate.traced(cotangent):
+            return False
+        value = cotangent._value
+        if backend.host_scalar(backend.namespace(backend.backend_of(value)).any(value)):
+            return False
+    return True
 
 
 LSTM_GATES_GRAD = _gradient_op("LSTMGatesGrad", _lstm_gates_grad_forward,
@@ -217,23 +232,24 @@ LSTM_GATES_GRAD = _gradient_op("LSTMGatesGrad", _lstm_gates_grad_forward,
 
 
 def _lstm_gates_vjp(g, ans, z, c_prev):
-    dh, dc, d_act = g
-    if _zero_in_trace(d_act):
-        return list(LSTM_GATES_GRAD(ans[2], c_prev, dh, dc, d_act, act_zero=True))
-    return list(LSTM_GATES_GRAD(ans[2], c_prev, dh, dc, d_act))
+    dh, dc, d_act, d_tc = g
+    if _zero_in_trace(d_act, d_tc):
+        return list(LSTM_GATES_GRAD(ans[2], ans[3], c_prev, dh, dc, d_act, d_tc, act_zero=True))
+    return list(LSTM_GATES_GRAD(ans[2], ans[3], c_prev, dh, dc, d_act, d_tc))
 
 
 LSTM_GATES = Primitive(
-    "LSTMGates", _lstm_gates_forward, _lstm_gates_vjp, n_outputs=3, saves="both",
+    "LSTMGates", _lstm_gates_forward, _lstm_gates_vjp, n_outputs=4, saves="both",
     domain=_REALS, cases=_CASES, batch_aware=False, label="LSTMGates({0}, {1})",
-    doc="c = sig(z_f) c_prev + sig(z_i) tanh(z_c), h = sig(z_o) tanh(c), act = the five "
-        "activations: (dz, dc_prev) = LSTMGatesGrad(act, c_prev, dh, dc, d_act)")
+    doc="c = sig(z_f) c_prev + sig(z_i) tanh(z_c), h = sig(z_o) tanh(c), act = the four "
+        "gates, tc = tanh(c): (dz, dc_prev) = LSTMGatesGrad(act, tc, c_prev, dh, dc, d_act, "
+        "d_tc)")
 
 
 def lstm_gates(z, c_prev):
     """``(h, c)`` of one LSTM step from its pre-activations ``z`` ([batch, 4 units],
     gates i, f, c, o) and the previous cell state ``c_prev`` ([batch, units])."""
-    h, c, _ = LSTM_GATES(z, c_prev)
+    h, c, _, _ = LSTM_GATES(z, c_prev)
     return h, c
 
 

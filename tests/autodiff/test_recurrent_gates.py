@@ -18,8 +18,8 @@ def _t(*shape, scale=1.0):
 
 GRAD_OPS = {   # name: (gradient op, its inputs with a zero d_act)
     "lstm": lambda: (recurrent.LSTM_GATES_GRAD,
-                     [recurrent.LSTM_GATES(_t(4, 12, scale=30.0), _t(4, 3))[2], _t(4, 3),
-                      _t(4, 3), _t(4, 3), ad.zeros([4, 15])]),
+                     [*recurrent.LSTM_GATES(_t(4, 12, scale=30.0), _t(4, 3))[2:], _t(4, 3),
+                      _t(4, 3), _t(4, 3), ad.zeros([4, 12]), ad.zeros([4, 3])]),
     "gru": lambda: (recurrent.GRU_GATES_GRAD,
                     [recurrent.GRU_GATES(_t(4, 9, scale=30.0), _t(4, 9), _t(4, 3))[1],
                      _t(4, 9), _t(4, 3), _t(4, 3), ad.zeros([4, 9])]),
