@@ -50,3 +50,32 @@ def test_value_stats_bins_as_np_histogram():
         lo, hi = values.min(), values.max()
         want = np.histogram(values, 8, range=(lo, hi if hi > lo else lo + 1))[0].tolist()
         assert many_stats([tensor])[0]["hist"] == value_stats(tensor)["hist"] == want
+
+
+@pytest.mark.parametrize("chunk", [70, 1 << 18])
+def test_a_float32_block_gives_what_its_float64_copy_gives(chunk, monkeypatch):
+    # float32 blocks are compared and reduced as float32 (sums in float64): every
+    # number of every tensor's stats must be the float64 block's, bit for bit.
+    monkeypatch.setattr(statistics, "CHUNK", chunk)
+    rng = np.random.default_rng(11)
+    values = [np.arange(40) * 0.1, np.full(9, 3.0), np.array([1.0, 1.0 + 2.0 ** -20, 2.0]),
+              np.array([-3e38, 0.0, 3e38])]
+    for size in (5, 64, 100, 4096, 8193, 20000):
+        for k in range(4):
+            a = rng.normal(size=size) * 10.0 ** (k - 2)
+            values.append(np.round(a * 8) / 8 if k % 2 else a)     # many values on the edges
+    ones = np.ones(4096)
+    ones[:2] = 2.0 ** 24, -(2.0 ** 24)     # a float32 sum loses 511 of the ones
+    values.append(ones)
+    # each edge of np.histogram's (float64, most not a float32) with the float32 numbers
+    # on either side of it: x >= edge must not be asked as x >= float32(edge)
+    lo, hi = 0.0, float(np.float32(0.3))
+    edges = np.arange(9.0) * ((hi - lo) / 8) + lo
+    near = edges.astype(np.float32)
+    values.append(np.concatenate([near, np.nextafter(near, np.float32(1)),
+                                  np.nextafter(near, np.float32(-1))]).clip(lo, hi))
+    single = [ad.constant(v.astype(np.float32)) for v in values]
+    double = [ad.constant(v.astype(np.float32).astype(np.float64)) for v in values]
+    got, want = many_stats(single), many_stats(double)
+    assert got == want
+    assert np.histogram(single[0].numpy(), 8)[0].tolist() == got[0]["hist"]

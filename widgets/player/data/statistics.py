@@ -5,10 +5,14 @@ every tensor's of a replay at once. A 10,000-record tape of a real model
 holds about 8,500 float tensors of a few thousand numbers each, in a handful
 of sizes: asked one by one, NumPy's fixed cost per call (min, max, mean, the
 histogram's passes) was most of the work. ``many_stats`` stacks the tensors
-of one size into the rows of a float64 block (at most ``CHUNK`` numbers) and
-reduces along the rows: a dozen NumPy calls per block instead of per tensor.
-The histogram counts the numbers at or above each of np.histogram's edges
-(the same float64 edges), so its bins hold what np.histogram's do. Tensors
+of one size into the rows of a block (at most ``CHUNK`` numbers, small
+enough to stay in a core's cache over the block's dozen passes) and reduces
+along the rows: a dozen NumPy calls per block instead of per tensor. The
+histogram counts the numbers at or above each of np.histogram's edges (the
+same float64 edges), so its bins hold what np.histogram's do. A float32
+block stays float32: its min and max are exact, its sum is taken in float64
+(the same bits as the sum of a float64 copy), and ``x >= edge`` is asked as
+``x >= the least float32 >= edge``, the same answer for every float32. Tensors
 it cannot take that way (integers, a NaN or an Inf, a range too wide to
 subtract) go through ``value_stats``.
 
@@ -25,7 +29,7 @@ from autodiff import backend
 __all__ = ["value_stats", "many_stats", "histogram", "BINS"]
 
 BINS = 8
-CHUNK = 1 << 21          # numbers per float64 buffer in many_stats (16 MB)
+CHUNK = 1 << 18          # numbers per block in many_stats (1 MB of float32: in a core's L2)
 
 
 def _array(tensor):
@@ -95,8 +99,13 @@ def _block(block, out, bins):
     """Stats of each ``(index, flat float array)`` of ``block`` (all of one size) into
     ``out`` (False: value_stats must redo it)."""
     with np.errstate(all="ignore"):     # a bad row's numbers are thrown away below
-        x = np.stack([flat for _, flat in block], dtype=np.float64)     # one copy, exact
-        lo, hi, total = x.min(axis=1), x.max(axis=1), x.sum(axis=1)
+        if block[0][1].dtype == np.float32:     # compared as they are: half the bytes
+            x = np.stack([flat for _, flat in block])
+            lo, hi = x.min(axis=1).astype(np.float64), x.max(axis=1).astype(np.float64)
+            total = x.sum(axis=1, dtype=np.float64)      # the float64 copy's sum, bit for bit
+        else:
+            x = np.stack([flat for _, flat in block], dtype=np.float64)     # one copy, exact
+            lo, hi, total = x.min(axis=1), x.max(axis=1), x.sum(axis=1)
         # A NaN or an Inf anywhere in a row makes its sum non-finite; so can an
         # overflow, which value_stats then sorts out.
         good = np.isfinite(total) & np.isfinite(hi - lo)
@@ -106,10 +115,15 @@ def _block(block, out, bins):
         edges[:, -1] = top
         # np.histogram's bins hold edges[j] <= x < edges[j + 1] (the last one x == hi too):
         # count the numbers at or above each edge, and take differences.
+        if x.dtype == np.float32:      # x >= edge is x >= the least float32 >= edge
+            near = edges.astype(np.float32)
+            edges = np.where(near < edges, np.nextafter(near, np.float32(np.inf)), near)
         above = np.empty((len(block), bins + 1), dtype=np.intp)
         above[:, 0], above[:, bins] = x.shape[1], 0
+        hit = np.empty(x.shape, dtype=bool)      # one buffer; its bytes summed as uint8
         for j in range(1, bins):
-            above[:, j] = np.count_nonzero(x >= edges[:, j:j + 1], axis=1)
+            np.greater_equal(x, edges[:, j:j + 1], out=hit)
+            above[:, j] = hit.view(np.uint8).sum(axis=1, dtype=np.intp)
     counts = (above[:, :-1] - above[:, 1:]).tolist()
     lo, hi, means, good = lo.tolist(), hi.tolist(), (total / x.shape[1]).tolist(), good.tolist()
     for k, (i, _) in enumerate(block):
