@@ -4,8 +4,11 @@ Each class only writes ``update_step``; clipping, weight decay, the step
 counter and the lock are the base class's (``base.py``).
 """
 
+import numpy as np
+
 from ...ops import elementwise
-from .base import Optimizer, _scalar
+from ...ops.elementwise import _pow_forward
+from .base import Optimizer, _scalar, _scalar_value, raw_scalars
 from .sparse import squared
 
 __all__ = ["Adam", "AdamW", "Lion"]
@@ -46,8 +49,10 @@ class Adam(Optimizer):
         return groups + [(("velocity_hat", 0.0),)] if self.amsgrad else groups
 
     def _step_scalars(self, learning_rate, variable):
-        # Read with ops at every step (traced, never frozen): the bias correction of step t,
+        # Read at every step (traced, never frozen): the bias correction of step t,
         # folded into alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
+        if raw_scalars(variable):
+            return {"alpha": self._raw_alpha(learning_rate, variable)}
         step = _scalar(self.iterations + 1, variable)
         one = _scalar(1.0, variable)
         beta_1_power = _scalar(self.beta_1, variable) ** step
@@ -55,6 +60,22 @@ class Adam(Optimizer):
         alpha = _scalar(learning_rate, variable) * elementwise.sqrt(one - beta_2_power) / (
             one - beta_1_power)
         return {"alpha": alpha._value}
+
+    def _raw_alpha(self, learning_rate, variable):
+        """The lines above on host 0-d NumPy arrays, each the ufunc its op's forward calls
+        (AddV2, Cast, Pow, Sub, Sqrt, Mul, RealDiv): the same floats, bit for bit."""
+        dtype = variable._value.dtype
+
+        def constant(value):   # convert_to_tensor(value, dtype)'s array (a conversion)
+            return np.asarray(value, dtype) if type(value) is float else \
+                _scalar(value, variable)._value
+        step = (self.iterations._value + np.int64(1)).astype(dtype)
+        one = constant(1.0)
+        beta_1_power = _pow_forward(np, constant(self.beta_1), step)
+        beta_2_power = _pow_forward(np, constant(self.beta_2), step)
+        alpha = _scalar_value(learning_rate, variable) * np.sqrt(one - beta_2_power) / (
+            one - beta_1_power)
+        return np.asarray(alpha)
 
     def _update_arrays(self, xp, g, w, slots, scalars):
         m = xp.subtract(g, slots["momentum"])            # m + (g - m) * (1 - beta_1)
@@ -131,7 +152,7 @@ class Lion(Optimizer):
 
     def _step_scalars(self, learning_rate, variable):
         beta_1, beta_2 = _scalar(self.beta_1, variable), _scalar(self.beta_2, variable)
-        return {"lr": _scalar(learning_rate, variable)._value, "beta_1": beta_1._value,
+        return {"lr": _scalar_value(learning_rate, variable), "beta_1": beta_1._value,
                 "beta_2": beta_2._value, "1-beta_1": (1.0 - beta_1)._value,
                 "1-beta_2": (1.0 - beta_2)._value}
 

@@ -25,8 +25,11 @@ and one ``apply_gradients`` call is one indivisible step, even with threads
 sharing the optimizer and inside ``ad.function`` (see ``atomic.py``).
 
 How a step runs: the scalars of the step (the learning rate or its
-schedule's value, Adam's bias correction) are computed with ops, once per
-step and dtype (``_step_scalars``); then the variables of one dtype take
+schedule's value, Adam's bias correction) are computed once per step and
+dtype (``_step_scalars``), with ops, or, when nothing records or observes the
+thread and the arrays are NumPy's, on host 0-d arrays with the very ufuncs
+those ops' forwards call (``raw_scalars``: the same floats, without an op's
+overhead a scalar); then the variables of one dtype take
 their step together (``_step_group``): their gradients, values and slots
 laid end to end in one flat array each, the rule run once on those as a few
 array operations (``_update_arrays``: every slot written by one expression,
@@ -41,6 +44,8 @@ is the op the library's own forward would call).
 import threading
 import warnings
 
+import numpy as np
+
 from ... import backend, dtypes
 from ... import tape as _tape
 from ...ops import creation, elementwise, predicates
@@ -49,7 +54,7 @@ from ...ops.reduce import reduce_sum
 from ...tensor import Tensor, convert_to_tensor
 from ...variable import Variable
 from .atomic import run_atomically
-from .schedules import LearningRateSchedule
+from .schedules import LearningRateSchedule, raw_rate
 from .sparse import densify, is_sparse, with_squares
 
 __all__ = ["Optimizer"]
@@ -211,9 +216,10 @@ class Optimizer:
         if not self.built:
             self.build(variables)
         grads = self._clip_gradients([g for g, _ in pairs])
-        lr = self.learning_rate
+        own_rule = type(self).update_step is not Optimizer.update_step   # written with ops
+        lr = self._step_rate(not own_rule and raw_scalars(variables[0]))
         self._apply_weight_decay(variables, lr)
-        if type(self).update_step is not Optimizer.update_step:   # a subclass's own rule
+        if own_rule:
             for g, v in zip(grads, variables):
                 self.update_step(g, v, lr)
         else:
@@ -235,6 +241,15 @@ class Optimizer:
                 else:
                     self._step_group(group, scalars[dtype])
         self.iterations.assign_add(1)
+
+    def _step_rate(self, raw):
+        """This step's learning rate: ``learning_rate`` (a tensor), or with ``raw`` and a
+        built-in schedule, its value on host 0-d arrays (``schedules.raw_rate``)."""
+        if raw and isinstance(self._learning_rate, LearningRateSchedule):
+            rate = raw_rate(self._learning_rate, self.iterations._value)
+            if rate is not None:
+                return rate
+        return self.learning_rate
 
     def _step_group(self, group, scalars):
         """Many variables of one dtype in one step: their gradients, values and slots laid
@@ -276,9 +291,10 @@ class Optimizer:
             _store(variable if name == "variable" else slots[name], array.reshape(shape))
 
     def _step_scalars(self, learning_rate, variable):
-        """The step's scalars as 0-d arrays of ``variable``'s dtype, computed with ops (so a
-        schedule is read at this step): ``{"lr": ...}`` here; subclasses add their own."""
-        return {"lr": _scalar(learning_rate, variable)._value}
+        """The step's scalars as 0-d arrays of ``variable``'s dtype, computed with ops or
+        their raw twins (``raw_scalars``), so a schedule is read at this step:
+        ``{"lr": ...}`` here; subclasses add their own."""
+        return {"lr": _scalar_value(learning_rate, variable)}
 
     def _update_arrays(self, xp, g, w, slots, scalars):
         """The update rule on raw arrays: gradient ``g``, value ``w``, ``slots`` by name and
@@ -341,7 +357,7 @@ class Optimizer:
         for variable in variables:
             if variable.dtype not in factors:
                 factors[variable.dtype] = (_scalar(self.weight_decay, variable)._value,
-                                           _scalar(learning_rate, variable)._value)
+                                           _scalar_value(learning_rate, variable))
             decay, lr = factors[variable.dtype]
             w = variable._value
             xp = backend.namespace(backend.backend_of(w))
@@ -403,3 +419,21 @@ def _scalar(value, variable):
     if isinstance(value, Tensor):
         return elementwise.cast(value, variable.dtype) if value.dtype != variable.dtype else value
     return convert_to_tensor(value, dtype=variable.dtype)
+
+
+def _scalar_value(value, variable):
+    """``_scalar(value, variable)._value``, where ``value`` may also be a raw 0-d NumPy
+    array (a rate from ``raw_rate``): then Cast's forward, ``astype``, on it."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        dtype = variable._value.dtype
+        return value if value.dtype == dtype else value.astype(dtype)
+    return _scalar(value, variable)._value
+
+
+def raw_scalars(variable):
+    """True when a step's scalars may be computed on host 0-d NumPy arrays instead of ops:
+    ``variable`` is on NumPy, and no tape records and nothing observes this thread (so no
+    record of those ops could be missed: a compiled step's node runs unobserved)."""
+    state = _tape.thread_state
+    return isinstance(variable._value, np.ndarray) and not state.active \
+        and not state.observers

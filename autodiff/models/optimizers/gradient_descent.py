@@ -5,7 +5,7 @@ counter and the lock are the base class's (``base.py``).
 """
 
 from ...ops import elementwise
-from .base import Optimizer, _scalar
+from .base import Optimizer, _scalar, _scalar_value
 from .sparse import squared
 
 __all__ = ["SGD", "RMSprop", "Adagrad"]
@@ -42,7 +42,7 @@ class SGD(Optimizer):
         return [(("momentum", 0.0),)] if self.momentum else []
 
     def _step_scalars(self, learning_rate, variable):
-        return {"lr": _scalar(learning_rate, variable)._value,
+        return {"lr": _scalar_value(learning_rate, variable),
                 "momentum": _scalar(self.momentum, variable)._value}
 
     def _update_arrays(self, xp, g, w, slots, scalars):

@@ -13,11 +13,20 @@ step inside ``ad.function`` (compiled or not) reads the counter each time it
 runs, and the rate moves on exactly as in eager code. A schedule written by
 hand should do the same: ``float(step)`` inside it would be frozen into the
 trace (and ``ad.function`` warns when that happens).
+
+The built-in curves are written once, against a small namespace of arithmetic
+(``_OPS``: the library's ops). ``raw_rate`` runs the same lines on host 0-d
+NumPy arrays (``_RAW``: each function the very ufunc the op's forward calls),
+so it gives the same floats without an op's overhead; an optimizer step uses
+it when nothing records or observes the thread (``base.py``).
 """
 
 import math as _math
 
+import numpy as _np
+
 from ...ops import elementwise, predicates
+from ...ops.elementwise import _pow_forward
 from ...tensor import convert_to_tensor
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "InverseTimeDecay", "CosineDecay",
@@ -52,6 +61,53 @@ def _as(value, dtype):
     return value if value.dtype == dtype else elementwise.cast(value, dtype)
 
 
+def _host(value):
+    """``convert_to_tensor(value)`` as a host NumPy array (a Python float is float32, an
+    int int32 when it fits: what ``convert_to_tensor`` makes, without a Tensor)."""
+    if type(value) is float:
+        return _np.asarray(value, _np.float32)
+    if type(value) is int and -2 ** 31 <= value < 2 ** 31:
+        return _np.asarray(value, _np.int32)
+    return _np.asarray(convert_to_tensor(value).numpy())   # on the host on any backend
+
+
+def _raw_as(value, dtype):
+    """``_as`` on host arrays: ``value`` as a 0-d NumPy array of ``dtype`` (Cast's forward)."""
+    if not isinstance(value, (_np.ndarray, _np.generic)):
+        value = _host(value)
+    return value if value.dtype == dtype else value.astype(dtype)
+
+
+class _OPS:
+    """The schedules' arithmetic as the library's ops (recorded, traced)."""
+    constant, as_ = staticmethod(convert_to_tensor), staticmethod(_as)
+    pow, floor, cos = staticmethod(elementwise.pow), staticmethod(elementwise.floor), \
+        staticmethod(elementwise.cos)
+    minimum, less, where = staticmethod(elementwise.minimum), staticmethod(predicates.less), \
+        staticmethod(predicates.where)
+
+
+class _RAW:
+    """The same arithmetic on host 0-d NumPy arrays: what each op's forward computes."""
+    constant, as_ = staticmethod(_host), staticmethod(_raw_as)
+    pow = staticmethod(lambda x, y: _pow_forward(_np, x, y))
+    floor, cos, minimum, less, where = _np.floor, _np.cos, _np.minimum, _np.less, _np.where
+
+
+def raw_rate(schedule, step):
+    """``schedule(step)`` computed on host 0-d NumPy arrays for the built-in curves
+    (``step``: the step counter's 0-d int64 array), with the floats the ops give; None
+    for any other schedule (a subclass or one written by hand runs its own ops).
+
+    >>> decay = ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    >>> raw_rate(decay, numpy.asarray(10)) == decay(ad.constant(10)).numpy()
+    True
+    """
+    if type(schedule) not in (ExponentialDecay, InverseTimeDecay, CosineDecay):
+        return None
+    return _np.asarray(schedule._rate(step, _RAW))
+
+
 class ExponentialDecay(LearningRateSchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``.
 
@@ -73,15 +129,18 @@ class ExponentialDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
-    def _progress(self, step):
-        """The initial rate and ``step / decay_steps`` (floored on a staircase), as tensors."""
-        initial = convert_to_tensor(self.initial_learning_rate)
-        p = _as(step, initial.dtype) / _as(self.decay_steps, initial.dtype)
-        return initial, elementwise.floor(p) if self.staircase else p
+    def _progress(self, step, m):
+        """The initial rate and ``step / decay_steps`` (floored on a staircase), in ``m``."""
+        initial = m.constant(self.initial_learning_rate)
+        p = m.as_(step, initial.dtype) / m.as_(self.decay_steps, initial.dtype)
+        return initial, m.floor(p) if self.staircase else p
 
     def __call__(self, step):
-        initial, p = self._progress(step)
-        return initial * elementwise.pow(_as(self.decay_rate, initial.dtype), p)
+        return self._rate(step, _OPS)
+
+    def _rate(self, step, m):
+        initial, p = self._progress(step, m)
+        return initial * m.pow(m.as_(self.decay_rate, initial.dtype), p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
@@ -108,9 +167,9 @@ class InverseTimeDecay(ExponentialDecay):
                  name="InverseTimeDecay"):
         super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def __call__(self, step):
-        initial, p = self._progress(step)
-        return initial / (_as(1.0, initial.dtype) + _as(self.decay_rate, initial.dtype) * p)
+    def _rate(self, step, m):
+        initial, p = self._progress(step, m)
+        return initial / (m.as_(1.0, initial.dtype) + m.as_(self.decay_rate, initial.dtype) * p)
 
 
 class CosineDecay(LearningRateSchedule):
@@ -137,25 +196,28 @@ class CosineDecay(LearningRateSchedule):
         self.warmup_target = warmup_target
         self.warmup_steps = warmup_steps
 
-    def _decay(self, step, decay_steps, decay_from, dtype):
+    def _decay(self, step, decay_steps, decay_from, dtype, m):
         fraction = step / decay_steps
-        cosine = 0.5 * (1.0 + elementwise.cos(_as(_math.pi, dtype) * fraction))
+        cosine = 0.5 * (1.0 + m.cos(m.as_(_math.pi, dtype) * fraction))
         return decay_from * ((1 - self.alpha) * cosine + self.alpha)
 
     def __call__(self, step):
-        initial = convert_to_tensor(self.initial_learning_rate)
+        return self._rate(step, _OPS)
+
+    def _rate(self, step, m):
+        initial = m.constant(self.initial_learning_rate)
         dtype = initial.dtype
-        decay_steps = _as(self.decay_steps, dtype)
-        step = _as(step, dtype)
+        decay_steps = m.as_(self.decay_steps, dtype)
+        step = m.as_(step, dtype)
         if self.warmup_target is None:
-            return self._decay(elementwise.minimum(step, decay_steps), decay_steps, initial, dtype)
-        target = _as(self.warmup_target, dtype)
-        warmup_steps = _as(self.warmup_steps, dtype)
-        step = elementwise.minimum(step, decay_steps + warmup_steps)
+            return self._decay(m.minimum(step, decay_steps), decay_steps, initial, dtype, m)
+        target = m.as_(self.warmup_target, dtype)
+        warmup_steps = m.as_(self.warmup_steps, dtype)
+        step = m.minimum(step, decay_steps + warmup_steps)
         warming = (target - initial) * (step / warmup_steps) + initial
-        decaying = self._decay(step - warmup_steps, decay_steps, target, dtype)
+        decaying = self._decay(step - warmup_steps, decay_steps, target, dtype, m)
         # Both sides are computed (a graph has no Python `if` on a tensor); where picks one.
-        return predicates.where(predicates.less(step, warmup_steps), warming, decaying)
+        return m.where(m.less(step, warmup_steps), warming, decaying)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
