@@ -184,14 +184,36 @@ def _name_range(boxes, box):
 
 
 def _count(boxes, op_box, order):
+    """Each box's ``ops``, ``first`` and ``last`` over the ops inside it: each box's
+    own ops first, then handed up from the deepest boxes (not every op up its chain)."""
+    own = {}
     for op, b in op_box.items():
-        while b >= 0:
-            box = boxes[b]
-            box["ops"] += 1
-            o = order[op]
-            box["first"] = o if box["first"] is None else min(box["first"], o)
-            box["last"] = o if box["last"] is None else max(box["last"], o)
-            b = box["parent"]
+        o = order[op]
+        seen = own.get(b)
+        if seen is None:
+            own[b] = [1, o, o]
+        else:
+            seen[0] += 1
+            if o < seen[1]:
+                seen[1] = o
+            if o > seen[2]:
+                seen[2] = o
+    depth = [len(ancestors(boxes, k)) for k in range(len(boxes))]
+    for b in sorted(range(len(boxes)), key=depth.__getitem__, reverse=True):
+        if b not in own:
+            continue
+        n, first, last = own[b]
+        box = boxes[b]
+        box["ops"], box["first"], box["last"] = n, first, last
+        up = box["parent"]
+        if up >= 0:
+            seen = own.get(up)
+            if seen is None:
+                own[up] = [n, first, last]
+            else:
+                seen[0] += n
+                seen[1] = min(seen[1], first)
+                seen[2] = max(seen[2], last)
 
 
 def ancestors(boxes, b):
@@ -225,7 +247,8 @@ def _order(tree, rank, ends):
     rank = {**rank, **{f"b{k}": r for k, r in low.items()}}
     inner = {k: [] for k in items}
     for a, b in ends:
-        lca, ia, ib = _common(boxes, depth, home[a], home[b], a, b)
+        ha, hb = home[a], home[b]
+        lca, ia, ib = (ha, a, b) if ha == hb else _common(boxes, depth, ha, hb, a, b)
         if ia != ib and rank[ia] < rank[ib]:      # back edges (a scope used twice) do not layer
             inner[lca].append((ia, ib))
     seen = {}     # an unrolled loop's steps share one shape: order it once
@@ -233,7 +256,7 @@ def _order(tree, rank, ends):
         its = sorted(items[k], key=lambda i: rank.get(i, 0))
         pairs = list(dict.fromkeys(inner[k]))
         index = {item: i for i, item in enumerate(its)}
-        shape = (tuple(f"{i[:1]}{'@' in i}" for i in its),
+        shape = (tuple(i[0] + "@" if "@" in i else i[0] for i in its),     # b, t, o or t@
                  tuple((index[x], index[y]) for x, y in pairs))
         if shape not in seen:
             layers = _layers.layer_order(list(range(len(its))), list(shape[1]),
