@@ -90,7 +90,15 @@ def _sq(array):
 
 def _number(x):
     """4 significant digits, or None for NaN/Inf (the replay JSON allows no NaN)."""
-    return float(f"{x:.4g}") if x is not None and np.isfinite(x) else None
+    return float(f"{x:.4g}") if x is not None and math.isfinite(x) else None
+
+
+def _finite_word(array, square_sum):
+    """None when ``array`` holds no NaN or Inf (a finite sum of squares proves it),
+    else ``"NaN"`` or ``"Inf"``."""
+    if math.isfinite(square_sum) or np.all(np.isfinite(array)):
+        return None
+    return _bad_word(array)
 
 
 def _bad_word(array):
@@ -157,7 +165,8 @@ def group_health(data, trace, sources, updates=None, square_sums=None):
     for vid in {v for vids in ix.own_vars.values() for v in vids}:
         w = _array(ix.variables[vid])
         if w is not None and w.dtype.kind in "fc":
-            weights[vid] = (_sq(w), w.size, None if np.all(np.isfinite(w)) else _bad_word(w))
+            square_sum = _sq(w)
+            weights[vid] = (square_sum, w.size, _finite_word(w, square_sum))
     update = {vid: _sq(u) for vid, u in _updates_by_id(updates, sources).items()}
     rows = []
     for g in data["groups"]:
@@ -248,9 +257,13 @@ class _BackwardFlow:
                 array = _array(c) if array is None else array
             if bad and not np.all(np.isfinite(array)):
                 self.bad_sent[gid] = _bad_word(array)
-            if x_id in mine:
+            if x_id in mine:      # (gradient, its sum of squares): one contribution's is known
                 acc = self.grads.setdefault(gid, {})
-                acc[x_id] = array if x_id not in acc else acc[x_id] + array
+                if x_id not in acc:
+                    acc[x_id] = (array, sq)
+                else:
+                    total = acc[x_id][0] + array
+                    acc[x_id] = (total, _sq(total))
         if step.record.op_type in RELUS:
             out = _array(step.record.outputs[0])
             if out is not None and out.size:
@@ -320,10 +333,12 @@ def _row(g, vids, weights, tensors, grads, sent, update):
             w_sq += weights[vid][0]
             size += weights[vid][1]
         if vid in grads:
-            g_sq += _sq(grads[vid])
-            zeros += int(np.count_nonzero(grads[vid] == 0))
-            bad += int(grads[vid].size - np.count_nonzero(np.isfinite(grads[vid])))
-            entries += grads[vid].size
+            grad, square_sum = grads[vid]
+            g_sq += square_sum
+            zeros += int(np.count_nonzero(grad == 0))
+            if not math.isfinite(square_sum):     # else every entry is finite
+                bad += int(grad.size - np.count_nonzero(np.isfinite(grad)))
+            entries += grad.size
         if vid in update:
             u_sq += update[vid]
     has_vars = bool(vids)
