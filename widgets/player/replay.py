@@ -289,39 +289,50 @@ class _Builder:
             node["preview"], node["data"], node["stats"] = value["preview"], value["data"], stats
 
     def collect_records(self):
+        ops, op_records = self.ops, self.op_records
         for t, snap in enumerate(self.snapshots):
             for rec in snap["records"] or ():
                 key = tuple(rec.output_ids)
-                op = self.ops.get(key)
+                op = ops.get(key)
                 if op is None:
-                    op = self.ops[key] = {
-                        "id": None, "type": "op", "op_type": rec.op_type, "label": None,
-                        "doc": rec.primitive.doc or "", "records": [],
-                        "differentiable": bool(rec.primitive.differentiable),
-                        "params": _params_text(rec.params), "tapes": [], "flags": [],
-                        "scope": str(getattr(rec, "scope", "") or "")}
-                    self.op_records[key] = rec
+                    primitive = rec.primitive
+                    params = rec.params
+                    op = ops[key] = {
+                        "id": None, "type": "op", "op_type": primitive.name, "label": None,
+                        "doc": primitive.doc or "", "records": [],
+                        "differentiable": bool(primitive.differentiable),
+                        "params": _params_text(params) if params else "", "tapes": [],
+                        "flags": [], "scope": str(getattr(rec, "scope", "") or "")}
+                    op_records[key] = rec
                 op["records"].append([t, rec.index])
                 op["tapes"].append(t)
         # Tensor ids grow as ops run, so the smallest output id orders ops across tapes.
-        for k, key in enumerate(sorted(self.ops, key=min)):
-            op = self.ops[key]
-            op["id"], op["order"] = f"op{k}", k
-            self.key_of[op["id"]] = key
-            rec = self.op_records[key]
+        names, edges, tensors, looked = self.names, self.edges, self.tensors, self.looked
+        for k, key in enumerate(sorted(ops, key=min)):
+            op = ops[key]
+            op_id = op["id"] = f"op{k}"
+            op["order"] = k
+            self.key_of[op_id] = key
+            rec = op_records[key]
+            inputs, outputs = rec.inputs, rec.outputs
             for t in op["tapes"]:
-                for x in rec.inputs + rec.outputs:
-                    self.tensor(x, t)
-            op["label"] = rec.label(self.names)
-            op["rule"] = rule_text(op["doc"], [self.names[i] for i in rec.input_ids])
+                for x in inputs + outputs:
+                    node = tensors.get(x._id)
+                    # seen before, on this tape, its value looked at: nothing new
+                    if node is None or x._id not in looked or t not in node["tapes"]:
+                        self.tensor(x, t)
+            op["label"] = rec.label(names)
+            op["rule"] = rule_text(op["doc"], [names[i] for i in rec.input_ids])
             if not op["differentiable"]:
                 op["flags"].append("stopped")
-            for slot, x in enumerate(rec.inputs):
-                self.edges.append({"id": f"e{len(self.edges)}", "from": f"t{x._id}", "to": op["id"],
-                                   "kind": "in", "slot": slot, "op": op["id"], "tensor": f"t{x._id}"})
-            for slot, y in enumerate(rec.outputs):
-                self.edges.append({"id": f"e{len(self.edges)}", "from": op["id"], "to": f"t{y._id}",
-                                   "kind": "out", "slot": slot, "op": op["id"], "tensor": f"t{y._id}"})
+            for slot, x in enumerate(inputs):
+                tid = f"t{x._id}"
+                edges.append({"id": f"e{len(edges)}", "from": tid, "to": op_id, "kind": "in",
+                              "slot": slot, "op": op_id, "tensor": tid})
+            for slot, y in enumerate(outputs):
+                tid = f"t{y._id}"
+                edges.append({"id": f"e{len(edges)}", "from": op_id, "to": tid, "kind": "out",
+                              "slot": slot, "op": op_id, "tensor": tid})
 
     def flag(self, tid, flag):
         node = self.tensors[tid]

@@ -131,8 +131,7 @@ class Frames:
         ops = sorted(self.b.ops.items(), key=lambda item: item[1]["order"])
         n_ops = len(ops)
         self.ops_in_order = ops
-        for k, (key, op) in enumerate(ops):
-            self.check_forward(k, key)
+        self.check_forward(ops)
         seed = self.seed(n_ops)
         self.look_backward()
         rows = [self.backward_row(i, step, n_ops) for i, step in enumerate(self.trace.steps)]
@@ -150,15 +149,35 @@ class Frames:
         base.update(fields)
         return base
 
-    def check_forward(self, k, key):
-        """Notes forward frame ``k`` in ``forward_bad`` if its record reads or makes a
-        NaN or an Inf. A big output the tape did not keep (a placeholder) is judged by
-        its value where a later record kept it (the tensor's stats)."""
-        rec = self.b.op_records[key]
-        if any(self.bad(t) for t in rec.inputs) or any(
-                self.bad(y) or (self.b.tensors[y._id].get("stats") or {}).get("nonfinite")
-                for y in rec.outputs):
-            self.forward_bad.append(k)
+    def check_forward(self, ops):
+        """Notes forward frame ``k`` in ``forward_bad`` if the ``k``-th op's record reads
+        or makes a NaN or an Inf. A big output the tape did not keep (a placeholder) is
+        judged by its value where a later record kept it (the tensor's stats)."""
+        tensors, records = self.b.tensors, self.b.op_records
+        # a value whose node's stats (taken from this value) say finite: most of them
+        clean = {tid for tid, node in tensors.items()
+                 if node["stats"] is not None and not node["stats"]["nonfinite"]}
+        held = {}      # tid -> self.bad of a placeholder (the same for each of one tensor)
+
+        def bad(t):
+            if isinstance(t._value, ArraySpec):
+                if t._id not in held:
+                    held[t._id] = self.bad(t)
+                return held[t._id]
+            return t._id not in clean and self.bad(t)
+
+        for k, (key, _) in enumerate(ops):
+            rec = records[key]
+            inputs, outputs = rec.inputs, rec.outputs
+            for t in inputs + outputs:     # the common case: every value clean
+                if t._id not in clean or isinstance(t._value, ArraySpec):
+                    break
+            else:
+                continue
+            if any(bad(t) for t in inputs) or any(
+                    bad(y) or (y._id not in clean and (tensors[y._id].get("stats") or {})
+                               .get("nonfinite")) for y in outputs):
+                self.forward_bad.append(k)
 
     def forward_frame(self, k):
         """The frame of the ``k``-th op's record (``build`` checked its values)."""

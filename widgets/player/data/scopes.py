@@ -21,6 +21,8 @@ Pure Python over the replay dict; nothing here differentiates.
     ('rnn/step_0', 5)
 """
 
+from math import isfinite, isnan
+
 import numpy as np
 
 from autodiff import backend
@@ -138,8 +140,8 @@ def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
             if gid is None:
                 continue
             total = squares[gid] = squares.get(gid, 0.0) + norm * norm
-            norms[gid].append([k, float(f"{total ** 0.5:.4g}") if np.isfinite(total)
-                               else "NaN" if np.isnan(total) else "Inf"])
+            norms[gid].append([k, float(f"{total ** 0.5:.4g}") if isfinite(total)
+                               else "NaN" if isnan(total) else "Inf"])
     return {"first_nonfinite": {"forward": min(forward_bad, default=None),
                                 "backward": min(backward_bad, default=None)},
             "group_norms": norms}
