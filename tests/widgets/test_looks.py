@@ -27,6 +27,10 @@ def _values():
                np.array([3e38] * 80, dtype=np.float32),                  # float32 dot overflows
                np.array([np.nan] + [1.0] * 99, dtype=np.float32),
                rng.normal(size=MAX_DATA).astype(np.float32),             # small: keeps its data
+               np.array([[1.0, -2.0, 3.0, 0.5], [7.0, 8.0, -0.0, 1e5]]),    # as nested lists
+               np.array([np.nan, 1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float32),  # small, no data
+               np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float16),
+               np.array([1.0, 2.0, 3.0, 4.0]),                            # four: no '…'
                np.array([1.0, np.nan, 2.0]), np.float32(6.0), np.array(2.5),
                np.arange(100), np.arange(3), np.array([True, False] * 40),
                (rng.normal(size=70) + 1j * rng.normal(size=70)), np.zeros((0, 3), np.float32)]

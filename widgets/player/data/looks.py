@@ -8,14 +8,17 @@ backward values, nearly all floats of a few thousand numbers, and asked one
 by one, Python's cost per value (calls, small lists, one formatting call per
 preview) was most of the work. ``look_many`` takes a list of values and:
 
-- formats the previews of every float value of more than ``MAX_DATA``
-  numbers with ONE ``%`` over a template of as many previews (their first four
-  numbers gathered into one float64 array), then splits the text;
+- formats the previews of every float value of more than four numbers with
+  ONE ``%`` over a template of as many previews (their first four numbers
+  gathered into one float64 array), adds ``.0`` to the whole numbers with one
+  regex pass, then splits the text;
 - takes each such value's NaN/Inf check and, where asked, its float64 sum of
   squares, exactly as ``_inspect`` does (``np.dot`` on the same array, so the
   same bits);
-- hands every other value (small ones, which keep their numbers; integers;
-  complex; placeholders) to ``_inspect`` itself.
+- keeps the numbers of those of at most ``MAX_DATA`` numbers when they are
+  finite, as ``_inspect`` does;
+- hands every other value (four numbers or fewer; integers; complex;
+  placeholders) to ``_inspect`` itself.
 
 The results are ``_inspect``'s, value for value (``tests/widgets/test_looks.py``).
 Pure NumPy over values the engine already computed; nothing here differentiates.
@@ -23,6 +26,8 @@ Pure NumPy over values the engine already computed; nothing here differentiates.
     >>> [v["preview"] for v, *_ in look_many([ad.constant(np.arange(100.0))])]
     ['[0.0, 1.0, 2.0, 3.0, …]']
 """
+
+import re
 
 import numpy as np
 
@@ -135,7 +140,9 @@ def _norm(array):
 
 
 _ONE = "[%.4g, %.4g, %.4g, %.4g, …]"
-_SUFFIX = ", …]"
+# A whole number among them ('6', '-3'; not '1e+05', 'nan' or 'inf'), between '[' or
+# ', ' and ', ' or ']': it gets '.0', as _number writes it.
+_WHOLE = re.compile(r"(?:(?<=\[)|(?<=, ))(-?[0-9]+)(?=, |\])")
 
 
 def float_previews(heads):
@@ -143,7 +150,8 @@ def float_previews(heads):
 
     ``heads`` is a float64 array of ``4 * n`` numbers (value by value); returns
     the ``n`` previews ``_preview_of`` writes: one ``%`` for all of them, and
-    ``'.0'`` after a whole number (``'6'`` -> ``'6.0'``; not ``'1e+05'``, ``'nan'``).
+    ``'.0'`` after a whole number (``'6'`` -> ``'6.0'``; not ``'1e+05'``, ``'nan'``),
+    one regex pass over all of them.
 
     >>> float_previews(np.array([1.0, -0.0, 0.5, 1e5]))
     ['[1.0, 0.0, 0.5, 1e+05, …]']
@@ -153,13 +161,7 @@ def float_previews(heads):
         return []
     # + 0.0: no '-0.0' for a zero gradient (as _preview_of)
     text = ("\n".join([_ONE] * n)) % tuple((heads + 0.0).tolist())
-    out = text.split("\n")
-    for k, shown in enumerate(out):
-        if shown.count(".") < 4:          # some number has no point: a whole one?
-            parts = shown[1:-len(_SUFFIX)].split(", ")
-            out[k] = "[" + ", ".join(p + ".0" if p.lstrip("-").isdigit() else p
-                                     for p in parts) + _SUFFIX
-    return out
+    return _WHOLE.sub(r"\1.0", text).split("\n")
 
 
 def look_many(tensors, norms=None):
@@ -176,7 +178,7 @@ def look_many(tensors, norms=None):
         the norm and sum of squares (None where not asked for).
     """
     out = [None] * len(tensors)
-    big, heads = [], []      # (index, array, square sum) of big float values; their heads
+    big, heads = [], []      # (index, array, square sum, norm?) of float values; their heads
     to_numpy, asarray, dot, f64 = backend.to_numpy, np.asarray, np.dot, np.float64
     for i, tensor in enumerate(tensors):
         with_norm = bool(norms and norms[i])
@@ -185,7 +187,7 @@ def look_many(tensors, norms=None):
             out[i] = _inspect(tensor, with_norm)
             continue
         array = asarray(to_numpy(value))
-        if array.dtype.kind != "f" or array.size <= MAX_DATA:
+        if array.dtype.kind != "f" or array.size <= 4:
             out[i] = _inspect(tensor, with_norm)
             continue
         flat = array.reshape(-1)
@@ -203,7 +205,8 @@ def look_many(tensors, norms=None):
     for (i, array, square_sum, with_norm), shown in zip(big, previews):
         # a finite sum of squares proves there is no NaN or Inf (_bad)
         bad = not square_sum - square_sum == 0 and not isfinite(array).all()
-        value = {"preview": shown, "data": None, "shape": list(array.shape)}
+        data = array.tolist() if array.size <= MAX_DATA and not bad else None
+        value = {"preview": shown, "data": data, "shape": list(array.shape)}
         if with_norm:
             out[i] = (value, bad, float(square_sum ** 0.5), square_sum)
         else:
