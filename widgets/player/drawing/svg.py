@@ -24,7 +24,7 @@ from ..data.frames import grads_at
 from ..data.scopes import group_boxes
 from ..layout.graph_layout import OP_RADIUS, OP_SIZE, TENSOR_SIZE, graph_layout, route
 from ..layout.placement import SMALL_TAPE, default_open, place
-from ..layout.scope_tree import boxes_only, drawn_ends, from_json, rep, reps
+from ..layout.scope_tree import boxes_only, from_json, outer_closed, rep
 
 __all__ = ["replay_svg", "frame_state", "title_text", "node_sizes", "overview", "with_geometry",
            "FLAG_TEXT"]
@@ -237,9 +237,9 @@ def overview(data, sizes, aspect=16 / 9, small=SMALL_TAPE):
         return None
     tree = from_json(boxes, data["nodes"], data["edges"], opened)
     rects, width, height = place(tree, sizes, opened, aspect)
-    shown, show = {}, reps(tree, opened)
-    for e, (a, b) in zip(data["edges"], drawn_ends(data["edges"], tree.home)):
-        ra, rb = show(a), show(b)
+    shown, outer, home = {}, outer_closed(tree, opened), tree.home
+    for e, (a, b) in zip(data["edges"], tree.ends):     # what shows for each end (rep)
+        ra, rb = outer[home.get(a, 0)] or a, outer[home.get(b, 0)] or b
         if ra != rb and ra in rects and rb in rects:
             shown.setdefault((ra, rb), []).append(e["id"])
     return {"tree": tree, "opened": opened, "rects": rects, "width": width, "height": height,

@@ -27,8 +27,8 @@ makes the tree again from a replay's JSON (the static pictures do), and
 
 from . import layers as _layers
 
-__all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "reps", "drawn_ends",
-           "CHUNK_ABOVE", "MAX_CHILDREN"]
+__all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "reps", "outer_closed",
+           "drawn_ends", "CHUNK_ABOVE", "MAX_CHILDREN"]
 
 CHUNK_ABOVE = 40       # a box with more ops of its own is cut into calls or blocks
 BLOCK = 32             # records per block when the ops do not repeat
@@ -48,8 +48,9 @@ class ScopeTree:
     item -> items it reads.
     """
 
-    def __init__(self, boxes, home, left):
+    def __init__(self, boxes, home, left, ends=None):
         self.boxes, self.home, self.left = boxes, home, left
+        self.ends = ends      # from_json: each edge's drawn (from, to) (drawn_ends)
 
     def to_json(self):
         return [{k: b[k] for k in ("id", "label", "sub", "path", "kind", "parent", "ops",
@@ -311,15 +312,17 @@ def from_json(boxes_json, nodes, edges, placed=None):
                 home[item], layer_of[item] = k, i
     depth = [len(ancestors(boxes, k)) for k in range(len(boxes))]
     left = {k: {} for k in range(len(boxes))}
-    for a, b in drawn_ends(edges, home):
-        if a not in home or b not in home:
+    ends = drawn_ends(edges, home)
+    for a, b in ends:
+        ha, hb = home.get(a), home.get(b)
+        if ha is None or hb is None:
             continue
-        if placed is not None and home[a] == home[b] and home[a] not in placed:
+        if placed is not None and ha == hb and ha not in placed:
             continue          # inside a closed box: most edges of a long tape
-        lca, ia, ib = _common(boxes, depth, home[a], home[b], a, b)
+        lca, ia, ib = _common(boxes, depth, ha, hb, a, b)
         if ia != ib and layer_of[ia] < layer_of[ib] and ia not in left[lca].setdefault(ib, []):
             left[lca][ib].append(ia)
-    return ScopeTree(boxes, home, left)
+    return ScopeTree(boxes, home, left, ends)
 
 
 def boxes_only(boxes_json):
@@ -334,8 +337,15 @@ def boxes_only(boxes_json):
 
 def drawn_ends(edges, home):
     """Each edge's drawn ``(from, to)``: a copy of a widely read input where there is one."""
-    return [(f'{e["from"]}@{e["op"]}' if e["kind"] == "in" and f'{e["from"]}@{e["op"]}' in home
-             else e["from"], e["to"]) for e in edges]
+    ends = []
+    for e in edges:
+        a = e["from"]
+        if e["kind"] == "in":
+            copy = f'{a}@{e["op"]}'
+            if copy in home:
+                a = copy
+        ends.append((a, e["to"]))
+    return ends
 
 
 def rep(tree, item, opened):
@@ -360,6 +370,13 @@ def reps(tree, opened):
             box = outer[k] = _outer_closed(tree, k, opened)
         return item if box is None else box
     return show
+
+
+def outer_closed(tree, opened):
+    """``rep`` by box: for each box ``k``, the outermost closed box among it and its
+    ancestors (``'b<j>'``), or None; ``outer_closed(tree, opened)[tree.home[item]] or
+    item`` is ``rep(tree, item, opened)``, with no call per item."""
+    return [_outer_closed(tree, k, opened) for k in range(len(tree.boxes))]
 
 
 def _outer_closed(tree, k, opened):

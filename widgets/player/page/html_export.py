@@ -126,11 +126,14 @@ def page_model(data):
     """
     docs, nodes, shapes = {}, [], {}
     for n in data["nodes"]:
+        m = n.copy()          # a dict's own copy, then a key out: the order stays
+        m.pop("data", None)
         if n["type"] == "tensor":
             shapes[n["id"]] = n["shape"]
-        m = {k: v for k, v in n.items() if k != "data"}
-        if n["type"] == "op" and docs.setdefault(n["op_type"], n.get("doc", "")) == n.get("doc", ""):
-            m.pop("doc", None)
+        elif n["type"] == "op":
+            doc = n.get("doc", "")
+            if docs.setdefault(n["op_type"], doc) == doc:
+                m.pop("doc", None)
         nodes.append(m)
     lay = data["layout"]
     return {**{k: v for k, v in data.items() if k not in ("nodes", "edges", "frames", "layout")},
