@@ -135,3 +135,28 @@ def test_a_snapshot_read_before_a_step_keeps_its_value():
     np.testing.assert_array_equal(before.numpy(), [1.0, 2.0])
     assert not np.array_equal(slot_before.numpy(), optimizer.variables[-1].numpy())
     np.testing.assert_allclose(w.numpy(), [0.8, 1.8], rtol=1e-5)
+
+
+def test_values_and_slots_assigned_between_steps_are_the_ones_stepped():
+    """A group's next step reads the last step's flat arrays only while every value and
+    slot is still its view (flat_step.py): values and slots assigned in between (with
+    new arrays, or written in place) step as the op-by-op rule steps them."""
+    def run(make):
+        a, b = ad.Variable([1.0, -2.0, 0.5]), ad.Variable([[3.0], [0.25]])
+        optimizer = make()
+        grads = [ad.constant([0.1, 0.2, -0.3]), ad.constant([[1.0], [-1.0]])]
+        optimizer.apply_gradients(zip(grads, [a, b]))
+        optimizer.apply_gradients(zip(grads, [a, b]))      # reads the flat arrays
+        a.assign([5.0, 6.0, 7.0])                           # a new value
+        optimizer.slot(b, "momentum").assign([[0.5], [0.5]])
+        b.assign_add([[1.0], [1.0]])
+        optimizer.apply_gradients(zip(grads, [a, b]))
+        optimizer.apply_gradients(zip(grads, [a, b]))
+        return [v.numpy() for v in [a, b] + optimizer.variables]
+
+    got, want = run(lambda: ad.optimizers.Adam(0.1)), run(lambda: OpsAdam(0.1))
+    assert len(got) == len(want)
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(got[0], [5.0, 6.0, 7.0])    # the steps after it moved a
+

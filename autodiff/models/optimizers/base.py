@@ -54,6 +54,7 @@ from ...ops.reduce import reduce_sum
 from ...tensor import Tensor, convert_to_tensor
 from ...variable import Variable
 from .atomic import run_atomically
+from .flat_step import _store, step_group
 from .schedules import LearningRateSchedule, raw_rate
 from .sparse import densify, is_sparse, with_squares
 
@@ -102,6 +103,7 @@ class Optimizer:
                                    name=f"{name}/iteration")
         self._learning_rate = self._build_learning_rate(learning_rate)
         self._slots = {}   # (slot name, variable id) -> Variable
+        self._flat_views = {}   # variable ids -> the last step's flat arrays (flat_step.py)
         self._lock = threading.RLock()   # one apply_gradients at a time (atomic.py)
 
     def _build_learning_rate(self, learning_rate):
@@ -252,29 +254,10 @@ class Optimizer:
         return self.learning_rate
 
     def _step_group(self, group, scalars):
-        """Many variables of one dtype in one step: their gradients, values and slots laid
-        end to end in one flat array each, the rule run once on those (elementwise, so each
-        element gets exactly the floats it would alone), and every new value a view of its
-        piece of the rule's fresh result (no Python per variable inside the rule)."""
-        names = [name for group_ in self._slot_groups() for name, _ in group_]
-        variables = [v for _, v in group]
-        slots = {name: [self.slot(v, name) for v in variables] for name in names}
-        xp = backend.namespace(backend.backend_of(variables[0]._value))
-
-        def flat(arrays):
-            return xp.concatenate([a.reshape(-1) for a in arrays])
-        new = self._update_arrays(xp, flat([g for g, _ in group]),
-                                  flat([v._value for v in variables]),
-                                  {name: flat([slot._value for slot in held])
-                                   for name, held in slots.items()}, scalars)
-        ends, end = [], 0
-        for v in variables:
-            ends.append((end, end + v._value.size, v._value.shape))
-            end += v._value.size
-        for name, array in new.items():
-            holders = variables if name == "variable" else slots[name]
-            for holder, (start, stop, shape) in zip(holders, ends):
-                _store(holder, array[start:stop].reshape(shape))
+        """Many variables of one dtype in one step, as one flat array each (``flat_step``):
+        the rule runs once on those, elementwise, so each element gets exactly the floats
+        it would alone, and every new value is a view of its piece of the fresh result."""
+        step_group(self, group, scalars)
 
     def _step_arrays(self, gradient, variable, scalars):
         """One variable's step on raw arrays: ``_update_arrays``, then the new values stored."""
@@ -395,16 +378,6 @@ def _clip_by_norm(values, clip_norm):
     l2norm = predicates.where(positive, elementwise.sqrt(safe), l2sum)
     clip = _scalar(clip_norm, values)
     return values * clip / elementwise.maximum(l2norm, clip)
-
-
-def _store(variable, array):
-    """``variable``'s new value: ``array``, fresh from an update rule (so no snapshot of the
-    old value sees it change). A tracer or debugger observing this thread is told, through
-    ``assign``, as for any assignment."""
-    if _tape.thread_state.observers:
-        variable.assign(Tensor(array))
-    else:
-        variable._value = array
 
 
 def _cast(gradient, dtype):
