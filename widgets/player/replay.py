@@ -157,6 +157,9 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
                        history, geometry, words)
 
 
+_PLAIN = frozenset((Tensor, Variable, type(None)))    # no IndexedSlices, seen at a glance
+
+
 def _dense_slices(trace):
     """``trace`` with every ``IndexedSlices`` (the gradient of an ``Embedding(...,
     sparse_update=True)`` table) as its dense tensor: the player shows what the slices add
@@ -164,8 +167,9 @@ def _dense_slices(trace):
     def dense(g):
         return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
     for step in trace.steps:       # most steps hold none: left as they are
-        if any(isinstance(g, IndexedSlices) for g in (*step.cotangents, *step.totals.values(),
-                                                        *(c for _, c in step.contributions))):
+        values = [*step.cotangents, *step.totals.values(), *(c for _, c in step.contributions)]
+        if not _PLAIN.issuperset(map(type, values)) and any(
+                isinstance(g, IndexedSlices) for g in values):
             step.cotangents = tuple(dense(g) for g in step.cotangents)
             step.contributions = [(i, dense(c)) for i, c in step.contributions]
             step.totals = {i: dense(g) for i, g in step.totals.items()}

@@ -65,10 +65,7 @@ class Frames:
         self.norms = {}    # backward frame index -> [(op id, norm of what it sent)]
         self.seen = {}       # id(value) -> (value, its _inspect): the value kept alive
         self.square_sums = {}   # id(contribution) -> (it, its float64 sum of squares): health
-        self.in_edges = {}   # (op id, kind) and (op id, kind, slot) -> edge ids
-        for e in builder.edges:
-            self.in_edges.setdefault((e["op"], e["kind"]), []).append(e["id"])
-            self.in_edges.setdefault((e["op"], e["kind"], e["slot"]), []).append(e["id"])
+        self._in_edges = None   # (op id, kind) and (op id, kind, slot) -> edge ids, on first use
 
     def bad(self, tensor):
         """Whether a recorded tensor's value holds a NaN or an Inf: from its node's
@@ -123,6 +120,17 @@ class Frames:
     def edges_of(self, op_id, kind, slot=None):
         key = (op_id, kind) if slot is None else (op_id, kind, slot)
         return list(self.in_edges.get(key, ()))
+
+    @property
+    def in_edges(self):
+        """``(op id, kind)`` and ``(op id, kind, slot)`` -> edge ids, made when a frame's
+        edges are first asked for (a page made from a tape's rows never asks)."""
+        if self._in_edges is None:
+            self._in_edges = {}
+            for e in self.b.edges:
+                self._in_edges.setdefault((e["op"], e["kind"]), []).append(e["id"])
+                self._in_edges.setdefault((e["op"], e["kind"], e["slot"]), []).append(e["id"])
+        return self._in_edges
 
     def build(self):
         """The frames: a list, or with ``words=False`` (a page writes the words) a

@@ -245,7 +245,7 @@ def _order(tree, rank, ends):
         up = boxes[k]["parent"]
         if k in low and up >= 0 and (up not in low or low[k] < low[up]):
             low[up] = low[k]
-    rank = {**rank, **{f"b{k}": r for k, r in low.items()}}
+    rank.update({f"b{k}": r for k, r in low.items()})      # build_tree's own dict
     inner = {k: [] for k in items}
     for a, b in ends:
         ha, hb = home[a], home[b]
@@ -253,8 +253,9 @@ def _order(tree, rank, ends):
         if ia != ib and rank[ia] < rank[ib]:      # back edges (a scope used twice) do not layer
             inner[lca].append((ia, ib))
     seen = {}     # an unrolled loop's steps share one shape: order it once
+    get = rank.get
     for k, box in enumerate(boxes):
-        its = sorted(items[k], key=lambda i: rank.get(i, 0))
+        its = sorted(items[k], key=lambda i: get(i, 0))
         pairs = list(dict.fromkeys(inner[k]))
         index = {item: i for i, item in enumerate(its)}
         shape = (tuple(i[0] + "@" if "@" in i else i[0] for i in its),     # b, t, o or t@

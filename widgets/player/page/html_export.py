@@ -157,13 +157,21 @@ def _frame_columns(frames, shapes):
     if not isinstance(frames, FrameRows):
         return [_pack_frame(f, shapes) for f in frames]
     rows = []
+    by_tid = {int(k[1:]): shape for k, shape in shapes.items()}
+
+    def pack(i, value):          # _pack_value, with the node's shape by tensor id
+        if value is None or value.__class__ is not dict:
+            return value
+        if value["preview"] is not None and value.get("shape") == by_tid.get(i):
+            return value["preview"]
+        return {"preview": value["preview"], "shape": value.get("shape")}
+
     for op, record, cotangents, contributions, totals in frames.rows:
         flat = []
         for x_id, value in totals:
-            flat += [x_id, _pack_value(value, shapes.get(f"t{x_id}"))]
-        rows.append([op["order"], record,
-                     [_pack_value(v, shapes.get(f"t{i}")) for i, v in cotangents],
-                     [_pack_value(v, shapes.get(f"t{i}")) for i, v in contributions], flat])
+            flat += (x_id, pack(x_id, value))
+        rows.append([op["order"], record, [pack(i, v) for i, v in cotangents],
+                     [pack(i, v) for i, v in contributions], flat])
     return {"forward": frames.n_forward, "seed": _pack_frame(frames.seed, shapes),
             "backward": rows, "result": _pack_frame(frames.result, shapes)}
 
