@@ -68,3 +68,13 @@ def test_float_previews_write_what_a_preview_of_one_value_writes():
     assert shown == [_preview_of(np.append(heads[k:k + 4], 1.0)) for k in range(0, len(heads), 4)]
     assert shown[0] == "[6.0, 0.0, 1e+05, -3.0, …]"
     assert float_previews(np.zeros(0)) == []
+
+
+def test_without_checks_the_values_are_the_same_and_big_floats_are_not_checked():
+    tensors = _values()
+    for tensor, fast, full in zip(tensors, look_many(tensors, checks=False), look_many(tensors)):
+        assert fast[0] == full[0]
+        value = None if tensor is None else tensor._value
+        unchecked = hasattr(value, "dtype") and value.dtype.kind == "f" and \
+            not isinstance(value, ArraySpec) and value.size > MAX_DATA
+        assert fast[1] is None if unchecked else fast[1] == full[1]

@@ -289,7 +289,8 @@ class _Builder:
         (``many_stats``), each in one batch."""
         pending, self.unmeasured = self.unmeasured, []
         tensors = [t for _, t in pending]
-        for (node, _), (value, *_), stats in zip(pending, look_many(tensors), many_stats(tensors)):
+        looks = look_many(tensors, checks=False)       # a node keeps a preview and small numbers
+        for (node, _), (value, *_), stats in zip(pending, looks, many_stats(tensors)):
             node["preview"], node["data"], node["stats"] = value["preview"], value["data"], stats
 
     def collect_records(self):

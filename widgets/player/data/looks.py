@@ -165,13 +165,16 @@ def float_previews(heads):
     return _WHOLE.sub(r"\1.0", text).split("\n")
 
 
-def look_many(tensors, norms=None):
+def look_many(tensors, norms=None, checks=True):
     """``[_inspect(t, with_norm) for t, with_norm in zip(tensors, norms)]``, in bulk.
 
     Args:
         tensors: Tensors (or None).
         norms: one bool per tensor, whether its norm and float64 sum of squares
             are wanted (None: no norms).
+        checks: False when only the values are wanted: a float value of more than
+            ``MAX_DATA`` numbers (which keeps no numbers) is then not checked for
+            NaN/Inf, and its ``bad`` is None.
 
     Returns:
         One ``(value, bad, norm, square_sum)`` per tensor: ``value`` as
@@ -180,14 +183,15 @@ def look_many(tensors, norms=None):
     """
     out = [None] * len(tensors)
     big, heads = [], []      # (index, array, square sum, norm?) of float values; their heads
-    to_numpy, asarray, dot, f64 = backend.to_numpy, np.asarray, np.dot, np.float64
+    to_numpy, asarray, dot, f64, ndarray = backend.to_numpy, np.asarray, np.dot, np.float64, \
+        np.ndarray
     for i, tensor in enumerate(tensors):
         with_norm = bool(norms and norms[i])
         value = None if tensor is None else tensor._value
         if value is None or isinstance(value, ArraySpec):
             out[i] = _inspect(tensor, with_norm)
             continue
-        array = asarray(to_numpy(value))
+        array = value if value.__class__ is ndarray else asarray(to_numpy(value))
         if array.dtype.kind != "f" or array.size <= 4:
             out[i] = _inspect(tensor, with_norm)
             continue
@@ -195,8 +199,10 @@ def look_many(tensors, norms=None):
         if with_norm:
             wide = flat.astype(f64)
             square_sum = dot(wide, wide)
-        else:
+        elif checks or array.size <= MAX_DATA:
             square_sum = dot(flat, flat)      # _bad's check, in the value's own dtype
+        else:
+            square_sum = None
         big.append((i, array, square_sum, with_norm))
         heads.append(flat[:4])
     if not big:
@@ -205,6 +211,10 @@ def look_many(tensors, norms=None):
     isfinite = np.isfinite
     for (i, array, square_sum, with_norm), shown in zip(big, previews):
         # a finite sum of squares proves there is no NaN or Inf (_bad)
+        if square_sum is None:
+            out[i] = ({"preview": shown, "data": None, "shape": list(array.shape)}, None,
+                      None, None)
+            continue
         bad = not square_sum - square_sum == 0 and not isfinite(array).all()
         data = array.tolist() if array.size <= MAX_DATA and not bad else None
         value = {"preview": shown, "data": data, "shape": list(array.shape)}

@@ -226,7 +226,10 @@ def _data_script(data):
     if len(data["frames"]) <= PACK_ABOVE:
         data = {**data, "frames": list(data["frames"])}     # a FrameRows makes its frames
         return f'<script type="application/json" class="tp-data">{_json_for_script(_compact(data))}</script>'
-    text = json.dumps(page_model(data), allow_nan=False, separators=(",", ":"))
+    # check_circular=False: the model is plain data made here (no cycles to look for:
+    # 0.27 s instead of 0.31 for the 10,017-record transformer's 11 MB)
+    text = json.dumps(page_model(data), allow_nan=False, separators=(",", ":"),
+                      check_circular=False)
     # Level 2, not 6: a 10,017-record transformer's 11 MB model packs in 0.10 s instead
     # of 0.33, to 1.99 MB instead of 1.60 (level 3: 0.13 s, 1.92 MB; the browser inflates
     # any of them at once).
