@@ -51,8 +51,8 @@ from .tape_sweeps import (_backward, _blocked, _caller_name, _chain, _forward, _
                           _run_backward, _watched_ids)
 from ..tape_names import tape_names
 
-__all__ = ["explain_none_gradient", "Explanation", "PathStep", "REASONS", "record_history",
-           "History"]
+__all__ = ["explain_none_gradient", "explain_each", "Explanation", "PathStep", "REASONS",
+           "record_history", "History"]
 
 _NOT_RECORDED_CANDIDATES = ("left_library", "integer_dtype", "stop_recording", "reset",
                             "watched_too_late", "outside_tape", "branch_not_taken",
@@ -62,19 +62,46 @@ _NOT_RECORDED_CANDIDATES = ("left_library", "integer_dtype", "stop_recording", "
 # ---- the explainer -------------------------------------------------------------------
 
 class _Case:
-    """Everything the rules look at, gathered once."""
+    """Everything the rules look at, gathered once.
 
-    def __init__(self, tape, target, source, history, source_name, target_name):
+    ``shared``: a dict kept between the cases of one tape and target
+    (``explain_each``): what does not depend on the source (the records, the
+    tape's names, which records the target needs, each id's producer) is
+    gathered for the first case and read by the others."""
+
+    def __init__(self, tape, target, source, history, source_name, target_name, shared=None):
         self.tape, self.target, self.source, self.history = tape, target, source, history
         self.sid, self.tid = source._id, target._id
-        try:
-            self.records = tape.records
-        except RuntimeError:  # a non-persistent tape that computed its gradient
-            self.records = None
-        self.watched = _watched_ids(tape)
-        self._names = tape_names(tape, self.records) if self.records is not None else {}
+        self.shared = shared = {} if shared is None else shared
+        if "records" not in shared:
+            try:
+                shared["records"] = tape.records
+            except RuntimeError:  # a non-persistent tape that computed its gradient
+                shared["records"] = None
+            shared["watched"] = _watched_ids(tape)
+            shared["names"] = tape_names(tape, shared["records"]) \
+                if shared["records"] is not None else {}
+        self.records, self.watched, self._names = \
+            shared["records"], shared["watched"], shared["names"]
         self.s = source_name or _default_name(source, self._names)
         self.t = target_name or _default_name(target, self._names)
+
+    def needed(self):
+        """Indices of the records the target depends on (``_backward``), swept once."""
+        if "needed" not in self.shared:
+            self.shared["needed"] = _backward(self.records, self.tid)
+        return self.shared["needed"]
+
+    def producer(self):
+        """Each id the records made -> the record that made it."""
+        if "producer" not in self.shared:
+            self.shared["producer"] = {o: rec for rec in self.records for o in rec.output_ids}
+        return self.shared["producer"]
+
+    def watched_variables(self):
+        if "variables" not in self.shared:
+            self.shared["variables"] = list(self.tape.watched_variables())
+        return self.shared["variables"]
 
     def name(self, tensor_id):
         if tensor_id == self.sid:
@@ -125,16 +152,48 @@ def explain_none_gradient(tape, target, source, history=None, source_name=None, 
     >>> explain_none_gradient(tape, y, w).reason
     'not_trainable'
     """
-    if not isinstance(target, Tensor):
-        raise TypeError(f"explain_none_gradient: target must be a Tensor, got {type(target).__name__}")
-    if not isinstance(source, Tensor):
-        raise TypeError(f"explain_none_gradient: source must be a Tensor or Variable, "
-                        f"got {type(source).__name__}")
+    _check(target, source)
     frame = sys._getframe(1)
     source_name = source_name or _caller_name(source, frame)
     target_name = target_name or _caller_name(target, frame)
     del frame
     return _explain(_Case(tape, target, source, history, source_name, target_name))
+
+
+def explain_each(tape, target, sources, history=None, source_names=None, target_name=None):
+    """``explain_none_gradient`` for several sources of one tape and target: what does
+    not depend on the source (the tape's names, the records the target needs, who
+    made each id) is gathered once, not once per source.
+
+    Args:
+        tape, target, history, target_name: as for ``explain_none_gradient``.
+        sources: Tensors or Variables.
+        source_names: one name per source (None: the default names).
+
+    Returns:
+        One Explanation per source, or the exception explaining that source raised.
+
+    >>> [e.reason for e in explain_each(tape, y, [w, b])]
+    ['not_trainable', 'not_recorded']
+    """
+    shared, out = {}, []
+    names = list(source_names) if source_names is not None else [None] * len(sources)
+    for source, name in zip(sources, names):
+        try:
+            _check(target, source)
+            out.append(_explain(_Case(tape, target, source, history, name, target_name,
+                                      shared)))
+        except Exception as exc:          # reported as it was; the others still answered
+            out.append(exc)
+    return out
+
+
+def _check(target, source):
+    if not isinstance(target, Tensor):
+        raise TypeError(f"explain_none_gradient: target must be a Tensor, got {type(target).__name__}")
+    if not isinstance(source, Tensor):
+        raise TypeError(f"explain_none_gradient: source must be a Tensor or Variable, "
+                        f"got {type(source).__name__}")
 
 
 def _explain(c):
@@ -199,7 +258,7 @@ def _explain(c):
 def _explain_path(c, reached, parent):
     """The tape holds a path from the source to the target: does the gradient get through?"""
     s, t = c.s, c.t
-    on_target_side = _backward(c.records, c.tid)
+    on_target_side = c.needed()
     on_path = {i for i in on_target_side if not reached.isdisjoint(c.records[i].input_ids)}
     flowing, blocked = _blocked(c.records, on_path, reached, c.tid)
     if c.sid not in flowing:
@@ -257,8 +316,8 @@ def _entry(c, records, producer, after):
     not watch, made after tensor ``after`` (ids grow as tensors are made): where a value
     computed from the source came back into the tape's view, as ``ad.constant(m.numpy())``
     does. None when there is no such value."""
-    needed = _backward(records, c.tid)
-    variables = {v._id for v in c.tape.watched_variables()}
+    needed = c.needed()
+    variables = {v._id for v in c.watched_variables()}
     found = [i for k in needed for i in records[k].input_ids
              if i > after and i not in producer and i not in c.watched and i not in variables]
     return min(found, default=None)
@@ -288,7 +347,7 @@ def _explain_gap(c, reached, parent):
                  if rec.op_type == "StopGradient" and rec.output_ids[0] in reached), None)
     if stop is not None:
         return _explain_stop(c, stop, parent)
-    producer = {o: rec for rec in records for o in rec.output_ids}
+    producer = c.producer()
     source_side = []
     last = c.sid
     if parent:
@@ -309,9 +368,9 @@ def _explain_gap(c, reached, parent):
     gap = PathStep(None, gap_from, target_side[0].via if target_side else t, "gap",
                    "not recorded by this tape")
     path = source_side + [gap] + target_side
-    on_target_side = _backward(records, c.tid)
+    on_target_side = c.needed()
     target_reads = {i for k in on_target_side for i in records[k].input_ids}
-    variables = [v for v in c.tape.watched_variables() if v._id in target_reads and v._id != c.sid]
+    variables = [v for v in c.watched_variables() if v._id in target_reads and v._id != c.sid]
     if isinstance(c.source, Variable) and variables \
             and not any(c.sid in rec.input_ids for rec in records):
         v = variables[0].name.split(":")[0]

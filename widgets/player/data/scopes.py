@@ -161,24 +161,26 @@ def explain_sources(tape, target, sources, limit=8, names=None, history=None):
     read the exact cause from, by default the one that was open while the
     tape recorded (``record_history()``), if any.
     """
-    from ...explain import explain_none_gradient
     from ...explain.history import history_of
+    from ...explain.none_gradient import explain_each
 
     if len(sources) > limit:
         sources = _unreached(tape, target, sources)[:limit]
     names = names or {}
     if history is None and sources:
         history = history_of(tape)
-    answers = {}
-    for source in sources:
-        if hasattr(source, "_id"):
-            try:
-                answers[source._id] = explain_none_gradient(
-                    tape, target, source, history=history, source_name=_name(source, names),
-                    target_name=_name(target, names))
-            except Exception as exc:   # reported as it was, the jump still goes to the source
-                answers[source._id] = exc
-    return answers
+    sources = [s for s in sources if hasattr(s, "_id")]
+    if not sources:
+        return {}
+    try:
+        target_name = _name(target, names)
+    except Exception as exc:   # reported as it was, the jump still goes to the source
+        return {source._id: exc for source in sources}
+    # one sweep of the records for all of them, where it does not depend on the source
+    answers = explain_each(tape, target, sources, history=history,
+                           source_names=[_name(s, names) for s in sources],
+                           target_name=target_name)
+    return {source._id: answer for source, answer in zip(sources, answers)}
 
 
 def _name(tensor, names):
