@@ -198,22 +198,26 @@ class _Index:
         self.group_of = {op: g["id"] for g in data["groups"] for op in g["ops"]}
         self.variables = {s._id: s for s in sources if isinstance(s, Variable)}
         self.op_of_output, self.reads, self.outputs, self.divisor = {}, {}, {}, {}
+        var_of = {f"t{vid}": vid for vid in self.variables}     # node id -> variable id
+        group_of, reads, outputs = self.group_of, self.reads, self.outputs
+        lookup = set()       # ops that gather rows of a variable (an embedding's lookup)
         for e in data["edges"]:
-            if e["kind"] == "in" and e["slot"] == 1:
-                self.divisor[e["op"]] = e["from"]
-            gid = self.group_of.get(e["op"])
+            op = e["op"]
+            gid = group_of.get(op)
             if e["kind"] == "out":
-                self.op_of_output[int(e["to"][1:])] = e["op"]
+                self.op_of_output[int(e["to"][1:])] = op
                 if gid:
-                    self.outputs.setdefault(gid, []).append(e["to"])
-            elif gid:
-                self.reads.setdefault(gid, {})[e["from"]] = None
-        self.own_vars = {gid: [int(t[1:]) for t in ts if int(t[1:]) in self.variables]
-                         for gid, ts in self.reads.items()}
-        lookup = {e["op"] for e in data["edges"] if e["kind"] == "in" and e["slot"] == 0
-                  and self.ops[e["op"]]["op_type"].startswith("Gather")
-                  and int(e["from"][1:]) in self.variables}
-        self.lookups = {self.group_of[op] for op in lookup if op in self.group_of}
+                    outputs.setdefault(gid, []).append(e["to"])
+                continue
+            read, slot = e["from"], e["slot"]
+            if slot == 1:
+                self.divisor[op] = read
+            elif slot == 0 and read in var_of and self.ops[op]["op_type"].startswith("Gather"):
+                lookup.add(op)
+            if gid:
+                reads.setdefault(gid, {})[read] = None
+        self.own_vars = {gid: [var_of[t] for t in ts if t in var_of] for gid, ts in reads.items()}
+        self.lookups = {group_of[op] for op in lookup if op in group_of}
         debug = data.get("debug", {})
         first = debug.get("first_nonfinite", {})
         frames = data["frames"]

@@ -272,7 +272,7 @@ class _Builder:
             self.kinds[tid] = kind
             node = self.tensors[tid] = {
                 "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
-                "shape": [int(d) for d in spec.shape], "dtype": dtype_name,
+                "shape": list(map(int, spec.shape)), "dtype": dtype_name,
                 "preview": None, "data": None, "stats": None, "flags": [], "tapes": []}
         # A tensor is seen once per record that reads it; its value is looked at once
         # (a placeholder's is not there: a later record may hold it), all at once in
