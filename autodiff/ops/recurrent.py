@@ -26,8 +26,8 @@ chain rule through the two lines above,
     dc_prev = dct * f
 
 (plus ``d_act`` and ``d_tc`` times each activation's slope, which are zero unless a
-second derivative flows through ``act`` or ``tc``). The matmuls stay ordinary ``MatMul`` ops,
-so the tape still shows where the weights meet the state. Second
+second derivative flows through ``act`` or ``tc``). The matmuls stay ordinary
+``MatMul`` ops, so the tape still shows where the weights meet the state. Second
 derivatives: the gradient op's own VJP differentiates the formulas above
 written with this library's ops (``_gates_grad_composite``), under a tape of
 its own.
@@ -217,8 +217,9 @@ def _gradient_op(name, forward, composite, outputs, cases):
 def _zero_in_trace(*d_act):
     """True when each ``d_act`` (the cotangent of a gates op's ``act``, or ``tc``) is a
     constant of a trace being recorded, not computed from its arguments, and all zeros:
-    then it is zeros at every call of the compiled program. That is the usual case: ``act`` feeds only the
-    gradient op, so it gets a cotangent only when a second derivative flows through it.
+    then it is zeros at every call of the compiled program. That is the usual case: ``act``
+    feeds only the gradient op, so it gets a cotangent only when a second derivative flows
+    through it.
     Eager steps never look (a look at the value would wait for a device each step)."""
     from .. import backend, tape, validate   # (they import the ops' modules)
     if not any(getattr(r, "follows", None) for r in tape.thread_state.active):

@@ -12,6 +12,8 @@ the ops it is built of. The running sums and products (``cumsum``,
 ``cumprod``, which ``reduce_prod``'s VJP uses) live in ``scan.py``.
 """
 
+import math as _math
+
 import numpy as _np
 
 from .. import dtypes
@@ -108,7 +110,7 @@ def _leading_blocks(x, axis):
     if type(x) is not _np.ndarray or x.dtype.kind != "f" or not 0 < m < x.ndim \
             or axis != tuple(range(m)) or not x.flags.c_contiguous:
         return 0
-    rows = x.size // max(_np.prod(x.shape[m:], dtype=int), 1)
+    rows = x.size // max(_math.prod(x.shape[m:]), 1)   # (NumPy's prod: 5-10 us a call)
     if x.size // max(rows, 1) > 64 or rows < 1024:
         return 0
     blocks = 32
@@ -118,7 +120,7 @@ def _leading_blocks(x, axis):
 
 
 def _blocked_sum(x, axis, keepdims, blocks, mean):
-    rows = x.size // _np.prod(x.shape[len(axis):], dtype=int)
+    rows = x.size // _math.prod(x.shape[len(axis):])
     inner = x.shape[len(axis):]
     total = x.reshape(rows // blocks, -1).sum(axis=0).reshape((blocks,) + inner).sum(axis=0)
     if mean:
