@@ -396,20 +396,18 @@ class _Builder:
 
     def _ordered_nodes(self, ops):
         """Tensors and ops in execution order: inputs, op, outputs, then the rest."""
-        order, seen = [], set()
-
-        def add(node):
-            if node["id"] not in seen:
-                seen.add(node["id"])
-                order.append(node)
-
+        order, seen = [], set()      # tensors seen by id; each op comes once
+        tensors, records, key_of = self.tensors, self.op_records, self.key_of
         for op in ops:
-            rec = self.op_records[self.key_of[op["id"]]]
+            rec = records[key_of[op["id"]]]
             for x in rec.inputs:
-                add(self.tensors[x._id])
-            add(op)
+                if x._id not in seen:
+                    seen.add(x._id)
+                    order.append(tensors[x._id])
+            order.append(op)
             for y in rec.outputs:
-                add(self.tensors[y._id])
-        for tid in sorted(self.tensors):
-            add(self.tensors[tid])
+                if y._id not in seen:
+                    seen.add(y._id)
+                    order.append(tensors[y._id])
+        order += [tensors[tid] for tid in sorted(tensors) if tid not in seen]
         return order

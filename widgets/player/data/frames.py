@@ -166,25 +166,25 @@ class Frames:
         clean = {tid for tid, node in tensors.items()
                  if node["stats"] is not None and not node["stats"]["nonfinite"]}
         held = {}      # tid -> self.bad of a placeholder (the same for each of one tensor)
-
-        def bad(t):
-            if isinstance(t._value, ArraySpec):
-                if t._id not in held:
-                    held[t._id] = self.bad(t)
-                return held[t._id]
-            return t._id not in clean and self.bad(t)
-
         for k, (key, _) in enumerate(ops):
             rec = records[key]
-            inputs, outputs = rec.inputs, rec.outputs
-            for t in inputs + outputs:     # the common case: every value clean
-                if t._id not in clean or isinstance(t._value, ArraySpec):
+            hit, n_in = False, len(rec.inputs)
+            for j, t in enumerate(rec.inputs + rec.outputs):
+                tid = t._id
+                if isinstance(t._value, ArraySpec):
+                    found = held.get(tid)
+                    if found is None:
+                        found = held[tid] = self.bad(t)
+                elif tid in clean:
+                    continue
+                else:
+                    found = self.bad(t)
+                # an output is also judged by its stats (a placeholder's value kept elsewhere)
+                if found or (j >= n_in and tid not in clean and
+                             (tensors[tid].get("stats") or {}).get("nonfinite")):
+                    hit = True
                     break
-            else:
-                continue
-            if any(bad(t) for t in inputs) or any(
-                    bad(y) or (y._id not in clean and (tensors[y._id].get("stats") or {})
-                               .get("nonfinite")) for y in outputs):
+            if hit:
                 self.forward_bad.append(k)
 
     def forward_frame(self, k):
@@ -228,24 +228,34 @@ class Frames:
         [(input id, contribution value)] by input slot, [(tensor id, total value)])``."""
         rec = step.record
         op = self.b.ops[tuple(rec.output_ids)]
+        seen = self.seen        # look_backward looked at them all: inspect is the fallback
         bad = False
         cotangents = []
         for oid, g in zip(rec.output_ids, step.cotangents):
-            value, worse, _ = self.inspect(g)
-            bad |= worse
+            look = seen.get(id(g)) if g is not None else None
+            value, worse = (look[1], look[2]) if look is not None else self.inspect(g)[:2]
+            bad = bad or worse
             cotangents.append((oid, value))
         contributions, norms = [], []
+        op_id = op["id"]
         for x_id, c in step.contributions:
-            value, worse, norm = self.inspect(c, with_norm=True)
-            bad |= worse
+            look = seen.get(id(c)) if c is not None else None
+            if look is None or (look[3] is None and look[1] is not None):
+                value, worse, norm = self.inspect(c, with_norm=True)
+            else:
+                value, worse, norm = look[1], look[2], look[3]
+            bad = bad or worse
             if c is not None:
-                norms.append((op["id"], norm))
+                norms.append((op_id, norm))
             contributions.append((x_id, value))
         k = n_ops + 1 + i
         if bad:
             self.backward_bad.append(k)
         self.norms[k] = norms
-        totals = [(x_id, self.inspect(total)[0]) for x_id, total in step.totals.items()]
+        totals = []
+        for x_id, total in step.totals.items():
+            look = seen.get(id(total)) if total is not None else None
+            totals.append((x_id, look[1] if look is not None else self.inspect(total)[0]))
         return op, rec.index, cotangents, contributions, totals
 
     def backward_frame(self, i, row, n_ops):

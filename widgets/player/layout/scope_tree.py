@@ -78,16 +78,17 @@ def build_tree(nodes, edges, ends, copies):
     by_path = {"": 0}
     op_box = {}
     for op in ops:
-        op_box[op["id"]] = _scope_box(boxes, by_path, op.get("scope") or "")
+        scope = op.get("scope") or ""
+        b = by_path.get(scope)
+        op_box[op["id"]] = b if b is not None else _scope_box(boxes, by_path, scope)
     anchor = {}                      # a node's op: its producer, or its first reader
-    for e in edges:
+    for e, (a, _) in zip(edges, ends):
         if e["kind"] == "out":
-            anchor[e["to"]] = e["op"]
+            anchor[e["to"]] = e["op"]          # the producer, whoever read it first
+        else:
+            anchor.setdefault(a, e["op"])
     for c in copies:
         anchor[c["id"]] = c["op"]
-    for e, (a, _) in zip(edges, ends):
-        if e["kind"] == "in":
-            anchor.setdefault(a, e["op"])
     own = {}
     for op in ops:
         own.setdefault(op_box[op["id"]], []).append(op)
