@@ -143,11 +143,16 @@ def page_model(data):
             "layout": {"width": lay.get("width"), "height": lay.get("height"), "tree": lay["tree"]}}
 
 
+_ROUNDED = ("group_norms", "health")
+
+
 def _page_debug(debug):
-    """``_compact(debug)``, but the group norms as they are: ``scopes.debug_marks``
-    rounds each to 4 significant digits already, and cutting such a float to 7 changes
-    nothing (walking a 10,000-record tape's 20,000 of them took 0.2 s)."""
-    return {k: v if k == "group_norms" else _compact(v) for k, v in debug.items()}
+    """``_compact(debug)``, but the group norms and the health rows as they are:
+    ``scopes.debug_marks`` rounds each norm to 4 significant digits already, and
+    ``health.rows`` each number of a row (4 significant digits, or 4 places for a
+    fraction), so cutting such a float to 7 changes nothing (walking a 10,000-record
+    tape's 20,000 norms took 0.2 s; its 1,823 health rows, 34,000 items, 0.03 s)."""
+    return {k: v if k in _ROUNDED else _compact(v) for k, v in debug.items()}
 
 
 def _frame_columns(frames, shapes):
