@@ -4,8 +4,10 @@
 instead of the NumPy program when numba is installed (the ``[fast]`` extra).
 The NumPy program stays what ``experimental_get_compiler_ir`` shows and what
 runs by default; this package rewrites a copy of it. This file finds the
-chains and rewrites the program's lines; ``kernels.py`` writes and compiles
-each chain's loop; ``runs.py`` joins kernels called in a row into one call.
+chains and rewrites the program's lines; ``reroll.py`` finds the repeating
+ops in a chain and cuts it into kernels; ``source.py`` writes each kernel's
+source; ``kernels.py`` compiles it; ``runs.py`` joins kernels called in a
+row into one call.
 
 - a *chain* is a run of consecutive lines of the program's main function,
   each an elementwise expression (``+ - * /``, unary ``-``, ``xp.sin``,
@@ -13,11 +15,14 @@ each chain's loop; ``runs.py`` joins kernels called in a row into one call.
   ``xp.reciprocal`` and the ufunc calls with ``out=`` that ``inline.py``
   writes) whose operands all have the chain's shape and float dtype, or
   hold one element;
-- each chain of two or more ops (cut every ``MAX_CHAIN`` ops) becomes one
-  numba function, a *kernel*: one loop over the elements, every op computed on
-  scalars in the chain's dtype, the values needed after the chain written into
-  one new array (a *pack*, one row per value). A later chain reads its rows
-  there; other lines get them as views ``pack[j]``;
+- each chain of two or more ops becomes numba functions, *kernels*, of at
+  most ``MAX_CHAIN`` ops of code each: loops over the elements, every op
+  computed on scalars in the chain's dtype; ops that repeat (a traced Python
+  loop) are one loop over the repetitions around one period's ops
+  (``reroll.py``), counted as that period. The values Python reads after the
+  chain go into one new array (a *pack*, one row per value; other lines get
+  them as views ``pack[j]``), those only later kernels of the same numba call
+  read into rows the program holds (``source.kernel_source``);
 - a sum over every axis of one of a chain's values (``Sum(xp, v, axis=(0,))``
   where ``v`` is 1-D) ends the chain's kernel: after the loop, in NumPy's own
   order (``kernels.pairwise``: the same bits as ``np.sum``), its result the
@@ -40,11 +45,11 @@ own SIMD code: they can differ in the last bit (tested: within 2 ulp). Every
 pack is a new array on every call, so nothing the caller gets back is shared
 with a later call.
 
-The first call compiles each chain (numba: a few seconds per kernel of
-``MAX_CHAIN`` ops on a busy 2-core machine); chains with the same ops and
-layout share one kernel (``kernels.canonical``), so a long repeating chain
-compiles a few pieces, not every one. ``Fused.compile_seconds`` says how long
-it took. Nothing is cached on disk. A call whose arguments' shapes differ from
+The first call compiles each kernel (numba: a few seconds for one of
+``MAX_CHAIN`` straight ops on a busy 2-core machine, about half a second for a
+rerolled loop); kernels with the same ops and layout share one compiled
+function (``kernels.canonical``). ``Fused.compile_seconds`` says how long it
+took. Nothing is cached on disk. A call whose arguments' shapes differ from
 the trace's (a trace serving any batch size) runs the NumPy program: the packs
 are laid out for the traced shapes.
 """
@@ -58,8 +63,10 @@ import numpy as np
 from ... import backend
 from ...ops.reduce import SUM
 from ...tape import AutodiffWarning
-from .kernels import compile_all, kernel_source, loads
-from .runs import join
+from .kernels import compile_all, loads
+from .reroll import plan
+from .runs import join, stays_in_run
+from .source import Inputs, kernel_source, locate
 
 __all__ = ["Fused", "available", "for_program", "fuse"]
 
@@ -67,10 +74,10 @@ _UFUNCS = {"sin", "cos", "exp", "log", "tanh", "sqrt"}
 _BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "true_divide": ast.Div,
            "divide": ast.Div}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# Ops per kernel at most: numba's compile time grows faster than linearly with a
-# function's length (a 1,500-op chain in one kernel took minutes), so a longer chain
-# is cut into kernels of this many ops, each handing its values on through its pack.
+# Ops of code per kernel at most: numba's compile time grows faster than linearly with
+# a function's length (1,500 straight ops in one kernel took minutes).
 MAX_CHAIN = 120   # divisible by 2, 3, 4, 5, 6 and 8: a repeating chain cuts into equal pieces
+MAX_RUN, REROLL = 20000, True   # ops in a chain at most; False: no loops (tests compare)
 
 
 def available():
@@ -131,7 +138,7 @@ def fuse(program):
                   if isinstance(node, ast.FunctionDef) and node.name == program.name)
     specs = _name_specs(program)
     sums = program.namespace.get("Sum") is SUM.forward   # the registered Sum: np.sum
-    body, kernels, namespace = _rewrite(fn_def.body, specs, sums)
+    body, kernels, namespace = _rewrite(fn_def.body, specs, sums, _constants(program, fn_def))
     body, drivers = join(body, set(kernels))
     fn_def.body = body
     namespace.update(program.namespace)
@@ -145,6 +152,16 @@ def fuse(program):
     _warm(fused, program)
     fused.compile_seconds = time.perf_counter() - start
     return fused
+
+
+def _constants(program, fn_def):
+    """``{name: array}``: the one-element arrays the program captured (constants, folds),
+    which no line of its function assigns: a Loop may put them in a table."""
+    assigned = {a.arg for a in fn_def.args.args} | {
+        n.id for n in ast.walk(fn_def) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {name: value for name, value in program.namespace.items()
+            if isinstance(value, (np.ndarray, np.generic)) and value.size == 1
+            and name not in assigned}
 
 
 def _warm(fused, program):
@@ -229,35 +246,34 @@ def _chain_op(stmt, specs):
 
 
 def _chains(body, specs, sums=False):
-    """``[(start, stop, ops)]``: runs of two or more elementwise lines (``del`` lines
-    inside a run belong to it) with one shape and dtype. A line summing one of the run's
-    values over all its axes (when ``sums``: the program's ``Sum`` is np.sum) ends the run and
-    belongs to it: its op is ``(target, Total(source), spec)``."""
+    """``[(start, stop, ops, positions)]``: runs of two or more elementwise lines (``del``
+    lines inside a run belong to it) with one shape and dtype, ``positions[j]`` the line of
+    ``ops[j]``. A line summing one of the run's values over all its axes (when ``sums``: the
+    program's ``Sum`` is np.sum) ends the run and belongs to it: its op is ``(target,
+    Total(source), spec)``. ``_rewrite`` cuts a run into kernels (``reroll.plan``)."""
     chains, current, start, spec = [], [], None, None
 
     def close(stop):
-        if len([op for op in current if op is not None]) >= 2:
-            chains.append((start, stop, [op for op in current if op is not None]))
+        if len(current) >= 2:
+            chains.append((start, stop, [op for op, _ in current], [k for _, k in current]))
 
     for k, stmt in enumerate(body):
         op = _chain_op(stmt, specs)
-        full = sum(o is not None for o in current) >= MAX_CHAIN
-        if op is not None and (not current or op[2] == spec) and not full:
+        if op is not None and (not current or op[2] == spec) and len(current) < MAX_RUN:
             if not current:
                 start, spec = k, op[2]
-            current.append(op)
+            current.append((op, k))
             continue
         if isinstance(stmt, ast.Delete) and current:
-            current.append(None)
             continue
         total = _total(stmt, specs, spec) if current and sums else None
-        if total is not None and total[1].source in {o[0] for o in current if o is not None}:
-            current.append(total)
+        if total is not None and total[1].source in {o[0] for o, _ in current}:
+            current.append((total, k))
             close(k + 1)
             current, start, spec = [], None, None
             continue
         close(k)
-        current, start, spec = ([op], k, op[2]) if op is not None else ([], None, None)
+        current, start, spec = ([(op, k)], k, op[2]) if op is not None else ([], None, None)
     close(len(body))
     return chains
 
@@ -295,45 +311,62 @@ def _total(stmt, specs, spec):
 
 # ---- writing the kernels and the program that calls them -------------------------------
 
-def _rewrite(body, specs, sums=False):
+def _rewrite(body, specs, sums=False, constants=None):
     """The main function's new body, the kernels' sources by name, and the namespace
-    entries the body needs."""
+    entries the body needs (``source.Inputs.arrays``). ``constants``: the program's
+    captured one-element constants by name."""
     chains = _chains(body, specs, sums)
     if not chains:
         return body, {}, {}
     in_pack = {}      # value name -> (pack name, row, elements per row)
     materialized = set()   # packed values other lines read, as views ``pack[j]``
-    internal = {target for _, _, ops in chains for target, _, _ in ops}
-    new_body, kernels, k = [], {}, 0
+    internal = {target for _, _, ops, _ in chains for target, _, _ in ops}
+    new_body, kernels, arrays, blocks, k = [], {}, {}, set(), 0
+    stays = stays_in_run(body, [(start, stop) for start, stop, _, _ in chains])
     position = 0
     later_loads = _later_loads(body)
-    fused_ranges = {start: (stop, ops) for start, stop, ops in chains}
+    fused_ranges = {start: (stop, ops, lines) for start, stop, ops, lines in chains}
     while position < len(body):
         if position not in fused_ranges:
             stmt = body[position]
             new_body.extend(_with_unpacked(stmt, in_pack, materialized, internal, specs))
             position += 1
             continue
-        stop, ops = fused_ranges[position]
-        name, pack = f"_fused_{k}", f"_pack_{k}"
-        k += 1
-        defined = [target for target, _, _ in ops]
-        needed_after = later_loads[stop] if stop < len(body) else set()
-        kept = {t for t, expr, _ in ops if isinstance(expr, Total)} \
-            | {expr.source for _, expr, _ in ops if isinstance(expr, Total)}
-        outputs = [t for t in defined if t in needed_after or t in kept]
-        text, inputs = kernel_source(name, ops, outputs, in_pack, specs)
-        kernels[name] = text
-        new_body.append(ast.parse(f"{pack} = {name}({', '.join(inputs)})").body[0])
-        freed = [t.id for stmt in body[position:stop] if isinstance(stmt, ast.Delete)
-                 for t in stmt.targets if isinstance(t, ast.Name) and t.id not in internal]
-        if freed:   # values from before the chain that died in it
-            new_body.append(ast.parse(f"del {', '.join(freed)}").body[0])
-        shape = ops[0][2][0]
-        for row, t in enumerate(outputs):
-            in_pack[t] = (pack, row, shape)
-        position = stop
-    return new_body, kernels, {}
+        stop, ops, lines = fused_ranges[position]
+        while ops:     # one kernel per piece of at most MAX_CHAIN ops of code
+            name, pack = f"_fused_{k}", f"_pack_{k}"
+            k += 1
+            spec = ops[0][2]
+            inputs = Inputs(name, in_pack, specs, int(np.prod(spec[0])), spec[1],
+                            constants or {}, blocks)
+            body_ops = [op for op in ops if not isinstance(op[1], Total)]
+            segments, used = plan(body_ops, lambda ref: locate(ref, inputs), MAX_CHAIN,
+                                  REROLL) if body_ops else ([], 0)
+            if used == len(body_ops):
+                used = len(ops)           # the sum ends the last piece
+            piece, ops = ops[:used], ops[used:]
+            piece_stop = lines[used] if ops else stop
+            needed_after = later_loads[piece_stop] if piece_stop < len(body) else set()
+            kept = {t for t, expr, _ in piece if isinstance(expr, Total)} \
+                | {expr.source for _, expr, _ in piece if isinstance(expr, Total)}
+            outputs = [t for t, _, _ in piece if t in needed_after or t in kept]
+            totals = [(t, expr.source) for t, expr, _ in piece if isinstance(expr, Total)]
+            local = {t for t in outputs if stays(t, piece_stop)}
+            text, args, rows = kernel_source(name, spec, segments, totals, outputs, inputs, local)
+            kernels[name] = text
+            arrays.update(inputs.arrays)
+            new_body.append(ast.parse(f"{pack} = {name}({', '.join(args)})").body[0])
+            freed = [t.id for stmt in body[position:piece_stop] if isinstance(stmt, ast.Delete)
+                     for t in stmt.targets if isinstance(t, ast.Name) and t.id not in internal]
+            if freed:   # values from before the chain that died in it
+                new_body.append(ast.parse(f"del {', '.join(freed)}").body[0])
+            for t in outputs:
+                where, row, block = rows[t]
+                in_pack[t] = (pack if where == "out" else where, row, spec[0])
+                if block:
+                    blocks.add(t)
+            position, lines = piece_stop, lines[used:]
+    return new_body, kernels, arrays
 
 
 def _later_loads(body):

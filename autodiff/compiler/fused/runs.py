@@ -23,7 +23,9 @@ the same arrays.
 
 import ast
 
-__all__ = ["join"]
+from .kernels import loads
+
+__all__ = ["join", "stays_in_run"]
 
 
 def join(body, kernel_names):
@@ -93,3 +95,22 @@ def _driver(name, run, needed_after):
             results.append(target)
     lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     return "\n".join([f"def {name}({', '.join(args)}):"] + lines) + "\n", args, results
+
+
+def stays_in_run(body, chains):
+    """``stays(name, k)`` (``chains``: each chain's ``(start, stop)`` lines): whether every line that reads ``name`` is a chain's, with nothing
+    but chains' lines and ``del`` lines from line ``k`` to the last of them: ``runs.py`` then
+    joins its kernel and theirs into one numba call, and the value never reaches Python."""
+    member = [False] * (len(body) + 1)
+    for start, stop in chains:
+        member[start:stop] = [True] * (stop - start)
+    barrier = [len(body)] * (len(body) + 1)   # the first line from k on that is not a chain's
+    for k in range(len(body) - 1, -1, -1):
+        barrier[k] = barrier[k + 1] if member[k] or isinstance(body[k], ast.Delete) else k
+    readers = {}
+    for k, stmt in enumerate(body):
+        if not isinstance(stmt, ast.Delete):
+            for name in loads(stmt):
+                readers.setdefault(name, []).append(k)
+    return lambda name, k: all(member[r] for r in readers.get(name, [])) \
+        and max(readers.get(name, [k])) < barrier[k]
