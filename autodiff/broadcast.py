@@ -54,8 +54,10 @@ def sum_to(g, shape, n_batch):
             g = ops.reduce_sum(g, axis=list(range(n_new)))
         axes = [a - n_new for a in axes[n_new:]]
         return ops.reduce_sum(g, axis=axes, keepdims=True) if axes else g
+    if len(axes) == n_new:   # only new axes: summed away, nothing to reshape (a bias's case)
+        return ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes])
     summed = ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes], keepdims=True)
-    return ops.reshape(summed, g_shape[:n_batch] + tuple(shape))
+    return summed if not n_new else ops.reshape(summed, g_shape[:n_batch] + tuple(shape))
 
 
 from . import ops  # noqa: E402

@@ -34,6 +34,9 @@ def static_shape(shape, op_type="shape", min_size=0):
         TypeError: naming ``op_type`` when a size is not an int (``[1.5]``, ``'a'``).
         InvalidArgumentError: when a size is below ``min_size``.
     """
+    if type(shape) is tuple and all(type(d) is int for d in shape):   # the common case, fast
+        return check_shape(op_type, shape, allow_minus_one=min_size == -1) \
+            if min_size is not None else shape
     if isinstance(shape, Tensor):
         shape = _validate.host_value(shape, op_type, "shape").tolist()
     elif isinstance(shape, (list, tuple)):  # sizes may be scalar int tensors (TF packs them)
