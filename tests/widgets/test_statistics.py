@@ -79,3 +79,19 @@ def test_a_float32_block_gives_what_its_float64_copy_gives(chunk, monkeypatch):
     got, want = many_stats(single), many_stats(double)
     assert got == want
     assert np.histogram(single[0].numpy(), 8)[0].tolist() == got[0]["hist"]
+
+
+@pytest.mark.parametrize("size", [65535, 65536, 70001])
+def test_counts_at_the_width_of_their_counter(size):
+    # a row of fewer than 2**16 numbers is counted in uint16, a longer one in intp:
+    # a count of all 65,535 numbers (each at or above the first edges) must not wrap
+    rng = np.random.default_rng(size)
+    a = np.ones(size)
+    a[:3] = 0.0, 0.5, 0.75
+    b = rng.normal(size=size)
+    for values in (a, b, a.astype(np.float32), b.astype(np.float32)):
+        tensor = ad.constant(values)
+        got = many_stats([tensor, tensor])
+        want = np.histogram(values, 8, range=(values.min(), values.max()))[0].tolist()
+        assert got[0]["hist"] == got[1]["hist"] == value_stats(tensor)["hist"] == want
+        assert sum(want) == size

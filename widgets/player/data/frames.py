@@ -287,9 +287,13 @@ class Frames:
                           vjp=vjp, contributions=contributions, totals=totals, grads_new=changed)
 
     def result(self, n_ops):
-        gradients = []
+        gradients, seen = [], self.seen
         for s, g in zip(self.sources, self.gradients):
-            entry = self.named(s._id, value_of(g))
+            # a source's gradient is its last step's total, looked at already
+            # (look_backward); one made afterwards (dense slices) is looked at here
+            look = seen.get(id(g)) if g is not None else None
+            value = look[1] if look is not None and look[0] is g else value_of(g)
+            entry = self.named(s._id, value)
             entry["flags"] = list(self.b.tensors[s._id]["flags"])
             gradients.append(entry)
             if g is not None:
