@@ -40,6 +40,11 @@ def normalize_axes(op, axis, ndim):
         TypeError: an axis is not an integer (``1.5``, ``'a'``, ``None`` in a list).
         InvalidArgumentError: an axis is outside ``[-ndim, ndim)``.
     """
+    if type(axis) is int and -ndim <= axis < max(ndim, 1):     # the common cases, fast
+        return (axis,)
+    if (type(axis) is tuple or type(axis) is list) and all(
+            type(a) is int and -ndim <= a < max(ndim, 1) for a in axis):
+        return tuple(axis)
     if hasattr(axis, "numpy"):
         axis = axis.numpy().tolist()
     items = axis if isinstance(axis, (list, tuple)) else [axis]
@@ -61,6 +66,8 @@ _MAX_SIZE = 2 ** 63   # NumPy and CuPy index with signed 64-bit ints
 
 def check_shape(op, shape, arg="shape", allow_minus_one=False):
     """Raises when a tuple of ints ``shape`` has a negative size (or -1 used twice)."""
+    if not shape or (min(shape) > 0 and math.prod(shape) < _MAX_SIZE):    # the common case
+        return shape
     for d in shape:
         if d < 0 and not (allow_minus_one and d == -1):
             raise InvalidArgumentError(f"{op}: {arg} {list(shape)} has a negative size {d}; "
@@ -100,8 +107,7 @@ def open_sized(tensor):
     """Whether ``tensor`` is traced by an ``ad.function`` whose ``input_signature`` leaves a
     size open (None): its sizes must then be read in the graph (a ``Shape`` node), never
     written into it as numbers."""
-    from . import tape
-    for recorder in tape.thread_state.active:
+    for recorder in _thread_state().active:
         if getattr(recorder, "open_sizes", False) and recorder.follows(tensor):
             return True
     return False
@@ -126,3 +132,16 @@ def host_value(tensor, op, arg):
             f"{arg} for every later call. Pass {arg} as a Python value (or a tensor made "
             f"outside the function), or call the function without ad.function")
     return tensor.numpy()
+
+
+def _thread_state():
+    """The tape module's per-thread state (tape imports the ops' modules that import this
+    one, so it is looked up on first use, then kept)."""
+    global _THREAD_STATE
+    if _THREAD_STATE is None:
+        from .tape import thread_state
+        _THREAD_STATE = thread_state
+    return _THREAD_STATE
+
+
+_THREAD_STATE = None
