@@ -295,49 +295,57 @@ class _Builder:
 
     def collect_records(self):
         ops, op_records = self.ops, self.op_records
+        kinds = {}      # Primitive -> (op type, doc, differentiable): read once per op type
         for t, snap in enumerate(self.snapshots):
             for rec in snap["records"] or ():
-                key = tuple(rec.output_ids)
+                key = tuple(rec[6])                 # rec.output_ids (a record is a tuple)
                 op = ops.get(key)
                 if op is None:
-                    primitive = rec.primitive
-                    params = rec.params
+                    primitive, params, scope = rec[1], rec[4], rec[7]
+                    kind = kinds.get(primitive)
+                    if kind is None:
+                        kind = kinds[primitive] = (primitive.name, primitive.doc or "",
+                                                   bool(primitive.differentiable))
                     op = ops[key] = {
-                        "id": None, "type": "op", "op_type": primitive.name, "label": None,
-                        "doc": primitive.doc or "", "records": [],
-                        "differentiable": bool(primitive.differentiable),
+                        "id": None, "type": "op", "op_type": kind[0], "label": None,
+                        "doc": kind[1], "records": [], "differentiable": kind[2],
                         "params": _params_text(params) if params else "", "tapes": [],
-                        "flags": [], "scope": str(getattr(rec, "scope", "") or "")}
+                        "flags": [], "scope": scope if scope.__class__ is str and scope
+                        else str(scope or "")}
                     op_records[key] = rec
-                op["records"].append([t, rec.index])
+                op["records"].append([t, rec[0]])
                 op["tapes"].append(t)
         # Tensor ids grow as ops run, so the smallest output id orders ops across tapes.
         names, edges, tensors, looked = self.names, self.edges, self.tensors, self.looked
+        key_of, tensor = self.key_of, self.tensor
         for k, key in enumerate(sorted(ops, key=min)):
             op = ops[key]
             op_id = op["id"] = f"op{k}"
             op["order"] = k
-            self.key_of[op_id] = key
+            key_of[op_id] = key
             rec = op_records[key]
-            inputs, outputs = rec.inputs, rec.outputs
+            inputs, outputs, input_ids = rec[2], rec[3], rec[5]
             for t in op["tapes"]:
                 for x in inputs + outputs:
                     node = tensors.get(x._id)
                     # seen before, on this tape, its value looked at: nothing new
                     if node is None or x._id not in looked or t not in node["tapes"]:
-                        self.tensor(x, t)
+                        tensor(x, t)
             op["label"] = rec.label(names)
-            op["rule"] = rule_text(op["doc"], [names[i] for i in rec.input_ids])
+            op["rule"] = rule_text(op["doc"], [names[i] for i in input_ids])
             if not op["differentiable"]:
                 op["flags"].append("stopped")
+            n = len(edges)
             for slot, x in enumerate(inputs):
                 tid = f"t{x._id}"
-                edges.append({"id": f"e{len(edges)}", "from": tid, "to": op_id, "kind": "in",
+                edges.append({"id": f"e{n}", "from": tid, "to": op_id, "kind": "in",
                               "slot": slot, "op": op_id, "tensor": tid})
+                n += 1
             for slot, y in enumerate(outputs):
                 tid = f"t{y._id}"
-                edges.append({"id": f"e{len(edges)}", "from": op_id, "to": tid, "kind": "out",
+                edges.append({"id": f"e{n}", "from": op_id, "to": tid, "kind": "out",
                               "slot": slot, "op": op_id, "tensor": tid})
+                n += 1
 
     def flag(self, tid, flag):
         node = self.tensors[tid]

@@ -254,13 +254,18 @@ def _order(tree, rank, ends):
         if ia != ib and rank[ia] < rank[ib]:      # back edges (a scope used twice) do not layer
             inner[lca].append((ia, ib))
     seen = {}     # an unrolled loop's steps share one shape: order it once
-    get = rank.get
+    for k in range(len(boxes)):
+        rank.setdefault(f"b{k}", 0)        # a box with no item ranks first
+    kind = {}     # item -> b, t, o or t@ (a copy)
+    for its in items.values():
+        for i in its:
+            kind[i] = i[0] + "@" if "@" in i else i[0]
     for k, box in enumerate(boxes):
-        its = sorted(items[k], key=lambda i: get(i, 0))
+        its = sorted(items[k], key=rank.__getitem__)
         pairs = list(dict.fromkeys(inner[k]))
         index = {item: i for i, item in enumerate(its)}
-        shape = (tuple(i[0] + "@" if "@" in i else i[0] for i in its),     # b, t, o or t@
-                 tuple((index[x], index[y]) for x, y in pairs))
+        shape = (tuple([kind[i] for i in its]),
+                 tuple([(index[x], index[y]) for x, y in pairs]))
         if shape not in seen:
             layers = _layers.layer_order(list(range(len(its))), list(shape[1]),
                                          sweeps=8 if len(its) < 300 else 2) if its else []
