@@ -99,3 +99,33 @@ def test_a_recorded_step_and_an_unrecorded_one_end_equal():
 
     for a, b in zip(train(True), train(False)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["unrecorded", "recorded"])
+def test_an_int_initial_rate_is_refused_as_the_ops_refuse_it(recorded):
+    """An int rate cannot meet a float decay in the ops; the raw form
+    must not promote it quietly and train with rate 1.0, then 0.0."""
+    optimizer = ad.optimizers.SGD(S.ExponentialDecay(1, decay_steps=10, decay_rate=0.5))
+    w = ad.Variable([1.0, 2.0])
+    assert schedules.raw_rate(optimizer._learning_rate, np.asarray(0)) is None
+    with pytest.raises(ad.errors.InvalidArgumentError, match="Pow"):
+        if recorded:
+            with ad.GradientTape():
+                optimizer.apply_gradients([(ad.constant([1.0, 1.0]), w)])
+        else:
+            optimizer.apply_gradients([(ad.constant([1.0, 1.0]), w)])
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("alpha", [np.float64(0.05), np.float32(0.05), 0.05, 0],
+                         ids=["np_float64", "np_float32", "float", "int"])
+def test_a_cosine_alpha_of_any_type_gives_the_ops_rate(alpha):
+    """A NumPy float64 ``alpha`` stays float64 in NumPy arithmetic but is converted to the
+    rate's dtype by the ops: every step's rate is still the ops' bits."""
+    optimizer = ad.optimizers.SGD(S.CosineDecay(0.1, 1000, alpha=alpha))
+    variable = ad.Variable(np.zeros(3, np.float32))
+    if not isinstance(variable._value, np.ndarray):   # the strict (device) backend: ops only
+        return
+    for it in STEPS + list(range(2, 40)):
+        (raw_rate, _), (ops_rate, _) = _both(optimizer, variable, it)
+        assert _bits(raw_rate) == _bits(ops_rate.numpy()), (alpha, it)

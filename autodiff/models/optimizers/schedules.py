@@ -105,6 +105,12 @@ def raw_rate(schedule, step):
     """
     if type(schedule) not in (ExponentialDecay, InverseTimeDecay, CosineDecay):
         return None
+    # Where NumPy and the ops would part, the ops decide: NumPy promotes an int rate
+    # that the ops refuse to mix with a float, and keeps a NumPy float64 ``alpha`` in
+    # float64 where the ops convert it to the rate's dtype.
+    if _host(schedule.initial_learning_rate).dtype.kind != "f" or (
+            type(schedule) is CosineDecay and type(schedule.alpha) not in (int, float)):
+        return None
     return _np.asarray(schedule._rate(step, _RAW))
 
 
