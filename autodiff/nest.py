@@ -29,8 +29,12 @@ def flatten(structure):
     """The leaves of ``structure`` in order; a non-container is one leaf.
 
     An explicit stack, not recursion: a structure nested hundreds deep
-    (TensorFlow takes 500) flattens like a shallow one.
+    (TensorFlow takes 500) flattens like a shallow one. A flat list or tuple
+    (a model's 3,000 variables) is copied as it is.
     """
+    if isinstance(structure, (list, tuple)) and \
+            not any([isinstance(x, (dict, list, tuple)) for x in structure]):
+        return list(structure)
     leaves, stack = [], [structure]
     while stack:
         node = stack.pop()
