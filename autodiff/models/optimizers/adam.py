@@ -8,7 +8,8 @@ import numpy as np
 
 from ...ops import elementwise
 from ...ops.elementwise import _pow_forward
-from .base import Optimizer, _scalar, _scalar_value, raw_scalars
+from .base import Optimizer
+from .step_scalars import _scalar, _scalar_value, raw_scalars
 from .sparse import squared
 
 __all__ = ["Adam", "AdamW", "Lion"]

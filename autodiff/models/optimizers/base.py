@@ -44,10 +44,7 @@ is the op the library's own forward would call).
 import threading
 import warnings
 
-import numpy as np
-
 from ... import backend, dtypes
-from ... import tape as _tape
 from ...ops import creation, elementwise, predicates
 from ...ops.math_extra import add_n
 from ...ops.reduce import reduce_sum
@@ -57,6 +54,7 @@ from .atomic import run_atomically
 from .flat_step import _store, step_group
 from .schedules import LearningRateSchedule, raw_rate
 from .sparse import densify, is_sparse, with_squares
+from .step_scalars import _scalar, _scalar_value, raw_scalars
 
 __all__ = ["Optimizer"]
 
@@ -385,28 +383,3 @@ def _cast(gradient, dtype):
     if is_sparse(gradient):
         return gradient.with_values(elementwise.cast(gradient.values, dtype))
     return elementwise.cast(gradient, dtype)
-
-
-def _scalar(value, variable):
-    """A 0-d tensor of the variable's dtype (Keras casts its hyperparameters so)."""
-    if isinstance(value, Tensor):
-        return elementwise.cast(value, variable.dtype) if value.dtype != variable.dtype else value
-    return convert_to_tensor(value, dtype=variable.dtype)
-
-
-def _scalar_value(value, variable):
-    """``_scalar(value, variable)._value``, where ``value`` may also be a raw 0-d NumPy
-    array (a rate from ``raw_rate``): then Cast's forward, ``astype``, on it."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        dtype = variable._value.dtype
-        return value if value.dtype == dtype else value.astype(dtype)
-    return _scalar(value, variable)._value
-
-
-def raw_scalars(variable):
-    """True when a step's scalars may be computed on host 0-d NumPy arrays instead of ops:
-    ``variable`` is on NumPy, and no tape records and nothing observes this thread (so no
-    record of those ops could be missed: a compiled step's node runs unobserved)."""
-    state = _tape.thread_state
-    return isinstance(variable._value, np.ndarray) and not state.active \
-        and not state.observers

@@ -5,7 +5,8 @@ counter and the lock are the base class's (``base.py``).
 """
 
 from ...ops import elementwise
-from .base import Optimizer, _scalar, _scalar_value
+from .base import Optimizer
+from .step_scalars import _scalar, _scalar_value
 from .sparse import squared
 
 __all__ = ["SGD", "RMSprop", "Adagrad"]
