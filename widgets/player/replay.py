@@ -31,6 +31,8 @@ import contextlib
 import gc
 import json
 
+from numpy import ndarray as _ndarray
+
 from autodiff import IndexedSlices, convert_to_tensor, nest
 from autodiff.tensor import ArraySpec, Tensor, Variable
 
@@ -317,7 +319,7 @@ class _Builder:
                 op["tapes"].append(t)
         # Tensor ids grow as ops run, so the smallest output id orders ops across tapes.
         names, edges, tensors, looked = self.names, self.edges, self.tensors, self.looked
-        key_of, tensor = self.key_of, self.tensor
+        key_of, tensor, unmeasured, kinds = self.key_of, self.tensor, self.unmeasured, self.kinds
         for k, key in enumerate(sorted(ops, key=min)):
             op = ops[key]
             op_id = op["id"] = f"op{k}"
@@ -327,9 +329,21 @@ class _Builder:
             inputs, outputs, input_ids = rec[2], rec[3], rec[5]
             for t in op["tapes"]:
                 for x in inputs + outputs:
-                    node = tensors.get(x._id)
+                    tid = x._id
+                    node = tensors.get(tid)
+                    spec = x._value
+                    if node is None and tid in names and spec.__class__ is _ndarray:
+                        # a new node of a value the tape kept (most): self.tensor's, inline
+                        kind, dtype_name = _dtype_words(spec.dtype)
+                        kinds[tid] = kind
+                        node = tensors[tid] = {
+                            "id": f"t{tid}", "type": "tensor", "tid": tid, "name": names[tid],
+                            "shape": list(spec.shape), "dtype": dtype_name, "preview": None,
+                            "data": None, "stats": None, "flags": [], "tapes": [t]}
+                        looked.add(tid)
+                        unmeasured.append((node, x))
                     # seen before, on this tape, its value looked at: nothing new
-                    if node is None or x._id not in looked or t not in node["tapes"]:
+                    elif node is None or tid not in looked or t not in node["tapes"]:
                         tensor(x, t)
             op["label"] = rec.label(names)
             op["rule"] = rule_text(op["doc"], [names[i] for i in input_ids])

@@ -24,7 +24,7 @@ class FrameRows(Sequence):
     Attributes:
         n_forward: how many forward frames come first.
         seed, result: those two frames' dicts.
-        rows: one ``Frames.backward_row`` per backward step: ``(op node, record
+        rows: one row of ``Frames.backward_rows`` per backward step: ``(op node, record
             index, [(output id, value)], [(input id, value)] by slot, [(tensor
             id, total value)])``, values as ``frames.value_of`` writes them.
     """

@@ -142,7 +142,7 @@ class Frames:
         self.check_forward(ops)
         seed = self.seed(n_ops)
         self.look_backward()
-        rows = [self.backward_row(i, step, n_ops) for i, step in enumerate(self.trace.steps)]
+        rows = self.backward_rows(n_ops)
         frames = FrameRows(self, n_ops, seed, rows, self.result(n_ops))
         return frames if not self.words else list(frames)
 
@@ -222,44 +222,51 @@ class Frames:
         return self.frame("seed", title, sentence, n_ops, nodes=[s["node"] for s in seeds],
                           cotangents=seeds)
 
-    def backward_row(self, i, step, n_ops):
-        """What backward step ``i`` moved, looked at once (previews, NaN checks, the
-        norms of what it sent): ``(op node, record index, [(output id, cotangent value)],
-        [(input id, contribution value)] by input slot, [(tensor id, total value)])``."""
-        rec = step.record
-        op = self.b.ops[tuple(rec.output_ids)]
-        seen = self.seen        # look_backward looked at them all: inspect is the fallback
-        bad = False
-        cotangents = []
-        for oid, g in zip(rec.output_ids, step.cotangents):
-            look = seen.get(id(g)) if g is not None else None
-            value, worse = (look[1], look[2]) if look is not None else self.inspect(g)[:2]
-            bad = bad or worse
-            cotangents.append((oid, value))
-        contributions, norms = [], []
-        op_id = op["id"]
-        for x_id, c in step.contributions:
-            look = seen.get(id(c)) if c is not None else None
-            if look is None or (look[3] is None and look[1] is not None):
-                value, worse, norm = self.inspect(c, with_norm=True)
-            else:
-                value, worse, norm = look[1], look[2], look[3]
-            bad = bad or worse
-            if c is not None:
-                norms.append((op_id, norm))
-            contributions.append((x_id, value))
-        k = n_ops + 1 + i
-        if bad:
-            self.backward_bad.append(k)
-        self.norms[k] = norms
-        totals = []
-        for x_id, total in step.totals.items():
-            look = seen.get(id(total)) if total is not None else None
-            totals.append((x_id, look[1] if look is not None else self.inspect(total)[0]))
-        return op, rec.index, cotangents, contributions, totals
+    def backward_rows(self, n_ops):
+        """What each backward step moved, looked at once (previews, NaN checks, the
+        norms of what it sent): per step ``(op node, record index, [(output id,
+        cotangent value)], [(input id, contribution value)] by input slot, [(tensor id,
+        total value)])``; steps with a NaN or an Inf go into ``backward_bad`` and the
+        norms of what each sent into ``norms``."""
+        ops, seen, inspect, norms_of = self.b.ops, self.seen, self.inspect, self.norms
+        rows = []
+        # look_backward looked at every value: inspect is the fallback
+        for i, step in enumerate(self.trace.steps):
+            rec = step.record
+            output_ids = rec[6]
+            op = ops[tuple(output_ids)]
+            bad = False
+            cotangents = []
+            for oid, g in zip(output_ids, step.cotangents):
+                look = seen.get(id(g)) if g is not None else None
+                value, worse = (look[1], look[2]) if look is not None else inspect(g)[:2]
+                bad = bad or worse
+                cotangents.append((oid, value))
+            contributions, norms = [], []
+            op_id = op["id"]
+            for x_id, c in step.contributions:
+                look = seen.get(id(c)) if c is not None else None
+                if look is None or (look[3] is None and look[1] is not None):
+                    value, worse, norm = inspect(c, with_norm=True)
+                else:
+                    value, worse, norm = look[1], look[2], look[3]
+                bad = bad or worse
+                if c is not None:
+                    norms.append((op_id, norm))
+                contributions.append((x_id, value))
+            k = n_ops + 1 + i
+            if bad:
+                self.backward_bad.append(k)
+            norms_of[k] = norms
+            totals = []
+            for x_id, total in step.totals.items():
+                look = seen.get(id(total)) if total is not None else None
+                totals.append((x_id, look[1] if look is not None else inspect(total)[0]))
+            rows.append((op, rec[0], cotangents, contributions, totals))
+        return rows
 
     def backward_frame(self, i, row, n_ops):
-        """The frame of backward step ``i`` from its ``backward_row``."""
+        """The frame of backward step ``i`` from its row (``backward_rows``)."""
         op, record, cotangents, contributions, totals = row
         cotangents = [self.named(oid, value) for oid, value in cotangents]
         entries = []
