@@ -164,8 +164,6 @@ def _frame_columns(frames, shapes):
     rows = []
     by_tid = {int(k[1:]): shape for k, shape in shapes.items()}
 
-    packed = {}      # (id of a value dict, tensor id) -> what it packs to: values repeat
-
     def pack(i, value):          # _pack_value, with the node's shape by tensor id
         if value is None or value.__class__ is not dict:
             return value
@@ -174,20 +172,11 @@ def _frame_columns(frames, shapes):
         return {"preview": value["preview"], "shape": value.get("shape")}
 
     for op, record, cotangents, contributions, totals in frames.rows:
-        out = []
-        for part in (cotangents, contributions, totals):
-            row = []
-            for i, value in part:
-                key = (id(value), i)
-                p = packed.get(key)
-                if p is None:
-                    p = packed[key] = (pack(i, value),)
-                row.append(p[0])
-            out.append(row)
         flat = []
-        for (x_id, _), p in zip(totals, out[2]):
-            flat += (x_id, p)
-        rows.append([op["order"], record, out[0], out[1], flat])
+        for x_id, value in totals:
+            flat += (x_id, pack(x_id, value))
+        rows.append([op["order"], record, [pack(i, v) for i, v in cotangents],
+                     [pack(i, v) for i, v in contributions], flat])
     return {"forward": frames.n_forward, "seed": _pack_frame(frames.seed, shapes),
             "backward": rows, "result": _pack_frame(frames.result, shapes)}
 
