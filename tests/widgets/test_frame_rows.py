@@ -53,3 +53,16 @@ def test_known_gradients_need_no_frames(replays):
     for k in (0, rows.frames.n_forward, rows.frames.n_forward + 1, n // 2 + n // 4, n - 2, n - 1, -1):
         assert grads_at(rows.data, k) == grads_at(words.data, k), k
     assert any(grads_at(rows.data, -1).values())
+
+
+def test_known_gradients_of_some_nodes_only(replays):
+    # what a long tape's overview picture asks: the gradients of the few nodes it draws
+    words, rows = replays
+    n = len(words.frames)
+    tensors = [nd["id"] for nd in words.nodes if nd["type"] == "tensor"]
+    only = set(tensors[::7]) | {"op3", "b2", "t1@op4"}
+    for k in (0, rows.frames.n_forward, n // 2 + n // 4, n - 2, -1):
+        full = grads_at(words.data, k)
+        want = {node: value for node, value in full.items() if node in only}
+        assert grads_at(rows.data, k, only) == grads_at(words.data, k, only) == want, k
+    assert grads_at(rows.data, -1, only)

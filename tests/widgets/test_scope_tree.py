@@ -12,7 +12,7 @@ import pytest
 import autodiff as ad
 from benchmarks.player import gru_tape, rnn_tape
 from widgets.player.drawing.png import MAX_WIDTH, replay_png
-from widgets.player.drawing.svg import node_sizes, overview, replay_svg
+from widgets.player.drawing.svg import _Sizes, node_sizes, overview, replay_svg
 from widgets.player.layout.graph_layout import graph_layout
 from widgets.player.layout.placement import OPEN_UP_TO, default_open, place
 from widgets.player.layout.scope_tree import MAX_CHILDREN, from_json, rep, reps
@@ -166,6 +166,19 @@ def test_the_static_forms_of_a_long_tape_are_its_overview(rnn):
     png, (width, height) = replay_png(rnn, -1)
     assert width <= MAX_WIDTH and width / height < 4   # readable 1,280 pixels wide
     assert len(png) < 200_000
+
+
+def test_a_page_replays_overview_sizes_each_node_as_node_sizes_does():
+    # a replay made for a page has no positions: the picture's overview asks _Sizes only
+    # for the nodes of its open boxes, each the size node_sizes gives it
+    tape, loss, variables = rnn_tape(1000)
+    page = replay(tape, loss, variables, geometry=False, words=False)
+    sizes, lazy = node_sizes(page.data), _Sizes(page.data)
+    assert len(lazy) == len(page.data["layout"]["copies"]) > 0    # copies only, at first
+    assert all(lazy[k] == v for k, v in sizes.items())
+    assert overview(page.data, lazy) is not None
+    with pytest.raises(KeyError):
+        lazy["b3"]
 
 
 def test_graph_layout_is_linear_in_the_records():

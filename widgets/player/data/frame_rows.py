@@ -62,20 +62,23 @@ class FrameRows(Sequence):
         i = k - self.n_forward - 1
         return self.maker.backward_frame(i, self.rows[i], self.n_forward)
 
-    def known(self, k):
+    def known(self, k, only=None):
         """Every gradient known at frame ``k`` (``frames.grads_at``) without making
-        the frames: the seed's, each backward step's totals, the result's."""
+        the frames: the seed's, each backward step's totals, the result's (``only``:
+        a set of the node ids wanted; None for all)."""
         k %= len(self)
         known = {}
         if k >= self.n_forward:
             known.update(self.seed["grads_new"])
+        wanted = None if only is None else {int(n[1:]) for n in only if n[:1] == "t"
+                                            and n[1:].isdigit()}
         for _, _, _, _, totals in self.rows[:max(0, k - self.n_forward)]:
             for x_id, value in totals:
-                if value is not None:
+                if value is not None and (wanted is None or x_id in wanted):
                     known[f"t{x_id}"] = value["preview"]
         if k == len(self) - 1:
             known.update(self.result["grads_new"])
-        return known
+        return known if only is None else {n: v for n, v in known.items() if n in only}
 
     def __eq__(self, other):
         if isinstance(other, (list, FrameRows)):

@@ -33,8 +33,9 @@ from .sentences import (backward_sentence, derivative, forward_sentence, record_
 __all__ = ["Frames", "preview", "value_of", "grads_at", "MAX_DATA"]
 
 
-def grads_at(data, k):
-    """Every gradient known at frame ``k`` of a replay dict: ``{node id: preview}``.
+def grads_at(data, k, only=None):
+    """Every gradient known at frame ``k`` of a replay dict: ``{node id: preview}``
+    (``only``: a set of the node ids wanted; None for all).
 
     >>> grads_at(r.data, -1)[f"t{x._id}"]
     '6.0'
@@ -42,11 +43,11 @@ def grads_at(data, k):
     frames = data["frames"]
     k = k % len(frames)
     if isinstance(frames, FrameRows):      # without making every frame
-        return frames.known(k)
+        return frames.known(k, only)
     known = {}
     for f in frames[:k + 1]:
         known.update(f.get("grads_new") or {})
-    return known
+    return known if only is None else {n: v for n, v in known.items() if n in only}
 
 
 class Frames:

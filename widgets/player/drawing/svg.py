@@ -51,7 +51,8 @@ def frame_state(data, k, only=None):
     frame = frames[k % len(frames)]
     done = frame["done_ops"]
     order = {n["id"]: n["order"] for n in data["nodes"] if n["type"] == "op"}
-    producer = {e["to"]: order[e["op"]] for e in data["edges"] if e["kind"] == "out"}
+    producer = {e["to"]: order[e["op"]] for e in data["edges"] if e["kind"] == "out"
+                and (only is None or e["to"] in only)}
     receiving = {c["node"] for c in frame["contributions"] if c["value"] is not None}
     highlighted = set(frame["nodes"])
     nodes = {}
@@ -99,10 +100,11 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
     data = getattr(replay, "data", replay)
     k = frame % len(data["frames"])
     f = data["frames"][k]
-    view = overview(data, node_sizes(data))
+    view = overview(data, _Sizes(data) if "nodes" not in data["layout"] else node_sizes(data))
     lay = (data if view is not None else with_geometry(data))["layout"]
-    state = frame_state(data, k, None if view is None else _shown(data, view))
-    grads = grads_at(data, k)
+    only = None if view is None else _shown(data, view)
+    state = frame_state(data, k, only)
+    grads = grads_at(data, k, only)
     top = 30.0 if caption else 0.0
     bottom = 40.0 if caption else 0.0
     W, H = (lay["width"], lay["height"]) if view is None else (view["width"], view["height"])
@@ -191,6 +193,21 @@ def node_sizes(data):
                 **{c["id"]: (c["w"], c["h"]) for c in lay.get("copies", ())}}
     return {**{n: (b["w"], b["h"]) for n, b in lay["nodes"].items()},
             **{c["id"]: (c["w"], c["h"]) for c in lay.get("copies", ())}}
+
+
+class _Sizes(dict):
+    """``node_sizes`` of a layout without geometry, each size made when first asked for:
+    an overview places the few nodes of its open boxes, not a long tape's 23,000."""
+
+    def __init__(self, data):
+        super().__init__((c["id"], (c["w"], c["h"])) for c in data["layout"].get("copies", ()))
+
+    def __missing__(self, node_id):
+        if node_id[:1] == "t":
+            return TENSOR_SIZE
+        if node_id[:2] == "op":
+            return OP_SIZE
+        raise KeyError(node_id)
 
 
 def title_text(frame):

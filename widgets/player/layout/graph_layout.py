@@ -62,14 +62,14 @@ def graph_layout(nodes, edges, aspect=ASPECT, geometry=True):
     >>> sorted(graph_layout(rep.nodes, rep.edges, geometry=False))
     ['copies', 'tree']
     """
-    sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
     ends, copies = _copy_inputs(edges)
-    for c in copies:
-        sizes[c["id"]] = COPY_SIZE
     tree = build_tree(nodes, edges, ends, copies)
     if not geometry:
         return {"copies": [{**c, "w": COPY_SIZE[0], "h": COPY_SIZE[1]} for c in copies],
                 "tree": tree.to_json()}
+    sizes = {n["id"]: TENSOR_SIZE if n["type"] == "tensor" else OP_SIZE for n in nodes}
+    for c in copies:
+        sizes[c["id"]] = COPY_SIZE
     rects, width, height = place(tree, sizes, set(range(len(tree.boxes))), aspect)
     n_inputs = {}
     for e in edges:

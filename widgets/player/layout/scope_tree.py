@@ -320,12 +320,13 @@ def from_json(boxes_json, nodes, edges, placed=None):
     depth = [len(ancestors(boxes, k)) for k in range(len(boxes))]
     left = {k: {} for k in range(len(boxes))}
     ends = drawn_ends(edges, home)
+    get = home.get
     for a, b in ends:
-        ha, hb = home.get(a), home.get(b)
+        ha, hb = get(a), get(b)
+        if ha == hb and placed is not None and ha not in placed:
+            continue          # inside a closed box: most edges of a long tape
         if ha is None or hb is None:
             continue
-        if placed is not None and ha == hb and ha not in placed:
-            continue          # inside a closed box: most edges of a long tape
         lca, ia, ib = _common(boxes, depth, ha, hb, a, b)
         if ia != ib and layer_of[ia] < layer_of[ib] and ia not in left[lca].setdefault(ib, []):
             left[lca][ib].append(ia)
@@ -344,10 +345,11 @@ def boxes_only(boxes_json):
 
 def drawn_ends(edges, home):
     """Each edge's drawn ``(from, to)``: a copy of a widely read input where there is one."""
+    copied = {item[:item.index("@")] for item in home if "@" in item}   # inputs with copies
     ends = []
     for e in edges:
         a = e["from"]
-        if e["kind"] == "in":
+        if a in copied and e["kind"] == "in":
             copy = f'{a}@{e["op"]}'
             if copy in home:
                 a = copy
