@@ -61,14 +61,20 @@ def scope_groups(nodes, edges, layout, scope_of):
                                  "members": [], "order": order[op]}
         g["ops"].append(op)
         group_of[op] = g
-    readers = {}
+    readers, produced = {}, set()
     for e in edges:
         g = group_of.get(e["op"])
-        if e["kind"] == "out" and g is not None:
-            g["members"].append(e["to"])
+        if e["kind"] == "out":
+            produced.add(e["to"])
+            if g is not None:
+                g["members"].append(e["to"])
         elif e["kind"] == "in":
-            readers.setdefault(e["from"], set()).add(g["id"] if g else None)
-    produced = {e["to"] for e in edges if e["kind"] == "out"}
+            gid = g["id"] if g else None
+            seen = readers.get(e["from"])
+            if seen is None:
+                readers[e["from"]] = {gid}
+            else:
+                seen.add(gid)
     by_id = {g["id"]: g for g in groups.values()}
     for tensor, gids in readers.items():   # an input read only inside one group
         if tensor not in produced and len(gids) == 1 and None not in gids:

@@ -41,15 +41,25 @@ def rule_text(doc, inputs):
     'd/dv0 sin v0 = cos v0'
     """
     inputs = tuple(inputs)
-    if len(inputs) > len(_SLOTS) or _ODD.search("".join(inputs)):   # one mark is one character
+    n = len(inputs)
+    if n > len(_SLOTS) or _ODD.search("".join(inputs)):   # one mark is one character
         return _rule_text(doc, inputs)
     # The rule written once per (doc, number of inputs) with stand-ins for the names,
     # which then go in: a long tape has a few rules but a new name in every record.
     # A name holds no stand-in's mark, so putting one in cannot make another.
-    template = _rule_text(doc, _SLOTS[:len(inputs)])
-    for slot, name in zip(_SLOTS, inputs):
-        template = template.replace(slot, name)
+    found = _TEMPLATES.get((doc, n))
+    if found is None:
+        if len(_TEMPLATES) > 4096:
+            _TEMPLATES.clear()
+        template = _rule_text(doc, _SLOTS[:n])
+        found = _TEMPLATES[doc, n] = (template, [k for k in range(n) if _SLOTS[k] in template])
+    template, present = found
+    for k in present:          # only the stand-ins the rule holds (none in a plain doc line)
+        template = template.replace(_SLOTS[k], inputs[k])
     return template
+
+
+_TEMPLATES = {}     # (doc, number of inputs) -> (rule with stand-ins, the stand-ins in it)
 
 
 # Stand-ins for names: no space and no mark in them, so the rule comes out the same
