@@ -4,8 +4,9 @@
     >>> loaded = ad.saved_model.load("saved_model")    # in any process, no Python code needed
 
 Reading order: ``save.py`` (what is saved, and the format), ``load.py``
-(reading it back, checked at every step), ``file_format.py`` (graphs to
-JSON and back), ``control_flow.py`` (a control-flow node's subgraphs and
+(reading it back, checked at every step), ``upgrade.py`` (an older format
+version's graphs rewritten as the current one reads them),
+``file_format.py`` (graphs to JSON and back), ``control_flow.py`` (a control-flow node's subgraphs and
 layout in that JSON), ``checked_json.py`` (JSON read without trusting it: every
 key checked, one error type), ``arrays.py`` (variables in a ``.npz`` read
 without pickle), ``store.py`` (the directory layout, and publishing a save

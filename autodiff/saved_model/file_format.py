@@ -32,11 +32,12 @@ from . import control_flow
 from .checked_json import (FormatError, check_keys, decode_dtype, decode_shape, field, list_of,
                            short_repr, short_text)
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "JSON_FILE", "ARRAYS_FILE", "IDENTITY_N", "Writer",
-           "Reader", "FormatError"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "OLDEST_VERSION", "JSON_FILE", "ARRAYS_FILE",
+           "IDENTITY_N", "Writer", "Reader", "FormatError"]
 
 FORMAT_NAME = "autodiff.saved_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2     # written by save; 2 since LSTMGates returns tanh(c) apart (upgrade.py)
+OLDEST_VERSION = 1     # the oldest that load reads (upgrade.py lifts it)
 JSON_FILE = "saved_model.json"
 ARRAYS_FILE = "variables.npz"
 

@@ -6,10 +6,11 @@ files (``safe_files.py``: regular files inside the directory, never
 through a link), reads its ``saved_model.json`` (bounded in size and depth,
 every key checked: ``checked_json.py``) and only the ``variables.npz``
 members it refers to (``arrays.py``: sizes checked before anything
-inflates, never a pickle), checks the format name and version, rebuilds
-the variables and constants (every array must have the shape and dtype the
-JSON promises), and rebuilds each traced graph through the op registry
-(``file_format.Reader``). Last, the JSON's SHA-256 must be the one the
+inflates, never a pickle), checks the format name and version (an older
+version's graphs are first rewritten as the current version reads them:
+``upgrade.py``), rebuilds the variables and constants (every array must
+have the shape and dtype the JSON promises), and rebuilds each traced graph
+through the op registry (``file_format.Reader``). Last, the JSON's SHA-256 must be the one the
 pointer recorded when it was saved: a corruption that still parses (a
 digit of a shape, a letter of a name) is caught there. The result is a
 ``LoadedModel``: each saved function is an attribute that picks the trace
@@ -30,12 +31,12 @@ from ..models.module import Module
 from ..tracing.function import ConcreteFunction
 from ..tracing.polymorphic import fits
 from ..tracing.signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
-from . import store
+from . import store, upgrade
 from .arrays import ArrayFile
 from .checked_json import (FormatError, check_keys, decode_dtype, decode_shape, field, parse_json,
                            short_repr, short_text)
-from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, Reader,
-                          decode_structure)
+from .file_format import (ARRAYS_FILE, FORMAT_NAME, FORMAT_VERSION, JSON_FILE, OLDEST_VERSION,
+                          Reader, decode_structure)
 from .safe_files import MissingFileError, UnsafeFileError
 
 __all__ = ["load", "LoadedModel", "LoadedFunction", "FormatError", "MissingFileError",
@@ -162,10 +163,12 @@ def _load(path, document, arrays):
     if field(document, "format", str, "$") != FORMAT_NAME:
         raise FormatError(f"$.format: {short_repr(document['format'])} is not {FORMAT_NAME!r}")
     version = field(document, "version", int, "$")
-    if version != FORMAT_VERSION:
-        raise FormatError(f"$.version: format version {version} is not supported (this "
-                          f"autodiff reads version {FORMAT_VERSION})")
+    if not OLDEST_VERSION <= version <= FORMAT_VERSION:
+        newer = " (a newer autodiff wrote it)" if version > FORMAT_VERSION else ""
+        raise FormatError(f"$.version: format version {version} is not supported{newer}: this "
+                          f"autodiff reads versions {OLDEST_VERSION} to {FORMAT_VERSION}")
     check_keys(document, "$", TOP_KEYS)
+    document = upgrade.to_current(document, version)   # version 1's LSTM gradients
     field(document, "custom_gradients", bool, "$")   # how it was saved; nothing to rebuild
     variables = []
     for i, entry in enumerate(field(document, "variables", list, "$")):

@@ -24,13 +24,14 @@ time on the smallest shape it allows (unknown rank: a scalar; unknown
 size: 1); call the function on the shapes you need before saving (graphs
 are specialized to shapes, see ``tracing/function.py``).
 
-The format (version 1): two files, never a pickle, in a version directory
+The format (version 2): two files, never a pickle, in a version directory
 that ``export_dir/saved_model.current`` names (the layout and how a save is
-published atomically: ``store.py``).
+published atomically: ``store.py``). Version 1 differed only in the LSTM
+ops' outputs and inputs; ``load`` still reads it (``upgrade.py``).
 
 ``saved_model.json`` (human-readable)::
 
-    {"format": "autodiff.saved_model", "version": 1,
+    {"format": "autodiff.saved_model", "version": 2,
      "custom_gradients": true,
      "variables": [{"name": "dense/kernel", "shape": [5, 10], "dtype": "float32",
                     "trainable": true, "array": "variable_0"}],

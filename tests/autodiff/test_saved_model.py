@@ -284,7 +284,7 @@ def test_truncated_files_name_the_file(saved):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(version=2), "format version 2 is not supported"),
+    (lambda d: d.update(version=3), "format version 3 is not supported"),
     (lambda d: d.update(format="something else"), r"\$.format: 'something else' is not"),
     (lambda d: d.pop("variables"), "the key 'variables' is missing"),
     (lambda d: d["variables"][0].update(shape=[9, 9]),
