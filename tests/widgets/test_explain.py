@@ -380,37 +380,3 @@ def test_explaining_a_device_tape_after_its_backend_block(name):
     assert explain_none_gradient(tape, y, x).reason == "not_none"    # runs a sweep on `name`
     assert explain_none_gradient(tape, z, x).reason == "stop_gradient"
     assert explain_none_gradient(tape, w, x, history=history).reason == "left_library"
-
-
-def test_explain_each_answers_what_explain_none_gradient_answers_source_by_source():
-    # one tape, several None gradients for different reasons: the sweeps shared between
-    # the sources must not change any answer
-    w = ad.Variable([1.0, 2.0], name="w")
-    frozen = ad.Variable(1.0, name="frozen", trainable=False)
-    cut = ad.Variable(3.0, name="cut")
-    cut2 = ad.Variable(4.0, name="cut2")
-    stopped = ad.Variable(0.5, name="stopped")
-    x = ad.constant(2.0)
-    with ad.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        h = ad.reduce_sum(w * x) + frozen
-        back = ad.constant((cut * 1.0).numpy() * 2.0)      # the value left the library
-        back2 = ad.constant((cut2 + 1.0).numpy())
-        y = h * back * back2 + ad.stop_gradient(stopped * 3.0) + ad.constant(1.0)
-    sources = [frozen, cut, stopped, cut2, w, x, "not a tensor"]
-    names = ["f", "c", "s", "c2", "w", "x", "?"]
-    from widgets.explain.none_gradient import explain_each
-    got = explain_each(tape, y, sources, source_names=names, target_name="loss")
-    for source, name, answer in zip(sources, names, got):
-        try:
-            want = explain_none_gradient(tape, y, source, source_name=name, target_name="loss")
-        except TypeError as exc:
-            assert isinstance(answer, TypeError) and str(answer) == str(exc)
-            continue
-        assert (answer.reason, answer.message, answer.path) == (want.reason, want.message,
-                                                                 want.path)
-    reasons = [a.reason for a in got[:6]]
-    assert reasons == ["not_trainable", "not_recorded", "stop_gradient", "not_recorded",
-                       "not_none", "not_none"]
-    assert "c2" in got[3].message and isinstance(got[6], TypeError)
-    assert _gradient(tape, y, cut) is None and _gradient(tape, y, stopped) is None

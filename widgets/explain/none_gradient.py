@@ -178,6 +178,10 @@ def explain_each(tape, target, sources, history=None, source_names=None, target_
     """
     shared, out = {}, []
     names = list(source_names) if source_names is not None else [None] * len(sources)
+    frame = sys._getframe(1)   # unnamed tensors take the caller's names, as one by one
+    target_name = target_name or _caller_name(target, frame)
+    names = [name or _caller_name(source, frame) for source, name in zip(sources, names)]
+    del frame
     for source, name in zip(sources, names):
         try:
             _check(target, source)
