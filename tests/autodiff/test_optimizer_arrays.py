@@ -139,8 +139,9 @@ def test_a_snapshot_read_before_a_step_keeps_its_value():
 
 def test_values_and_slots_assigned_between_steps_are_the_ones_stepped():
     """A group's next step reads the last step's flat arrays only while every value and
-    slot is still its view (flat_step.py): values and slots assigned in between (with
-    new arrays, or written in place) step as the op-by-op rule steps them."""
+    slot is still its view (flat_step.py): a value and a slot assigned in between
+    (``assign``, ``assign_add``: each stores a new array) step as the op-by-op rule
+    steps them."""
     def run(make):
         a, b = ad.Variable([1.0, -2.0, 0.5]), ad.Variable([[3.0], [0.25]])
         optimizer = make()

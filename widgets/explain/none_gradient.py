@@ -194,7 +194,8 @@ def explain_each(tape, target, sources, history=None, source_names=None, target_
 
 def _check(target, source):
     if not isinstance(target, Tensor):
-        raise TypeError(f"explain_none_gradient: target must be a Tensor, got {type(target).__name__}")
+        raise TypeError(f"explain_none_gradient: target must be a Tensor, "
+                        f"got {type(target).__name__}")
     if not isinstance(source, Tensor):
         raise TypeError(f"explain_none_gradient: source must be a Tensor or Variable, "
                         f"got {type(source).__name__}")
