@@ -25,6 +25,10 @@ record: ``_Shapes`` reads them from the shapes the file does record (arguments, 
 ``BroadcastTo``/``Reshape`` params) and from how the LSTM ops pass them on. A version-1
 LSTM gradient whose shapes cannot be read that way is refused with a FormatError.
 
+Models saved between commit a34adef and the change to version 2 say version 1 but already
+hold the new ops; a graph with a 7-input ``LSTMGatesGrad`` or a reference to an
+``LSTMGates`` output 3 is therefore left as it is.
+
 Only what is well formed is rewritten; everything else is left as it is for the Reader to
 refuse, and no reference changes from valid to invalid or back (node indices move by the
 nodes inserted before them, in order). Nothing here runs anything from the file.
@@ -69,7 +73,7 @@ def _lift_graph(graph, constants, where):
     gates = {i for i, node in enumerate(nodes) if _is(node, GATES)}
     grads = {i for i, node in enumerate(nodes)
              if _is(node, GATES_GRAD) and len(node["inputs"]) == V1_GRAD_INPUTS}
-    if not gates and not grads:
+    if not (gates or grads) or _has_version_2_ops(graph, nodes, gates):
         return
     n = len(nodes)
 
@@ -122,6 +126,16 @@ def _lift_graph(graph, constants, where):
     graph["nodes"] = lifted
     if "outputs" in graph:
         graph["outputs"] = _map_output_refs(graph["outputs"], moved)
+
+
+def _has_version_2_ops(graph, nodes, gates):
+    """Whether the graph already holds the version-2 LSTM ops: a 7-input gradient, or a
+    reference to a gates node's ``tc`` (output 3). Models saved between a34adef and the
+    change of version number say version 1 but were written with the new ops."""
+    refs = [ref for node in nodes if isinstance(node, dict) for ref in _inputs(node)]
+    return any(_is(node, GATES_GRAD) and len(node["inputs"]) == 7 for node in nodes) or \
+        any(_node_ref(ref, None) is not None and ref[1] in gates and ref[2] == 3
+            for ref in refs + _output_refs(graph.get("outputs")))
 
 
 def _lift_grad(node, i, gates, shapes, new_index, moved, position, where):

@@ -112,6 +112,24 @@ def _edit(path, edit):
     _reseal(path)
 
 
+def test_a_version_1_file_written_with_the_new_lstm_ops_loads_unchanged(tmp_path):
+    # Saved between a34adef and the change to version 2: version 1 with 4-output gates and
+    # 7-input gradients. The writer differs from today's only in the number: relabel one.
+    module = make.WithGradients()
+    x, y = (ad.constant(a) for a in make.inputs())
+    calls = [("gradients", (x,)), ("second_order", (x,)), ("train_step", (x, y))]
+    ad.saved_model.save(module, str(tmp_path / "m"))
+    before = [[t.numpy() for t in ad.nest.flatten(getattr(module, name)(*args))]
+              for name, args in calls]
+    _edit(tmp_path / "m", lambda d: d.update(version=1))
+    assert ("LSTMGatesGrad", 7) in _ops(_json(tmp_path / "m"), "gradients")
+    loaded = ad.saved_model.load(str(tmp_path / "m"))
+    after = [[t.numpy() for t in ad.nest.flatten(getattr(loaded, name)(*args))]
+             for name, args in calls]
+    assert [[a.tobytes() for a in call] for call in after] == \
+        [[b.tobytes() for b in call] for call in before]
+
+
 @pytest.mark.parametrize("version, message", [
     (3, r"\$.version: format version 3 is not supported \(a newer autodiff wrote it\): this "
         r"autodiff reads versions 1 to 2"),
@@ -157,7 +175,7 @@ def test_references_keep_their_meaning_around_the_inserted_nodes():
              {"op": "LSTMGatesGrad", "inputs": [["node", 0, 2], ["arg", 1], ["node", 0, 0],
                                                 ["node", 0, 1], ["node", 1, 0]], "params": {}},
              {"op": "AddV2", "inputs": [["node", 2, 1], ["node", 0, 1]], "params": {}},
-             {"op": "Neg", "inputs": [["node", 0, 3]], "params": {}},          # invalid: 3 outputs
+             {"op": "Neg", "inputs": [["node", 0, 5]], "params": {}},          # invalid: 3 outputs
              {"op": "Neg", "inputs": [["node", 9, 0]], "params": {}}]          # invalid: later node
     document = _graph(nodes, [z, state], {"list": [{"ref": ["node", 0, 2]},
                                                    {"ref": ["node", 3, 0]}]})
@@ -174,9 +192,12 @@ def test_references_keep_their_meaning_around_the_inserted_nodes():
          "inputs": [["node", 0, 2], ["node", 0, 3], ["arg", 1], ["node", 0, 0], ["node", 0, 1],
                     ["node", 3, 0], ["node", 4, 0]]},
         {"op": "AddV2", "inputs": [["node", 5, 1], ["node", 0, 1]], "params": {}},
-        {"op": "Neg", "inputs": [["node", 0, 4]], "params": {}},
+        {"op": "Neg", "inputs": [["node", 0, 6]], "params": {}},
         {"op": "Neg", "inputs": [["node", 12, 0]], "params": {}}]
     assert graph["outputs"] == {"list": [{"ref": ["node", 1, 0]}, {"ref": ["node", 6, 0]}]}
+    # a graph that reads tc (output 3) was written with the version-2 ops: left as it is
+    nodes[4]["inputs"] = [["node", 0, 3]]
+    assert upgrade.to_current(copy.deepcopy(document), 1) == document
 
 
 WRONG_VALUES = [None, -1, 2 ** 70, "x", [], {}, True, [[["deep"]]], {"ref": ["node", 9, 9]},
