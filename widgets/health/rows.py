@@ -76,6 +76,8 @@ NAN_RULES = {"nan_weights", "nan_made", "nan_fed", "nan_gradient"}   # status "n
 def _array(value):
     """A tensor's (or an array's) value as a NumPy array; None for a placeholder."""
     value = getattr(value, "_value", value)
+    if value.__class__ is np.ndarray:      # NumPy's own array (most): as it is
+        return value
     if value is None or isinstance(value, ArraySpec):
         return None
     return np.asarray(backend.to_numpy(value))

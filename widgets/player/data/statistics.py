@@ -34,6 +34,8 @@ CHUNK = 1 << 18          # numbers per block in many_stats (1 MB of float32: in 
 
 def _array(tensor):
     value = getattr(tensor, "_value", None)
+    if value.__class__ is np.ndarray:      # NumPy's own array (most): as it is
+        return value
     if value is None or not hasattr(value, "dtype") or not hasattr(value, "size"):
         return None
     return np.asarray(backend.to_numpy(value))
