@@ -54,11 +54,14 @@ def sum_to(g, shape, n_batch):
             g = ops.reduce_sum(g, axis=list(range(n_new)))
         axes = [a - n_new for a in axes[n_new:]]
         return ops.reduce_sum(g, axis=axes, keepdims=True) if axes else g
+    # The Sum op itself: ``axes`` are sorted and non-negative already, as reduce_sum would
+    # make them (its checks are for a user's axis argument; 9 us a call)
     if len(axes) == n_new:   # only new axes: summed away, nothing to reshape (a bias's case)
-        return ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes])
-    summed = ops.reduce_sum(g, axis=[a - len(g_shape) for a in axes], keepdims=True)
+        return _SUM(g, axis=tuple(axes), keepdims=False)
+    summed = _SUM(g, axis=tuple(axes), keepdims=True)
     return summed if not n_new else ops.reshape(summed, g_shape[:n_batch] + tuple(shape))
 
 
 from . import ops  # noqa: E402
 from .ops import open_sizes  # noqa: E402
+from .ops.reduce import SUM as _SUM  # noqa: E402

@@ -59,11 +59,12 @@ class TapeRecord(tuple):
     def label(self, names=None):
         """A readable form such as ``'v0 * v1'`` (names: id -> display name)."""
         names = names or {}
-        args = [names.get(i, f"v{i}") for i in self.input_ids]
-        template = self.primitive.label
+        # by position (a record is a tuple): primitive, params, input ids
+        args = [names[i] if i in names else f"v{i}" for i in self[5]]
+        template = self[1].label
         if template is None:
-            return f"{self.op_type}({', '.join(args)})"
-        return template.format(*args, **self.params)
+            return f"{self[1].name}({', '.join(args)})"
+        return template.format(*args, **self[4]) if self[4] else template.format(*args)
 
     def __repr__(self):
         outs = ", ".join(f"v{i}" for i in self.output_ids)

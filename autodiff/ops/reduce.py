@@ -54,8 +54,10 @@ def _keep_dims(g, x, ans, axis):
     n_batch = g._value.ndim - ans._value.ndim
     if not n_batch and _open.open_sized(x):
         return _open.keep_dims(g, x, axis)
-    kept = tuple(1 if i in axis else d for i, d in enumerate(x._value.shape))
-    return reshape(g, g._value.shape[:n_batch] + kept)
+    kept = g._value.shape[:n_batch] + tuple(1 if i in axis else d
+                                            for i, d in enumerate(x._value.shape))
+    # keepdims=True left g in that shape already: no Reshape (as sum_to makes none)
+    return g if g._value.shape == kept else reshape(g, kept)
 
 
 def _spread(g, x, ans, axis):
@@ -142,7 +144,9 @@ def _mean_grad(g, x, ans, axis):
         return _spread(g, x, ans, axis) / _open.count(x, axis, g.dtype)
     if n > 65504 and g.dtype.name == "float16":  # n itself is inf in float16: scale by 1/n
         return _spread(g, x, ans, axis) * (1.0 / n)
-    return _spread(g, x, ans, axis) / n
+    # RealDiv itself: ``/``'s operand checks (true division of integers) cannot apply to a
+    # float cotangent, and n takes its dtype either way
+    return DIV(_spread(g, x, ans, axis), n)
 
 
 def _mean_forward(xp, x, axis, keepdims=False):
@@ -337,7 +341,7 @@ def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
     return _arg(ARGMIN, input, axis, output_type)
 
 
-from .elementwise import abs, cast, exp, log  # noqa: E402,A004
+from .elementwise import DIV, abs, cast, exp, log  # noqa: E402,A004
 from .predicates import equal, where  # noqa: E402
 from .creation import zeros, zeros_like  # noqa: E402
 from .shape import STOP_GRADIENT, broadcast_gradient_to, reshape, transpose  # noqa: E402
