@@ -118,6 +118,11 @@ class Program:
             return self._pack(iter(fused.call(backend.xp, *arrays)))
         return self._pack(iter(self.call(backend.xp, *arrays)))
 
+    def fused_call(self):
+        """The fused form's one-call function (``fused/fast.py``: the argument Tensors in, the
+        outputs out, or None for a call it was not written for); None without one."""
+        return getattr(for_program(self), "fast", None)
+
     def call(self, xp, *arrays):
         """The program on raw arrays; returns a tuple of arrays (how an enclosing program
         calls a branch or a loop body)."""

@@ -95,6 +95,7 @@ class ConcreteFunction:
         self._jit_compile = bool(jit_compile)
         self._arg_names = arg_names
         self._program = None   # the compiled Program, or the error compiling it raised
+        self._fast = None      # experimental_fuse: its one-call function, False if none
         self._sized = {}       # other sizes' programs, when the trace serves every size
         self._warned = False
         self.serves_any_size = False   # True once checked to serve every size (polymorphic.py)
@@ -108,13 +109,20 @@ class ConcreteFunction:
         # A compiled program computes on raw arrays, which no tape could record:
         # while anything records in this thread, replay the graph op by op instead.
         if self._jit_compile and not _tape.thread_state.active:
+            if self._fast:   # the traced shapes, fused: one Python function (fused/fast.py)
+                results = self._fast(flat_tensors)
+                if results is not None:
+                    return results
             program = self._program
             if program is None or isinstance(program, Exception):
                 program = self._compiled_or_none()
             if program is not None and self.serves_any_size:
                 program = self._sized_program(flat_tensors, program)
             if program is not None:
-                return program.run(flat_tensors, fuse=self._fuse)
+                results = program.run(flat_tensors, fuse=self._fuse)
+                if self._fuse and self._fast is None and program is self._program:
+                    self._fast = program.fused_call() or False
+                return results
         return self.graph.run(flat_tensors)
 
     def _sized_program(self, flat_tensors, program):
@@ -219,6 +227,7 @@ class Function:
         self._keys_by_shapes = {}   # tensor-only calls: ((shape, dtype), ...) -> signature key
         self._by_general = {}       # a key with None sizes -> the first trace made for it
         self._retrace_warnings = 0
+        self._fast = None   # the last call's trace's fused one-call function (see __call__)
         functools.update_wrapper(self, python_function, updated=())
         try:
             names = list(inspect.signature(python_function).parameters)
@@ -259,6 +268,19 @@ class Function:
         return bound
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs and not _tape.thread_state.active:
+            # The same trace as the last call's, fused (compiler/fused/fast.py): its function
+            # checks every argument (Tensors of the traced shapes and dtypes) or returns None.
+            # Nothing else was looked up since, so the trace is the most recently used.
+            try:
+                results = fast(args)
+            except BaseException:
+                self._recent.append(False)   # as the path below would have noted the call
+                raise
+            if results is not None:
+                self._recent.append(False)
+                return results
         shapes = None
         if not kwargs and self._input_signature is None:
             # The commonest call, f(x, y) on tensors: found by shapes and dtypes alone,
@@ -276,7 +298,10 @@ class Function:
             if concrete is not None:
                 self._concrete.move_to_end(key)
                 self._recent.append(False)   # _note_call(traced=False): nothing to warn
-                return concrete._run(args)
+                results = concrete._run(args)
+                if not concrete.serves_any_size:
+                    self._fast = concrete._fast or None
+                return results
         structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
         count = self._tracing_count
         concrete = self._concrete_for(structure)
@@ -328,6 +353,7 @@ class Function:
             self._concrete_for(bind(args, {}, self._input_signature, self._arg_names, self._name))
 
     def _concrete_for(self, structure):
+        self._fast = None   # the cache may change: the next call looks its trace up
         description = describe(structure)
         key = key_of(description)
         concrete = self._concrete.get(key)
@@ -432,6 +458,7 @@ def _evictor(function_ref, key):
         fn = function_ref()
         if fn is not None:
             fn._concrete.pop(key, None)
+            fn._fast = None
     return evict
 
 

@@ -7,7 +7,7 @@ runs by default; this package rewrites a copy of it. This file finds the
 chains and rewrites the program's lines; ``reroll.py`` finds the repeating
 ops in a chain and cuts it into kernels; ``source.py`` writes each kernel's
 source; ``kernels.py`` compiles it; ``runs.py`` joins kernels called in a
-row into one call.
+row into one call; ``fast.py`` writes the function a call with the traced shapes runs.
 
 - a *chain* is a run of consecutive lines of the program's main function,
   each an elementwise expression (``+ - * /``, unary ``-``, ``xp.sin``,
@@ -63,6 +63,7 @@ import numpy as np
 from ... import backend
 from ...ops.reduce import SUM
 from ...tape import AutodiffWarning
+from .fast import one_call
 from .kernels import compile_all, loads
 from .reroll import plan
 from .runs import join, stays_in_run
@@ -92,8 +93,8 @@ def available():
 class Fused:
     """A program's fused form: ``.source`` (the Python that calls the kernels), ``.kernels``
     (each chain's numba source), ``.drivers`` (the sources that call kernels in a row),
-    ``.compiled`` (how many kernels were new, not reused), ``.compile_seconds`` and
-    ``call(xp, *arrays)``."""
+    ``.compiled`` (how many kernels were new, not reused), ``.compile_seconds``,
+    ``call(xp, *arrays)`` and ``.fast`` (``fast.py``: Tensors in, Tensors out; ``.fast_source``)."""
 
     def __init__(self, program, fn, source, kernels, arg_shapes, seconds):
         self.program, self._fn, self.source, self.kernels = program, fn, source, kernels
@@ -150,6 +151,7 @@ def fuse(program):
                   [tuple(shape) for shape, _ in program.graph.arg_specs], 0.0)
     fused.compiled, fused.drivers = compiled, drivers   # kernels new to this process
     _warm(fused, program)
+    fused.fast_source, fused.fast = one_call(program, fn_def, namespace, dispatchers)
     fused.compile_seconds = time.perf_counter() - start
     return fused
 
