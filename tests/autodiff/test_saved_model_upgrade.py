@@ -200,6 +200,29 @@ def test_references_keep_their_meaning_around_the_inserted_nodes():
     assert upgrade.to_current(copy.deepcopy(document), 1) == document
 
 
+def test_graphs_nested_in_control_flow_and_custom_gradients_are_lifted_too():
+    state = {"shape": [1, 3], "dtype": "float32"}
+    inner = {"args": [{"shape": [1, 12], "dtype": "float32"}, state],
+             "nodes": [{"op": "LSTMGates", "inputs": [["arg", 0], ["arg", 1]], "params": {}},
+                       {"op": "LSTMGatesGrad", "params": {}, "inputs": [
+                           ["node", 0, 2], ["arg", 1], ["node", 0, 0], ["node", 0, 1],
+                           ["arg", 0]]}],   # (a 12-wide d_act: the op would refuse it; sliced)
+             "outputs": {"ref": ["node", 1, 0]}}
+    nodes = [{"op": "While", "inputs": [], "control_flow": {
+                 "subgraphs": [{"label": "body", "graph": copy.deepcopy(inner)}]}},
+             {"op": "WhileGrad", "inputs": [], "gradient_of": {"op": "While", "control_flow": {
+                 "subgraphs": [{"label": "body", "graph": copy.deepcopy(inner)}]}}},
+             {"op": "IdentityN", "inputs": [], "custom_gradient": {"graph": copy.deepcopy(inner)}}]
+    lifted = upgrade.to_current(_graph(nodes, [], {"list": []}), 1)
+    lifted = lifted["functions"]["f"]["traces"][0]["graph"]["nodes"]
+    for graph in (lifted[0]["control_flow"]["subgraphs"][0]["graph"],
+                  lifted[1]["gradient_of"]["control_flow"]["subgraphs"][0]["graph"],
+                  lifted[2]["custom_gradient"]["graph"]):
+        assert [(n["op"], len(n["inputs"])) for n in graph["nodes"]] == [
+            ("LSTMGates", 2), ("StridedSlice", 1), ("StridedSlice", 1), ("LSTMGatesGrad", 7)]
+        assert graph["outputs"] == {"ref": ["node", 3, 0]}
+
+
 WRONG_VALUES = [None, -1, 2 ** 70, "x", [], {}, True, [[["deep"]]], {"ref": ["node", 9, 9]},
                 ["node", 0, 2], ["node", 13, 3], ["const", 0]]
 
