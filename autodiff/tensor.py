@@ -366,6 +366,10 @@ def _convert_python_unchecked(value, dtype):
         if lossy and not _empty_literal(value):   # [] has no element to lose: any dtype
             raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name} without "
                             f"losing information (autodiff never casts implicitly)")
+    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+        # A copy, as TensorFlow makes: writing to the user's array later changes neither
+        # this tensor, nor a tape that saved it, nor a trace that captured it.
+        return backend.xp.array(value, dtype=dtype._np, copy=True)
     return backend.xp.asarray(value, dtype=dtype._np)
 
 
