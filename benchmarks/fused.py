@@ -13,7 +13,7 @@ table gives each one's median and range in microseconds per op
 
 - one call, right after the others' (``numpy``, ``jit``, ``fused``): its code
   and data start cold in the caches; on this VM that costs the fused program
-  about 70-80 us a call (benchmarks/README.md says where it goes);
+  about 45-50 us a call (benchmarks/README.md says where it goes);
 - ``K`` calls in a row (``numpy xK``, ...; ``--back-to-back K``, 0 for none),
   per call: caches warm, as in a training loop that does little else.
 
