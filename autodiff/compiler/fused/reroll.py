@@ -5,7 +5,7 @@ gives a chain of 1,500 ops, and its gradient one of about as many. Written
 straight into a kernel, such a chain is thousands of lines of machine code run
 once per call: a call that starts with cold caches spends most of its time
 fetching them, and LLVM takes seconds to compile them. This module finds the
-repetitions and describes each run of them as a ``Loop``; ``kernels.py``
+repetitions and describes each run of them as a ``Loop``; ``source.py``
 writes a Loop as an outer loop over the repetitions around one period's body.
 A chain that computes, for each element, (``c0``, ``c1``: constants)::
 
