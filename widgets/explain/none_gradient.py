@@ -98,6 +98,12 @@ class _Case:
             self.shared["producer"] = {o: rec for rec in self.records for o in rec.output_ids}
         return self.shared["producer"]
 
+    def once(self, key, make):
+        """``make()``, made for the first case and kept in ``shared`` for the others."""
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
+
     def watched_variables(self):
         if "variables" not in self.shared:
             self.shared["variables"] = list(self.tape.watched_variables())
@@ -321,11 +327,11 @@ def _entry(c, records, producer, after):
     not watch, made after tensor ``after`` (ids grow as tensors are made): where a value
     computed from the source came back into the tape's view, as ``ad.constant(m.numpy())``
     does. None when there is no such value."""
-    needed = c.needed()
-    variables = {v._id for v in c.watched_variables()}
-    found = [i for k in needed for i in records[k].input_ids
-             if i > after and i not in producer and i not in c.watched and i not in variables]
-    return min(found, default=None)
+    def outside():      # ids the target's records read that nothing on the tape made
+        variables = {v._id for v in c.watched_variables()}
+        return [i for k in c.needed() for i in records[k].input_ids
+                if i not in producer and i not in c.watched and i not in variables]
+    return min((i for i in c.once("outside", outside) if i > after), default=None)
 
 
 def _explain_stop(c, rec, parent):
@@ -348,8 +354,8 @@ def _explain_gap(c, reached, parent):
     """The source is watched, but no records lead from it to the target: heuristics."""
     s, t = c.s, c.t
     records = c.records
-    stop = next((rec for rec in records
-                 if rec.op_type == "StopGradient" and rec.output_ids[0] in reached), None)
+    stops = c.once("stops", lambda: [rec for rec in records if rec.op_type == "StopGradient"])
+    stop = next((rec for rec in stops if rec.output_ids[0] in reached), None)
     if stop is not None:
         return _explain_stop(c, stop, parent)
     producer = c.producer()
@@ -360,7 +366,8 @@ def _explain_gap(c, reached, parent):
         source_side = _chain(parent, last, c.name)
     entry = _entry(c, records, producer, last)
     if entry is not None:      # the value that came back, e.g. ad.constant(m.numpy())
-        target_side = _chain(_forward(records, entry)[1], c.tid, c.name)
+        target_side = _chain(c.once(("forward", entry), lambda: _forward(records, entry))[1],
+                             c.tid, c.name)
     else:
         target_side, end = [], c.tid
         while end in producer:
@@ -373,8 +380,8 @@ def _explain_gap(c, reached, parent):
     gap = PathStep(None, gap_from, target_side[0].via if target_side else t, "gap",
                    "not recorded by this tape")
     path = source_side + [gap] + target_side
-    on_target_side = c.needed()
-    target_reads = {i for k in on_target_side for i in records[k].input_ids}
+    target_reads = c.once("target_reads", lambda: {i for k in c.needed()
+                                                   for i in records[k].input_ids})
     variables = [v for v in c.watched_variables() if v._id in target_reads and v._id != c.sid]
     if isinstance(c.source, Variable) and variables \
             and not any(c.sid in rec.input_ids for rec in records):
