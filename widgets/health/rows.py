@@ -226,10 +226,14 @@ class _Index:
         self.fwd = frames[first["forward"]] if first.get("forward") is not None else None
         self.bwd = frames[first["backward"]] if first.get("backward") is not None else None
         self.lost = {entry["source"]: entry for entry in debug.get("lost", ())}
+        self._bad = None
 
     def bad(self, tensor_ids):
         """Whether any of these tensors' known values holds a NaN or an Inf."""
-        return any((self.tensors[t].get("stats") or {}).get("nonfinite") for t in tensor_ids)
+        if self._bad is None:     # the tensors whose stats count one, found once
+            self._bad = {t for t, n in self.tensors.items()
+                         if (n.get("stats") or {}).get("nonfinite")}
+        return not self._bad.isdisjoint(tensor_ids)
 
 
 class _BackwardFlow:

@@ -31,8 +31,6 @@ import contextlib
 import gc
 import json
 
-from numpy import ndarray as _ndarray
-
 from autodiff import IndexedSlices, convert_to_tensor, nest
 from autodiff.tensor import ArraySpec, Tensor, Variable
 
@@ -239,6 +237,7 @@ class _Builder:
         self.op_records = {}   # output ids -> a TapeRecord of it
         self.key_of = {}       # op node id -> output ids
         self.edges = []
+        self.edge_span = {}    # op node id -> (index of its first edge, inputs, outputs)
         self.unmeasured = []   # (node, tensor) whose value take_stats has yet to look at
         self.looked = set()    # tids whose value is looked at (or about to be)
         self.names = self._names(user_names)
@@ -319,7 +318,7 @@ class _Builder:
                 op["tapes"].append(t)
         # Tensor ids grow as ops run, so the smallest output id orders ops across tapes.
         names, edges, tensors, looked = self.names, self.edges, self.tensors, self.looked
-        key_of, tensor, unmeasured, kinds = self.key_of, self.tensor, self.unmeasured, self.kinds
+        key_of, tensor = self.key_of, self.tensor
         for k, key in enumerate(sorted(ops, key=min)):
             op = ops[key]
             op_id = op["id"] = f"op{k}"
@@ -329,27 +328,16 @@ class _Builder:
             inputs, outputs, input_ids = rec[2], rec[3], rec[5]
             for t in op["tapes"]:
                 for x in inputs + outputs:
-                    tid = x._id
-                    node = tensors.get(tid)
-                    spec = x._value
-                    if node is None and tid in names and spec.__class__ is _ndarray:
-                        # a new node of a value the tape kept (most): self.tensor's, inline
-                        kind, dtype_name = _dtype_words(spec.dtype)
-                        kinds[tid] = kind
-                        node = tensors[tid] = {
-                            "id": f"t{tid}", "type": "tensor", "tid": tid, "name": names[tid],
-                            "shape": list(spec.shape), "dtype": dtype_name, "preview": None,
-                            "data": None, "stats": None, "flags": [], "tapes": [t]}
-                        looked.add(tid)
-                        unmeasured.append((node, x))
+                    node = tensors.get(x._id)
                     # seen before, on this tape, its value looked at: nothing new
-                    elif node is None or tid not in looked or t not in node["tapes"]:
+                    if node is None or x._id not in looked or t not in node["tapes"]:
                         tensor(x, t)
             op["label"] = rec.label(names)
             op["rule"] = rule_text(op["doc"], [names[i] for i in input_ids])
             if not op["differentiable"]:
                 op["flags"].append("stopped")
             n = len(edges)
+            self.edge_span[op_id] = (n, len(inputs), len(outputs))
             for slot, x in enumerate(inputs):
                 tid = f"t{x._id}"
                 edges.append({"id": f"e{n}", "from": tid, "to": op_id, "kind": "in",

@@ -119,6 +119,16 @@ class Frames:
         return {"node": self.node_id(tid), "name": self.b.names[tid], "value": value}
 
     def edges_of(self, op_id, kind, slot=None):
+        span = self.b.edge_span.get(op_id) if self._in_edges is None else None
+        if span is not None and kind in ("in", "out"):
+            # an op's edges lie together, inputs then outputs by slot (collect_records):
+            # a frame or two read (a NaN page's first bad frames) need no index of them all
+            first, n_in, n_out = span
+            start, n = (first, n_in) if kind == "in" else (first + n_in, n_out)
+            edges = self.b.edges
+            if slot is None:
+                return [edges[start + j]["id"] for j in range(n)]
+            return [edges[start + slot]["id"]] if 0 <= slot < n else []
         key = (op_id, kind) if slot is None else (op_id, kind, slot)
         return list(self.in_edges.get(key, ()))
 
