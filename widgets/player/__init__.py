@@ -8,6 +8,7 @@ nothing differentiates. Reading order, from the tape to the page:
     data/          what each frame says: frames, their sentences, scope groups
     layout/        where each node goes: layers, bands, the scope tree's boxes
     replay.py      the two together: ``replay`` -> a ``Replay`` (start here)
+    replay_builder.py  ``replay``'s nodes, edges, frames and layout from what it read
     drawing/       one frame as a picture in Python: ``svg.py``, ``png.py``
     page/          the player as an HTML page and as a notebook widget
     static/        the browser's half: the player's JavaScript and stylesheet
