@@ -120,7 +120,8 @@ def _lift_graph(graph, constants, where):
         if i in concat:
             rank = shapes.rank_of_gates(i)
             if rank is None:
-                raise _unknown(f"{where}.nodes[{i}]", "the rank of its outputs")
+                raise _unknown(f"{where}.nodes[{i}]", "the rank of its outputs",
+                               "an LSTMGates node whose 5-unit act is read")
             lifted.append({"op": "ConcatV2", "params": {"axis": rank - 1},
                            "inputs": [["node", new_index[i], 2], ["node", new_index[i], 3]]})
     graph["nodes"] = lifted
@@ -143,7 +144,7 @@ def _lift_grad(node, i, gates, shapes, new_index, moved, position, where):
     act5, c_prev, dh, dc, d_act5 = node["inputs"]
     units = shapes.units_of_grad(i)
     if units is None:
-        raise _unknown(where, "its units")
+        raise _unknown(where, "its units", "an LSTM gradient (LSTMGatesGrad of 5 inputs)")
     extra = []
 
     def cut(ref, start, stop):
@@ -213,7 +214,8 @@ class _Shapes:
         kind, index = ref[0], ref[1]
         if kind == "node":
             return self.known.get((index, ref[2])) if _node_ref(ref, i) is not None else None
-        table = {"arg": self.args, "const": self.constants}.get(kind)
+        table = {"arg": self.args, "const": self.constants}.get(kind) \
+            if isinstance(kind, str) else None   # (a list there is the Reader's to refuse)
         if len(ref) != 2 or table is None or index >= len(table) or \
                 not isinstance(table[index], dict):
             return None
@@ -257,10 +259,10 @@ def _wide(state, n):
     return state[:-1] + (n * state[-1],)
 
 
-def _unknown(where, what):
-    return FormatError(f"{where}: a version-1 LSTM gradient (LSTMGatesGrad of 5 inputs, "
-                       f"saved before LSTMGates returned tanh(c) apart) cannot be upgraded to "
-                       f"version 2: {what} cannot be read from the shapes the file records")
+def _unknown(where, what, subject):
+    return FormatError(f"{where}: {subject}, saved in version 1 (before LSTMGates returned "
+                       f"tanh(c) apart), cannot be upgraded to version 2: {what} cannot be "
+                       f"read from the shapes the file records")
 
 
 def _nested_graphs(node):

@@ -299,8 +299,7 @@ class Function:
                 self._concrete.move_to_end(key)
                 self._recent.append(False)   # _note_call(traced=False): nothing to warn
                 results = concrete._run(args)
-                if not concrete.serves_any_size:
-                    self._fast = concrete._fast or None
+                self._fast = None if concrete.serves_any_size else (concrete._fast or None)
                 return results
         structure = bind(args, kwargs, self._input_signature, self._arg_names, self._name)
         count = self._tracing_count

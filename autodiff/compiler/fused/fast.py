@@ -19,7 +19,7 @@ takes the ordinary path. For W1 (``c0``, ``c1``, ``k1503``: constants; ``_keep_0
             return None
         x = args[0]._value
         if type(x) is not ndarray or x.shape != (8,) or x.strides != (4,) \\
-                or x.dtype is not _dtype_0 or not x.flags.aligned:
+                or x.dtype is not _dtype_0 or not x.flags.aligned or not x.flags.writeable:
             return None
         _pack_0, _pack_1 = _run_0_entry(x, c0, c1, _keep_0, _tmp_0, k1503, _tmp_1, _rows_1)
         v1500 = _pack_0[0, 0]
@@ -34,8 +34,8 @@ takes the ordinary path. For W1 (``c0``, ``c1``, ``k1503``: constants; ``_keep_0
   dispatcher's look at each argument's type. Only a call whose every argument
   has a type known here calls it: an argument of ``f`` (checked above: an
   ndarray of the traced shape and dtype, C-contiguous with NumPy's own strides,
-  aligned; numba types such an array exactly as ``_warm``'s zeros, whether or
-  not it is writeable, and no kernel writes into an argument) or an array the
+  aligned, writeable: numba types such an array exactly as ``_warm``'s zeros;
+  a read-only one is another type to numba, left to the dispatcher) or an array the
   program holds, which no line assigns. A call reading a value that a NumPy line
   computed keeps the dispatcher.
 - A guard that fails (``return None`` in the fused function: a NaN where zeros
@@ -130,7 +130,7 @@ def one_call(program, fn_def, namespace, dispatchers):
         lines += [f"    {param} = args[{k}]._value",
                   f"    if type({param}) is not {names['ndarray']} or {param}.shape != {value.shape!r}"
                   f" or {param}.strides != {value.strides!r} or {param}.dtype is not {dtype}"
-                  f" or not {param}.flags.aligned:",
+                  f" or not {param}.flags.aligned or not {param}.flags.writeable:",
                   "        return None"]
     if "xp" in loads(fn_def):
         lines.append(f"    xp = {names['np']}")
