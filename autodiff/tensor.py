@@ -367,8 +367,10 @@ def _convert_python_unchecked(value, dtype):
             raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name} without "
                             f"losing information (autodiff never casts implicitly)")
     if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-        # A copy, as TensorFlow makes: writing to the user's array later changes neither
-        # this tensor, nor a tape that saved it, nor a trace that captured it.
+        # A copy: writing to the user's array later changes neither this tensor, nor a
+        # tape that saved it, nor a trace that captured it. (TensorFlow copies too, except
+        # an op argument that NumPy placed at a 64-byte boundary, which it shares with the
+        # tensor its tape saves: tests/conformance/test_conf_array_copies.py.)
         return backend.xp.array(value, dtype=dtype._np, copy=True)
     return backend.xp.asarray(value, dtype=dtype._np)
 
