@@ -28,7 +28,7 @@ import numpy as np
 from .. import nest
 from ..tensor import Variable, constant
 from ..models.module import Module
-from ..tracing.function import ConcreteFunction
+from ..tracing.concrete_function import ConcreteFunction
 from ..tracing.polymorphic import fits
 from ..tracing.signature import TensorSpec, bind, describe, describe_text, is_placeholder, key_of
 from . import store, upgrade

@@ -1,6 +1,7 @@
 """Traced functions: ``ad.function`` runs Python once per signature and keeps the graph.
 
-Reading order: ``function.py`` (tracing, the trace cache, calling a trace),
+Reading order: ``function.py`` (tracing, the trace cache, finding a call's trace),
+``concrete_function.py`` (one trace, and running it: replayed, compiled or fused),
 ``signature.py`` (how a call's arguments become a cache key; ``ad.TensorSpec``),
 ``polymorphic.py`` (one trace for every size a ``None`` dimension allows),
 ``graph.py`` (the graph: its nodes, the Tracer that records them, replay),

@@ -168,7 +168,7 @@ def test_a_tape_outside_a_jit_compiled_function_still_differentiates_it():
 
 
 def test_a_trace_that_cannot_be_compiled_runs_op_by_op_with_one_warning(monkeypatch):
-    from autodiff.tracing import function as function_module
+    from autodiff.tracing import concrete_function as function_module
 
     def broken(*args, **kwargs):
         raise NotImplementedError("no code for this op")
