@@ -15,7 +15,8 @@ on the variable, and a later ``assign`` cannot change what an earlier
 record saw.
 
 The operators (``x * y``, ``x[1:]``, ``x @ w``) only forward to the ops in
-``autodiff.ops``; this module computes nothing itself.
+``autodiff.ops``; this module computes nothing itself. Shapes are ``tensor_shape.py``'s;
+what a tensor refuses while ``ad.function`` traces is ``traced_reads.py``'s.
 """
 
 import itertools
@@ -24,76 +25,14 @@ import numpy as np
 
 from . import backend, dtypes
 from .errors import InvalidArgumentError
+from .tensor_shape import ArraySpec, TensorShape
+from .traced_reads import refuse_if_traced as _refuse_if_traced
+from .traced_reads import refuse_value_if_traced as _refuse_value_if_traced
 
 __all__ = ["Tensor", "Variable", "TensorShape", "ArraySpec", "constant", "convert_to_tensor"]
 # Variable lives in variable.py and is re-exported here (imported at the bottom).
 
 _next_id = itertools.count(1).__next__
-
-
-def _dimension(d):
-    """One size of a TensorShape: an int (a float such as 1.5 or a str is a TypeError)."""
-    if isinstance(d, (str, bytes, float, bool)) or not hasattr(d, "__index__"):
-        raise TypeError(d)
-    return int(d)
-
-
-class TensorShape(tuple):
-    """A shape that compares equal to tuples and lists: ``shape == [7, 10]``."""
-
-    __slots__ = ()
-
-    def __new__(cls, dims=()):
-        try:
-            return tuple.__new__(cls, (None if d is None else _dimension(d) for d in dims))
-        except TypeError:
-            raise TypeError(f"TensorShape: cannot read {dims!r} as a shape: it must be a list "
-                            f"of ints and None") from None
-
-    def __eq__(self, other):
-        if isinstance(other, list):
-            other = tuple(other)
-        return tuple.__eq__(self, other)
-
-    def __ne__(self, other):
-        return not self == other
-
-    __hash__ = tuple.__hash__
-
-    def __repr__(self):
-        return f"TensorShape({list(self)})"
-
-    def __str__(self):
-        return tuple.__repr__(tuple(self))
-
-    def __getitem__(self, key):
-        item = tuple.__getitem__(self, key)
-        return TensorShape(item) if isinstance(key, slice) else item
-
-    @property
-    def rank(self):
-        return len(self)
-
-    def as_list(self):
-        return list(self)
-
-    def num_elements(self):
-        return int(np.prod(self, dtype=np.int64))
-
-
-class ArraySpec:
-    """Shape and dtype without data: what a tape keeps of a value its VJPs never read."""
-
-    __slots__ = ("shape", "dtype", "ndim")
-
-    def __init__(self, shape, dtype):
-        self.shape = shape
-        self.dtype = dtype
-        self.ndim = len(shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
 
 
 class Tensor:
@@ -443,47 +382,6 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 # Imported last: these modules need the classes above.
-def _refuse_if_traced(tensor):
-    """A tensor that changes from call to call cannot decide a Python ``if`` while
-    ``ad.function`` traces: the trace would keep this call's branch for every later call."""
-    from . import validate
-    if validate.traced(tensor):
-        from .errors import OperatorNotAllowedInGraphError
-        raise OperatorNotAllowedInGraphError(
-            "Using a traced ad.Tensor as a Python `bool` is not allowed: its value changes "
-            "from call to call, and the trace would keep this call's answer for every later "
-            "call. Inside ad.function, AutoGraph (autograph=True, the default) turns an "
-            "`if`, `while` or `for` written directly in the decorated function into "
-            "ad.cond / ad.while_loop; elsewhere (a function it calls, a lambda, "
-            "autograph=False) use ad.cond, ad.while_loop or ad.where, or decorate that "
-            "function with ad.function too.")
-
-
-# What TensorFlow 2 raises when a value is read on the host inside tf.function, for a
-# symbolic tensor and for a Variable (tests/conformance/test_conf_traced_values.py).
-_TRACED_READ_ERRORS = {".numpy()": (AttributeError, NotImplementedError),
-                       "np.asarray()": (NotImplementedError, NotImplementedError),
-                       "float()": (TypeError, AttributeError), "int()": (TypeError, AttributeError),
-                       "complex()": (TypeError, AttributeError), "index()": (TypeError, TypeError)}
-
-
-def _refuse_value_if_traced(tensor, how):
-    """Raises TensorFlow's error for ``how`` (``.numpy()``, ``float()`` ...) when
-    ``ad.function`` is tracing and ``tensor``'s value comes from the traced function's
-    arguments or from a Variable: a value read on the host would be this call's, kept by
-    the trace for every later call. The engine's own reads go through ``backend``."""
-    from . import validate
-    if validate.traced(tensor):
-        variable = isinstance(tensor, Variable)
-        what = "a Variable" if variable else "a tensor computed from its arguments or variables"
-        raise _TRACED_READ_ERRORS.get(how, (TypeError, TypeError))[variable](
-            f"{how} of a traced ad.Tensor: ad.function is tracing, and this is {what}, whose "
-            f"value changes from call to call; the trace would keep this call's value for "
-            f"every later call. Compute with the library's ops instead (ad.where, ad.cond, "
-            f"ad.cast(step, ad.float32) ...), return the tensor and read it outside, or call "
-            f"the function without ad.function.")
-
-
 from .variable import Variable  # noqa: E402  (a Tensor subclass; ad.Variable)
 from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402  (the hottest operators skip a wrapper)

@@ -36,7 +36,7 @@ serves every size only once a second trace at another size has shown that
 nothing depended on the size (``polymorphic.py``; TensorFlow traces such a
 signature once, symbolically); reading a traced value on the host with
 ``float()``, ``.numpy()`` or ``np.asarray()`` raises TensorFlow's error for it
-(``tensor._refuse_value_if_traced``; using it as a Python bool raises too, and
+(``traced_reads.py``; using it as a Python bool raises too, and
 AutoGraph converts ``if``/``while``/``for``: ``autodiff/autograph``); a Variable passed
 as an argument without ``input_signature`` is captured by reference (one
 trace per variable).
