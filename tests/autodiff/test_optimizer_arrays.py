@@ -161,3 +161,25 @@ def test_values_and_slots_assigned_between_steps_are_the_ones_stepped():
         np.testing.assert_array_equal(x, y)
     assert not np.array_equal(got[0], [5.0, 6.0, 7.0])    # the steps after it moved a
 
+
+
+def test_an_optimizer_stepping_ever_new_groups_keeps_a_bounded_number_of_them():
+    """The flat arrays are kept per group of variables (flat_step.py); a model stepping
+    many groups in turn (more than are kept), or ever new variables, holds only the last
+    KEPT_GROUPS groups, and its steps still equal the op-by-op rule's."""
+    from autodiff.models.optimizers.flat_step import KEPT_GROUPS
+
+    def run(make):
+        variables = [ad.Variable([float(k), -1.0]) for k in range(KEPT_GROUPS + 3)]
+        optimizer = make()
+        for step in range(3):
+            for k in range(len(variables) - 1):   # pairs (k, k+1): each its own group
+                pair = variables[k:k + 2]
+                optimizer.apply_gradients([(ad.constant([0.5, -0.25 * step]), v) for v in pair])
+        return optimizer, [v.numpy() for v in variables] + [v.numpy() for v in optimizer.variables]
+
+    (optimizer, got), (_, want) = run(lambda: ad.optimizers.Adam(0.1)), run(lambda: OpsAdam(0.1))
+    assert len(optimizer._flat_views) == KEPT_GROUPS
+    assert len(got) == len(want)
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x, y)

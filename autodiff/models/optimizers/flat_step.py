@@ -16,8 +16,10 @@ So at the next step the values and slots usually are those views still, in
 order: then the flat array they view is the rule's input as it is, and only
 the gradients are copied end to end. Any other value (a variable assigned in
 between, a slot restored) is not one of the views kept (``is``), and the
-pieces are copied end to end as the first time. This module owns that
-bookkeeping and nothing else: no rule, no scalars.
+pieces are copied end to end as the first time. The arrays of the last ``KEPT_GROUPS``
+groups stepped are kept, so an optimizer stepping ever new sets of variables holds no
+memory of old ones. This module owns that bookkeeping and nothing else: no rule, no
+scalars.
 """
 
 from ... import backend
@@ -25,6 +27,8 @@ from ... import tape as _tape
 from ...tensor import Tensor
 
 __all__ = []   # reached through Optimizer._step_group
+
+KEPT_GROUPS = 8   # groups whose flat arrays are kept; the least recently stepped goes first
 
 
 def step_group(optimizer, group, scalars):
@@ -61,7 +65,10 @@ def step_group(optimizer, group, scalars):
         for holder, view in zip(holders[name], views):
             _store(holder, view)
         kept[name] = (array, [h._value for h in holders[name]])
+    by_group.pop(key, None)   # re-inserted last: the dict's order is the order of use
     by_group[key] = kept
+    while len(by_group) > KEPT_GROUPS:   # a group no longer stepped (other variables, or
+        del by_group[next(iter(by_group))]   # ones gone) must not hold its arrays for ever
 
 
 def _store(variable, array):
