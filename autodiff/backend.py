@@ -5,10 +5,10 @@ module hands out. Nothing else in the engine calls NumPy's array functions
 on tensor data, so switching the backend switches every op at once:
 
     >>> import autodiff as ad
-    >>> ad.get_backend()
-    'numpy'
-    >>> with ad.use_backend("numpy"):
+    >>> with ad.use_backend("strict"):
+    ...     print(ad.get_backend())
     ...     ad.constant([1.0, 2.0]).numpy()
+    strict
     array([1., 2.], dtype=float32)
 
 The backends:
@@ -104,7 +104,11 @@ def set_backend(name):
     ``ad.to_backend``.
 
     Example:
-        >>> ad.set_backend("numpy")
+        >>> previous = ad.get_backend()
+        >>> ad.set_backend("strict")
+        >>> ad.constant([1.0, 2.0]).numpy()      # made on the strict backend
+        array([1., 2.], dtype=float32)
+        >>> ad.set_backend(previous)
     """
     global xp, _name
     xp = _load(name)
@@ -143,7 +147,8 @@ def available_backends():
 def backend_of(array):
     """The name of the backend an array belongs to (None for anything else).
 
-    >>> backend_of(numpy.ones(2))
+    >>> from autodiff.backend import backend_of
+    >>> backend_of(np.ones(2))
     'numpy'
     """
     kind = type(array)
@@ -160,8 +165,9 @@ def host_scalar(array):
     """A one-element array's value on the host, as a NumPy scalar: one explicit copy from a
     device (a branch's test, ``float(t)``), where ``bool(array)`` would be a hidden one.
 
-    >>> host_scalar(numpy.array([[2.5]]))
-    np.float64(2.5)
+    >>> from autodiff.backend import host_scalar
+    >>> float(host_scalar(np.array([[2.5]])))
+    2.5
     """
     return to_numpy(array).reshape(())[()]
 

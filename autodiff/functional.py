@@ -14,8 +14,10 @@ layers over the same machinery, and worth reading as examples of it:
 
     >>> f = lambda x: ad.reduce_sum(ad.sin(x) * x)
     >>> x = ad.constant([0.5, 1.0])
-    >>> ad.functional.grad(f)(x)                 # cos(x) x + sin(x)
-    >>> ad.functional.hessian(f)(x).shape        # TensorShape([2, 2])
+    >>> ad.functional.grad(f)(x).numpy()         # cos(x) x + sin(x)
+    array([0.9182168, 1.3817732], dtype=float32)
+    >>> ad.functional.hessian(f)(x).shape
+    TensorShape([2, 2])
 
 Conventions (JAX's, where TensorFlow has none): ``argnums`` is an int (one
 result) or a tuple (a tuple of results); an argument may be a nested
@@ -110,8 +112,10 @@ def value_and_grad(f, argnums=0, has_aux=False):
         ``g(*args, **kwargs) -> (value, gradient)``, ``((value, aux), gradient)``
         with ``has_aux``; the gradient has the structure of the argument(s).
 
-    >>> value, dx = value_and_grad(lambda x: ad.reduce_sum(x * x))(ad.constant([1.0, 2.0]))
-    >>> value, dx                      # 5.0, [2., 4.]
+    >>> f = ad.functional.value_and_grad(lambda x: ad.reduce_sum(x * x))
+    >>> value, dx = f(ad.constant([1.0, 2.0]))
+    >>> float(value), dx.numpy()       # sum x^2 and 2x
+    (5.0, array([2., 4.], dtype=float32))
     """
     def value_and_grad_f(*args, **kwargs):
         args, wrt = _prepare(args, argnums, "grad")
@@ -137,9 +141,14 @@ def grad(f, argnums=0, has_aux=False):
     Returns:
         ``g(*args, **kwargs) -> gradient`` (``(gradient, aux)`` with ``has_aux``).
 
-    >>> grad(ad.sin)(ad.constant(0.0))                 # cos 0 = 1.0
-    >>> grad(grad(ad.sin))(ad.constant(0.0))           # -sin 0 = 0.0
-    >>> grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)   # (3.0, 2.0)
+    >>> grad = ad.functional.grad
+    >>> float(grad(ad.sin)(ad.constant(0.0)))           # cos 0
+    1.0
+    >>> float(grad(grad(ad.sin))(ad.constant(0.0)))     # -sin 0
+    -0.0
+    >>> dx, dy = grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
+    >>> float(dx), float(dy)                            # (y, x)
+    (3.0, 2.0)
     """
     value_and_grad_f = value_and_grad(f, argnums, has_aux)
 
@@ -164,7 +173,12 @@ def jacobian(f, argnums=0):
         the output, then like the arguments.
 
     >>> a = ad.constant([[1.0, 2.0], [3.0, 4.0]])
-    >>> jacobian(lambda x: ad.matmul(a, x))(ad.ones([2, 1])).shape   # (2, 1, 2, 1)
+    >>> j = ad.functional.jacobian(lambda x: ad.matmul(a, x))(ad.ones([2, 1]))
+    >>> j.shape
+    TensorShape([2, 1, 2, 1])
+    >>> ad.reshape(j, [2, 2]).numpy()      # a itself
+    array([[1., 2.],
+           [3., 4.]], dtype=float32)
     """
     def jacobian_f(*args, **kwargs):
         args, wrt = _prepare(args, argnums, "jacobian")
@@ -195,9 +209,13 @@ def tape_hessian(tape, target, sources, unconnected_gradients=UnconnectedGradien
         Blocks ``H[i][j]`` of shape ``sources[i].shape + sources[j].shape``,
         nested as ``sources`` inside ``sources``; one Tensor for one source.
 
+    >>> x = ad.Variable([1.0, 2.0, 3.0])
     >>> with ad.GradientTape() as tape:
-    ...     y = ad.reduce_sum(x ** 3)        # x: (3,), watched or a Variable
-    >>> tape_hessian(tape, y, x)             # diag(6 x)
+    ...     y = ad.reduce_sum(x ** 3)
+    >>> ad.functional.tape_hessian(tape, y, x).numpy()     # diag(6 x)
+    array([[ 6.,  0.,  0.],
+           [ 0., 12.,  0.],
+           [ 0.,  0., 18.]], dtype=float32)
     """
     unconnected = _normalize_unconnected(unconnected_gradients)
     if not isinstance(tape, GradientTape):
@@ -235,8 +253,13 @@ def hessian(f, argnums=0):
         ``((H_xx, H_xy), (H_yx, H_yy))``.
 
     >>> a = ad.constant([[2.0, 1.0], [1.0, 3.0]])
-    >>> hessian(lambda x: 0.5 * ad.reduce_sum(x * ad.matmul(a, x)))(ad.ones([2, 1]))
-    >>> # shape (2, 1, 2, 1): reshaped to (2, 2) it is a
+    >>> h = ad.functional.hessian(lambda x: 0.5 * ad.reduce_sum(x * ad.matmul(a, x)))
+    >>> hx = h(ad.ones([2, 1]))
+    >>> hx.shape
+    TensorShape([2, 1, 2, 1])
+    >>> ad.reshape(hx, [2, 2]).numpy()     # a itself
+    array([[2., 1.],
+           [1., 3.]], dtype=float32)
     """
     def hessian_f(*args, **kwargs):
         args, wrt = _prepare(args, argnums, "hessian")
@@ -263,8 +286,10 @@ def vjp(f, *primals, has_aux=False):
         it may be called many times (it keeps a persistent tape alive until it
         is dropped).
 
-    >>> y, vjp_fn = vjp(lambda x: x * x, ad.constant([1.0, 2.0]))
-    >>> vjp_fn(ad.constant([1.0, 1.0]))      # (2x,) = ([2., 4.],)
+    >>> y, vjp_fn = ad.functional.vjp(lambda x: x * x, ad.constant([1.0, 2.0]))
+    >>> (dx,) = vjp_fn(ad.constant([1.0, 1.0]))
+    >>> dx.numpy()                           # 2x
+    array([2., 4.], dtype=float32)
     """
     xs = tuple(_as_tensors(p) for p in primals)
     with _watching_tape(xs, persistent=True) as tape:
@@ -306,7 +331,9 @@ def jvp(f, primals, tangents):
         ``(output, output_tangent)``, the tangent nested like the output
         (zeros where the output does not depend on the primals).
 
-    >>> jvp(ad.sin, (ad.constant(0.0),), (ad.constant(2.0),))   # (0.0, cos 0 * 2 = 2.0)
+    >>> y, y_dot = ad.functional.jvp(ad.sin, (ad.constant(0.0),), (ad.constant(2.0),))
+    >>> float(y), float(y_dot)               # sin 0, cos 0 * 2
+    (0.0, 2.0)
     """
     xs, ts, _ = _forward_args(primals, tangents, "jvp")
     with forward.ForwardAccumulator(xs, ts) as acc:
@@ -330,7 +357,9 @@ def hvp(f, primals, tangents):
         ``H v``: a tuple with one tensor per argument (one tensor for one
         argument), ``sum over j of H[i][j] v[j]`` for argument ``i``.
 
-    >>> hvp(lambda x: ad.reduce_sum(x ** 3), ad.constant([1.0, 2.0]), ad.constant([1.0, 0.0]))
+    >>> f = lambda x: ad.reduce_sum(x ** 3)
+    >>> ad.functional.hvp(f, ad.constant([1.0, 2.0]), ad.constant([1.0, 0.0])).numpy()
+    array([6., 0.], dtype=float32)
     """
     xs, ts, single = _forward_args(primals, tangents, "hvp")
     with forward.ForwardAccumulator(xs, ts) as acc:
@@ -353,7 +382,9 @@ def gradients_function(f, params=None):
 
     Integer arguments get None, as with ``GradientTape.gradient``.
 
-    >>> ad.gradients_function(lambda x, y: x * x * y)(3.0, 2.0)     # [12.0, 9.0]
+    >>> dx, dy = ad.gradients_function(lambda x, y: x * x * y)(3.0, 2.0)
+    >>> float(dx), float(dy)                 # (2xy, x^2)
+    (12.0, 9.0)
     """
 
     if not callable(f):

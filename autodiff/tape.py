@@ -13,7 +13,7 @@ How it works, in three steps.
        ...     y = x * x               # recorded: reads x; y is now watched
        ...     z = ad.sin(y)           # recorded: reads y
        >>> print(tape)
-       GradientTape: 2 records, watching x=v0
+       GradientTape: 2 records, watching v0
          v1 = Mul(v0, v0)
          v2 = Sin(v1)
 
@@ -38,7 +38,8 @@ and can differentiate it again:
     ...         inner.watch(x)
     ...         y = x * x * x
     ...     dy_dx = inner.gradient(y, x)     # 3x^2, recorded on `outer`
-    >>> outer.gradient(dy_dx, x)             # 6x = 18.0
+    >>> float(outer.gradient(dy_dx, x))      # 6x
+    18.0
 
 Jacobians and Hessians (``jacobian.py``) reuse the same sweep with a stack
 of cotangents; ``tape.hessian`` and ``ad.functional.hessian`` build on it,
@@ -198,9 +199,12 @@ class GradientTape:
     def stop_recording(self):
         """Context manager: ops in the block are not recorded on this tape.
 
+        >>> x = ad.Variable(2.0)
         >>> with ad.GradientTape() as t:
         ...     with t.stop_recording():
         ...         y = x * x          # not on the tape
+        >>> print(t.gradient(y, x))
+        None
         """
         if not self._recording:
             raise RuntimeError("GradientTape.stop_recording: this tape is not recording (use "
@@ -376,9 +380,14 @@ class GradientTape:
             ``.steps``, one BackwardStep per record visited, in the order
             visited, each with the cotangent that arrived and what it sent on.
 
+        >>> x = ad.Variable(3.0)
+        >>> with ad.GradientTape() as tape:
+        ...     y = x * x
         >>> trace = tape.backward_trace(y, x)
         >>> [step.op_type for step in trace.steps]
         ['Mul']
+        >>> float(trace.gradients)
+        6.0
         """
         trace = BackwardTrace(None, [], {}, ())
         with on_backend_of(target):
@@ -405,7 +414,11 @@ class GradientTape:
         Returns:
             For each source, a Tensor of shape ``target.shape + source.shape``.
 
-        >>> tape.jacobian(y, x).shape     # y: (7, 10), x: (5, 10)
+        >>> x = ad.Variable(np.ones((5, 10), np.float32))
+        >>> w = ad.constant(np.ones((7, 5), np.float32))
+        >>> with ad.GradientTape() as tape:
+        ...     y = ad.matmul(w, x)           # shape (7, 10)
+        >>> tape.jacobian(y, x).shape
         TensorShape([7, 10, 5, 10])
         """
         with on_backend_of(target):
@@ -436,9 +449,12 @@ class GradientTape:
         several, blocks ``H[i][j]`` nested like ``sources`` in ``sources``.
         Counts as this tape's one use when it is not persistent.
 
+        >>> w = ad.Variable([1.0, 2.0])
         >>> with ad.GradientTape() as tape:
         ...     loss = ad.reduce_sum(w ** 3)
-        >>> tape.hessian(loss, w)      # diag(6 w)
+        >>> tape.hessian(loss, w).numpy()      # diag(6 w)
+        array([[ 6.,  0.],
+               [ 0., 12.]], dtype=float32)
         """
         from .functional import tape_hessian  # functional builds on this module
         return tape_hessian(self, target, sources, unconnected_gradients)
@@ -489,10 +505,13 @@ class GradientTape:
         this tape recorded. An unwatched constant gets None even when it fed
         a recorded op directly, as in TensorFlow:
 
+            >>> x, c = ad.constant(2.0), ad.constant(5.0)
             >>> with ad.GradientTape() as tape:
             ...     tape.watch(x)
             ...     y = x * c                # c: an unwatched constant
-            >>> tape.gradient(y, [x, c])     # [c, None]
+            >>> dx, dc = tape.gradient(y, [x, c])
+            >>> float(dx), dc                # dy/dx = c
+            (5.0, None)
         """
         watched = self._watched
         return {s._id for s in sources if s.dtype.is_differentiable and s._id in watched}
