@@ -92,8 +92,12 @@ for _path, _module in {"layers": layers, "optimizers": optimizers, "keras": kera
 def stop_gradient(input, name=None):  # noqa: A002
     """Returns ``input`` unchanged, but no gradient flows back through it.
 
+    >>> x, y = ad.Variable(3.0), ad.Variable(4.0)
     >>> with ad.GradientTape() as t:
-    ...     z = x ** 2 + ad.stop_gradient(y ** 2)   # dz/dy is None
+    ...     z = x ** 2 + ad.stop_gradient(y ** 2)
+    >>> dx, dy = t.gradient(z, [x, y])
+    >>> float(dx), dy                  # no path back to y
+    (6.0, None)
     """
     return ops.shape.STOP_GRADIENT(input)
 

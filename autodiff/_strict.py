@@ -10,10 +10,18 @@ computation. CI has no GPU, so this module imitates one:
     >>> import autodiff._strict as sx
     >>> a = sx.asarray([1.0, 2.0])       # "to the device": a StrictArray
     >>> sx.sin(a) * 2                     # the namespace and the operators work
-    >>> numpy.asarray(a)                  # TypeError, as CuPy raises
-    >>> numpy.sin(a)                      # TypeError: a stray np. call
-    >>> a + numpy.ones(2)                 # TypeError: mixing host and device
+    strict_array([1.68294197, 1.81859485], dtype=float64)
+    >>> np.asarray(a)                     # as CuPy raises
+    Traceback (most recent call last):
+    TypeError: Implicit conversion to a NumPy array is not allowed. ...
+    >>> np.sin(a)                         # a stray np. call
+    Traceback (most recent call last):
+    TypeError: ...
+    >>> a + np.ones(2)                    # mixing host and device
+    Traceback (most recent call last):
+    TypeError: ...
     >>> a.get()                           # the explicit copy to the host
+    array([1., 2.])
 
 - ``StrictArray`` wraps a NumPy array and refuses every implicit path to
   NumPy (``__array__``, NumPy's functions and ufuncs, the buffer protocol)

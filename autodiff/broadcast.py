@@ -4,9 +4,12 @@ When ``x`` of shape (3,) is added to ``y`` of shape (2, 3), NumPy broadcasts
 ``x`` along a new leading axis. Each element of ``x`` was used twice, so its
 gradient is the *sum* of the two cotangent rows:
 
-    >>> g = ad.ones((2, 3))
-    >>> unbroadcast(g, x, ans).shape     # x: (3,), ans = x + y: (2, 3)
-    TensorShape([3])
+    >>> from autodiff.broadcast import unbroadcast
+    >>> x, y = ad.constant([1.0, 2.0, 3.0]), ad.zeros((2, 3))
+    >>> ans = x + y                      # shape (2, 3)
+    >>> g = ad.ones((2, 3))              # the cotangent of ans
+    >>> unbroadcast(g, x, ans).numpy()   # each element of x was used twice
+    array([2., 2., 2.], dtype=float32)
 
 During a vectorized Jacobian, ``g`` also carries leading *batch* axes:
 shape ``B + ans.shape``. Those are never summed: the number of batch axes is
@@ -34,6 +37,7 @@ def sum_to(g, shape, n_batch):
     """Sums ``g`` (``n_batch`` batch axes, then a shape ``shape`` broadcasts to)
     down to ``batch + shape``.
 
+    >>> from autodiff.broadcast import sum_to
     >>> sum_to(ad.ones((4, 2, 3)), (3,), n_batch=1).shape
     TensorShape([4, 3])
     """

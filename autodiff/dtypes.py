@@ -7,9 +7,10 @@ TensorFlow's rules, which this module reproduces:
 - there is no implicit casting between tensors (``float32 + float64`` is an
   error), but a bare Python number takes the dtype of the tensor it meets.
 
-    >>> ad.constant(1.0).dtype
-    tf.float32    # printed as ad.float32
-    >>> ad.constant(1.0) * 2      # the 2 becomes float32, not int32
+    >>> ad.constant(1.0).dtype    # TensorFlow prints tf.float32
+    ad.float32
+    >>> (ad.constant(1.0) * 2).dtype      # the 2 becomes float32, not int32
+    ad.float32
 """
 
 import numpy as np
@@ -132,6 +133,7 @@ def from_numpy(np_dtype):
 def infer_dtype(value):
     """The dtype TensorFlow gives a Python value (nested lists included).
 
+    >>> from autodiff.dtypes import infer_dtype
     >>> infer_dtype(1.0), infer_dtype(3), infer_dtype([1, 2.5]), infer_dtype(True)
     (ad.float32, ad.int32, ad.float32, ad.bool)
     """

@@ -65,6 +65,9 @@ def tape_memory(tape):
     Raises:
         RuntimeError: the tape is non-persistent and already used.
 
+    >>> x = ad.Variable(np.ones(1000, np.float32))
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.reduce_sum(ad.sin(x) + 1.0)
     >>> ad.debugging.tape_memory(tape).per_record      # Sin, AddV2, Sum
     (4000, 4, 4)
     """

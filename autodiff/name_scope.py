@@ -5,11 +5,14 @@ a tape makes carries the scope its op ran in (``TapeRecord.scope``), so a
 printout or the tape player can show a model as layers rather than as a
 flat list of MatMuls:
 
+    >>> x = ad.constant(1.0)
     >>> with ad.GradientTape() as tape:
     ...     tape.watch(x)
     ...     with ad.name_scope("model"):
-    ...         with ad.name_scope("dense") as scope:   # scope == 'model/dense/'
+    ...         with ad.name_scope("dense") as scope:
     ...             y = x * 2.0
+    >>> scope
+    'model/dense/'
     >>> tape.records[0].scope
     'model/dense'
 

@@ -5,6 +5,7 @@ the sources are flattened to a list, differentiated, and the results packed
 back into the same structure. Dicts flatten in sorted-key order, as in
 TensorFlow's ``tf.nest``.
 
+    >>> from autodiff import nest
     >>> nest.flatten({'b': 1, 'a': [2, 3]})
     [2, 3, 1]
 """

@@ -77,7 +77,8 @@ def check_grads(f, args, order=2, modes=("rev",), eps=1e-6, rtol=1e-5, atol=1e-6
             mode and argument, both numbers, the absolute and relative error
             and the worst element), or a gradient has the wrong shape or dtype.
 
-    >>> check_grads(ad.tanh, [np.linspace(-1.0, 1.0, 4)], order=2)
+    >>> from autodiff.testing import check_grads
+    >>> check_grads(ad.tanh, [np.linspace(-1.0, 1.0, 4)], order=2)      # silent: they agree
     >>> check_grads(lambda a, b: ad.matmul(a, b), [np.ones((2, 3)), np.ones((3, 1))])
     """
     if any(mode not in _MODES for mode in modes) or order < 1:
@@ -94,6 +95,7 @@ def numerical_jacobian(f, args, eps=1e-6):
         A list with, per argument, a float64 array of shape
         ``f(*args).shape + arg.shape`` (None for integer or bool arguments).
 
+    >>> from autodiff.testing import numerical_jacobian
     >>> numerical_jacobian(lambda x: x * x, [np.array([1.0, 2.0])])[0]
     array([[2., 0.],
            [0., 4.]])
@@ -357,12 +359,18 @@ def check_batch_independence(f, x, source=None, rtol=1e-6, atol=0.0):
     Raises:
         InvalidArgumentError: the first dimensions of output and input differ.
 
+    >>> from autodiff.testing import check_batch_independence
     >>> dense = lambda x: ad.nn.elu(ad.matmul(x, ad.ones((5, 6))))
     >>> check_batch_independence(dense, np.ones((7, 5), np.float32))
     True
     >>> center = lambda x: x - ad.reduce_mean(x, axis=0)   # mixes the examples
-    >>> check_batch_independence(center, np.ones((7, 5)))    # warns (AutodiffWarning)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     check_batch_independence(center, np.ones((7, 5)))
     False
+    >>> caught[0].category.__name__
+    'AutodiffWarning'
     """
     if isinstance(f, GradientTape):
         if source is None:

@@ -10,6 +10,7 @@ be converted to the integer tensor an argument needs (``axis=1.5``, a shape of
 ``[1.5]``), and ``InvalidArgumentError`` (here also a ValueError) when the
 value converts but is out of range (``axis=5`` on a matrix, a negative size).
 
+>>> from autodiff.validate import normalize_axes
 >>> normalize_axes("Sum", 1.5, 2)
 Traceback (most recent call last):
 TypeError: Sum: axis must be an int or a list of ints, got 1.5 (float)

@@ -9,7 +9,7 @@ what an earlier record saw.
     >>> v = ad.Variable(2.0)
     >>> with ad.GradientTape() as tape:
     ...     y = v * v          # two reads of v, one id: dy/dv = 2v
-    >>> v.assign(10.0)         # after the fact: the records keep 2.0
+    >>> _ = v.assign(10.0)     # after the fact: the records keep 2.0
     >>> print(tape.gradient(y, v))
     ad.Tensor(4.0, shape=(), dtype=float32)
 """

@@ -62,7 +62,7 @@ def all_finite(xp, array):
     A sum is finite only if every term is; a sum that overflows says False
     too, which only sends the call down the exact path.
 
-    >>> import numpy as np
+    >>> from autodiff.compiler.zeros import all_finite
     >>> all_finite(np, np.array([1.0, 2.0])), all_finite(np, np.array([1.0, np.inf]))
     (True, False)
     """
@@ -79,7 +79,7 @@ def check_lines(value, spec):
     large that its square overflows, about 1.8e19 in float32, where the exact program
     runs instead). Other dtypes call ``all_finite``.
 
-    >>> import numpy as np
+    >>> from autodiff.compiler.zeros import check_lines
     >>> print("\\n".join(check_lines("v3", ((64, 32), np.dtype("float32")))))
         if not isfinite(xp.vdot(v3, v3)):  # the zeros skipped below meet v3; v3 . v3 is finite only if all of v3 is
             return None

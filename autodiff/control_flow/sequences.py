@@ -4,7 +4,7 @@
     array([1., 3., 6.], dtype=float32)
     >>> ad.map_fn(lambda row: ad.reduce_sum(row), ad.ones([2, 3])).numpy()
     array([3., 3.], dtype=float32)
-    >>> ad.foldl(lambda acc, x: acc * x, ad.constant([1.0, 2.0, 3.0, 4.0])).numpy()
+    >>> float(ad.foldl(lambda acc, x: acc * x, ad.constant([1.0, 2.0, 3.0, 4.0])))
     24.0
 
 ``elems`` may be a nested structure of tensors sharing their first
@@ -50,7 +50,7 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
           swap_memory=False, name=None):
     """``a = fn(a, x)`` over ``elems`` from the last slice; the last ``a`` (``tf.foldr``).
 
-    >>> ad.foldr(lambda a, x: a - x, ad.constant([1.0, 2.0, 3.0]), initializer=10.0).numpy()
+    >>> float(ad.foldr(lambda a, x: a - x, ad.constant([1.0, 2.0, 3.0]), initializer=10.0))
     4.0
     """
     return _sequence_op("Foldr", fn, elems, initializer, reverse=True, collect=False)

@@ -32,6 +32,7 @@ hands the forward's im2col rows to the filter gradient of the same input
 (``conv(..., keep_rows=True)``, ``backprop_filter(..., rows=...)``,
 ``compiler/conv_rows.py``) instead of building them twice.
 
+    >>> from autodiff.ops.conv_kernels import choose
     >>> choose("Conv2DBackpropInput", (32, 16, 16, 16), (3, 3, 16, 32), (1, 1), (1, 1),
     ...        ((1, 1), (1, 1)))
     'taps'
@@ -73,6 +74,7 @@ def choose(op, x_shape, w_shape, strides, dilations, pads):
     it takes taps whenever the stride is 1. Measured in CPU time on NumPy
     with OpenBLAS, one thread (``benchmarks/README.md``).
 
+    >>> from autodiff.ops.conv_kernels import choose
     >>> choose("Conv2D", (32, 16, 16, 3), (3, 3, 3, 16), (1, 1), (1, 1), ((1, 1), (1, 1)))
     'im2col'
     """

@@ -1,7 +1,9 @@
 """``ad.debugging.check_numerics``: stop at the first NaN or inf, in the forward pass and the backward.
 
+    >>> x = ad.constant([1.0, 0.0])
     >>> y = ad.debugging.check_numerics(ad.math.log(x), "log of the input")
-    InvalidArgumentError: log of the input : Tensor had Inf values
+    Traceback (most recent call last):
+    autodiff.errors.InvalidArgumentError: log of the input : Tensor had Inf values [CheckNumerics]
 
 As in TensorFlow, the op passes its input through unchanged when every
 element is finite, and its gradient is the incoming gradient, checked the

@@ -55,8 +55,9 @@ def parse(equation, shapes, strict=True):
     axes broadcast; the gradient einsums, whose ellipsis axes have become
     letters, let a size-1 axis of any letter broadcast, as NumPy does.
 
+    >>> from autodiff.ops.einsum import parse
     >>> parse('...ij,jk->...ik', ((5, 2, 3), (3, 4)))
-    (('Aij', 'jk'), 'Aik', {'A': 5, 'i': 2, 'j': 3, 'k': 4})
+    (('aij', 'jk'), 'aik', {'a': 5, 'i': 2, 'j': 3, 'k': 4})
     """
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")

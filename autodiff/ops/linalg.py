@@ -234,7 +234,7 @@ MATRIX_DETERMINANT.make_inputs = _square_inputs(_invertible)
 def det(input, name=None):  # noqa: A002
     """The determinant of each square matrix (shape ``[..., M, M]`` -> ``[...]``).
 
-    >>> ad.linalg.det(ad.constant([[1., 2.], [3., 4.]])).numpy()
+    >>> float(ad.linalg.det(ad.constant([[1., 2.], [3., 4.]])))
     -2.0
     """
     x = convert_to_tensor(input)
@@ -270,8 +270,8 @@ def slogdet(input, name=None):  # noqa: A002
     Stabler than ``log(abs(det(A)))`` for large matrices, whose determinants overflow.
 
     >>> sign, logabsdet = ad.linalg.slogdet(ad.constant([[1., 2.], [3., 4.]]))
-    >>> sign.numpy(), logabsdet.numpy()   # det = -2
-    (-1.0, 0.6931472)
+    >>> print(sign.numpy(), logabsdet.numpy())   # det = -2
+    -1.0 0.6931472
     """
     x = convert_to_tensor(input)
     _check_square(x, "LogMatrixDeterminant")
@@ -281,7 +281,7 @@ def slogdet(input, name=None):  # noqa: A002
 def logdet(matrix, name=None):
     """log(det(A)) of a Hermitian positive-definite matrix, via its Cholesky factor.
 
-    >>> ad.linalg.logdet(ad.constant([[4., 0.], [0., 1.]])).numpy()   # log 4
+    >>> print(ad.linalg.logdet(ad.constant([[4., 0.], [0., 1.]])).numpy())   # log 4
     1.3862944
     """
     chol = cholesky(matrix)
@@ -401,7 +401,7 @@ def trace(x, name=None):
     Not an op of its own: ``reduce_sum(diag_part(x), axis=-1)``, so its
     gradient (the identity matrix times g) comes from those two ops.
 
-    >>> ad.linalg.trace(ad.constant([[1., 2.], [3., 4.]])).numpy()
+    >>> float(ad.linalg.trace(ad.constant([[1., 2.], [3., 4.]])))
     5.0
     """
     return reduce_sum(diag_part(x), axis=-1)

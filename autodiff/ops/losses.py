@@ -89,7 +89,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     Returns:
         A tensor shaped like ``logits`` without ``axis``.
 
-    >>> ad.nn.softmax_cross_entropy_with_logits([0.0, 1.0], [0.0, 0.0]).numpy()
+    >>> print(ad.nn.softmax_cross_entropy_with_logits([0.0, 1.0], [0.0, 0.0]).numpy())
     0.6931472
     """
     logits = convert_to_tensor(logits)

@@ -130,7 +130,7 @@ def add_n(inputs, name=None):
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """The variance over ``axis``: the mean of the squared deviations from the mean.
 
-    >>> ad.math.reduce_variance(ad.constant([1.0, 2.0, 3.0, 4.0])).numpy()
+    >>> float(ad.math.reduce_variance(ad.constant([1.0, 2.0, 3.0, 4.0])))
     1.25
     """
     x = convert_to_tensor(input_tensor)
@@ -145,7 +145,7 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """The standard deviation over ``axis``: ``sqrt(reduce_variance(...))``.
 
-    >>> ad.math.reduce_std(ad.constant([1.0, 2.0, 3.0, 4.0])).numpy()
+    >>> print(ad.math.reduce_std(ad.constant([1.0, 2.0, 3.0, 4.0])).numpy())
     1.118034
     """
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
@@ -172,7 +172,7 @@ EUCLIDEAN_NORM = Primitive(
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
     """``sqrt(sum(x * conj(x)))`` over ``axis`` (all axes by default).
 
-    >>> ad.math.reduce_euclidean_norm(ad.constant([3.0, 4.0])).numpy()
+    >>> float(ad.math.reduce_euclidean_norm(ad.constant([3.0, 4.0])))
     5.0
     """
     x = convert_to_tensor(input_tensor)

@@ -49,7 +49,9 @@ def convert_expecting(value, dtype):
     and an empty literal (``[]``, ``[[], []]``), which has no element to say otherwise,
     always does.
 
-    >>> convert_expecting([[], []], ad.bool).shape, convert_expecting([[], []], ad.bool).dtype.name
+    >>> from autodiff.ops.operands import convert_expecting
+    >>> t = convert_expecting([[], []], ad.bool)
+    >>> t.shape, t.dtype.name
     (TensorShape([2, 0]), 'bool')
     """
     if isinstance(value, Tensor):

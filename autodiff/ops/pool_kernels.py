@@ -18,6 +18,7 @@ kw, C)`` is a view whose axes 2 and 4 run over each window. Then
   ``where``);
 - AvgPool's gradient writes ``g / (kh * kw)`` into every cell by broadcasting.
 
+    >>> from autodiff.ops.pool_kernels import tiles
     >>> tiles((2, 8, 8, 3), (2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1))
     True
 

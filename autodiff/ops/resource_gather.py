@@ -13,6 +13,7 @@ cotangent with leading batch axes (``jacobian``) gets ``GatherTake``'s dense
 rule, and so does every higher order, since the slices' values are the
 cotangent itself.
 
+    >>> from autodiff.ops.resource_gather import lookup_rows
     >>> table = ad.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     >>> with ad.GradientTape() as tape:
     ...     y = ad.reduce_sum(lookup_rows(table, ad.constant([2, 0, 2])))

@@ -18,7 +18,7 @@ Each answers None where it does not apply: another backend than NumPy, a dtype o
 than float32/float64, an array that is not C-contiguous, a last axis outside
 2-64 (``row_max``: 2-16) or fewer than 256 rows; the caller then reduces as before.
 
-    >>> import numpy as np
+    >>> from autodiff.ops.short_rows import row_max, row_sum
     >>> x = np.arange(512 * 4, dtype=np.float32).reshape(512, 4)
     >>> row_sum(x, keepdims=True)[:2], row_max(x)[:2]
     (array([[ 6.],

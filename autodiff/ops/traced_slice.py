@@ -42,6 +42,7 @@ def box_stops(begin, size, shape):
         InvalidArgumentError: the box does not fit, in TensorFlow's words (``Slice: Expected
             begin[i] in [0, d]`` or ``Expected size[i] in [0, d - b]``).
 
+    >>> from autodiff.ops.traced_slice import box_stops
     >>> box_stops([1, 0], [-1, 2], (3, 4))
     [3, 2]
     """
