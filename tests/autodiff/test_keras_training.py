@@ -123,7 +123,7 @@ def test_terminate_on_nan_and_a_stop_from_a_callback():
 
 def test_fit_before_compile_and_mismatched_lengths_are_refused():
     model = _model()
-    with pytest.raises(RuntimeError, match="You must call `compile\\(\\)`"):
+    with pytest.raises(ValueError, match="You must call `compile\\(\\)`"):
         model.fit(X, Y)
     model.compile("adam", "mse")
     with pytest.raises(ValueError, match="Data cardinality is ambiguous"):

@@ -8,6 +8,8 @@ and compiled. Then the callbacks: the epoch EarlyStopping stops at, the rates
 ReduceLROnPlateau and LearningRateScheduler set, what CSVLogger writes.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,30 @@ def test_the_keras_fit_example_runs_on_tensorflow_with_only_its_import_changed(t
         assert difference < 1e-6, name                   # and reload what they saved
         assert sorted(history.history) == ["accuracy", "learning_rate", "loss",
                                            "val_accuracy", "val_loss"], name
+
+
+@pytest.mark.parametrize("steps_per_epoch", [2, 3])
+def test_steps_per_epoch_carries_on_through_the_data_as_keras(tf, steps_per_epoch):
+    # 50 rows in batches of 10: five batches; Keras' epochs go on from where the
+    # last one stopped, and an epoch that reaches the end of the data ends early
+    theirs, ours = _pair(tf, _functional)
+    for model, k in ((theirs, tf.keras), (ours, ad.keras)):
+        model.compile(k.optimizers.SGD(0.05), "mse")
+    kwargs = dict(batch_size=10, epochs=4, steps_per_epoch=steps_per_epoch, shuffle=False,
+                  verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # Keras: "Your input ran out of data"
+        h_theirs = theirs.fit(X, Y_REG, **kwargs)
+    h_ours = ours.fit(X, Y_REG, **kwargs)
+    _assert_logs_equal(h_ours.history, h_theirs.history)
+    assert int(ours.optimizer.iterations.numpy()) == int(theirs.optimizer.iterations.numpy())
+    for a, t in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, t, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("call", ["fit", "evaluate", "train_on_batch"])
+def test_training_before_compile_raises_value_error_as_keras(tf, call):
+    for k in (tf.keras, ad.keras):
+        model = _functional(k)
+        with pytest.raises(ValueError, match="must call `compile\\(\\)`"):
+            getattr(model, call)(X, Y_REG)

@@ -94,7 +94,8 @@ class Trainer:
 
     def _require_compiled(self, what):
         if not self.compiled:
-            raise RuntimeError(f"You must call `compile()` before using the model's {what}.")
+            # Keras 3 raises ValueError here
+            raise ValueError(f"You must call `compile()` before using the model's {what}.")
 
     # ---- the steps ---------------------------------------------------------------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -204,9 +205,8 @@ class Trainer:
             ``(x_val, y_val, sample_weight_val)``.
 
         Raises:
-            RuntimeError: ``compile()`` was not called.
-            ValueError: arrays of different lengths, or both ``class_weight``
-                and ``sample_weight``.
+            ValueError: ``compile()`` was not called, arrays of different lengths,
+                or both ``class_weight`` and ``sample_weight``.
         """
         self._require_compiled("fit()")
         if class_weight is not None:
@@ -236,12 +236,14 @@ class Trainer:
         self._ad_tap_gradients = bool(tappers)
         hooks.call("on_train_begin", None)
         logs = {}
+        # With steps_per_epoch, as in Keras 3, an epoch goes on from where the last one
+        # stopped; a pass that reaches the end of the data ends its epoch, and the next
+        # epoch starts a fresh (reshuffled) pass.
+        passes = _Passes(data, batch_size, bool(shuffle), steps_per_epoch is not None)
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             hooks.call("on_epoch_begin", epoch, None)
-            for step, batch in enumerate(data.batches(batch_size, shuffle=bool(shuffle))):
-                if step >= steps:
-                    break
+            for step, batch in enumerate(passes.epoch(steps)):
                 hooks.call("on_train_batch_begin", step, None)
                 raw = self._step("train", batch)
                 grads = raw.pop(GRADIENTS_KEY, None)
@@ -364,3 +366,25 @@ def _floats(logs):
     """The step's logs as Python floats, sorted by name (as Keras 3's callbacks see them)."""
     return {k: float(v.numpy() if isinstance(v, Tensor) else convert_to_tensor(v).numpy())
             for k, v in sorted(logs.items())}
+
+
+class _Passes:
+    """The batches of ``fit``'s epochs: a new pass over the data each epoch, or, with
+    ``steps_per_epoch`` (``carry_on``), one pass spread over epochs (Keras 3's EpochIterator)."""
+
+    def __init__(self, data, batch_size, shuffle, carry_on):
+        self.data, self.batch_size, self.shuffle, self.carry_on = data, batch_size, shuffle, carry_on
+        self.total = data.steps(batch_size)
+        self.batches, self.seen = None, 0
+
+    def epoch(self, steps):
+        if self.batches is None or not self.carry_on:
+            self.batches, self.seen = iter(self.data.batches(self.batch_size,
+                                                             shuffle=self.shuffle)), 0
+        for _ in range(steps):
+            if self.seen >= self.total:
+                break
+            self.seen += 1
+            yield next(self.batches)
+        if self.seen >= self.total:
+            self.batches = None
