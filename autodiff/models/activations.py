@@ -23,6 +23,7 @@ __all__ = ["relu", "relu6", "elu", "selu", "sigmoid", "hard_sigmoid", "tanh", "s
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """``max(x, 0)``; with Keras' options: a slope below ``threshold``, a cap at ``max_value``.
 
+    >>> relu = ad.keras.activations.relu
     >>> relu(ad.constant([-2.0, 0.5, 9.0]), negative_slope=0.1, max_value=6.0).numpy()
     array([-0.2,  0.5,  6. ], dtype=float32)
     """

@@ -6,6 +6,7 @@ An initializer is called with a shape and a dtype and returns a tensor:
     >>> init((3, 4)).shape
     TensorShape([3, 4])
     >>> ad.keras.layers.Dense(4, kernel_initializer="he_normal")      # by name
+    <Dense 'dense'>
 
 The distributions, scales and fans are Keras' (``VarianceScaling`` is the
 general rule: glorot = fan_avg, he = 2 / fan_in, lecun = 1 / fan_in); the
@@ -219,7 +220,7 @@ class Orthogonal(_Random):
     ``a^T a``, whose diagonal is positive by construction): same distribution
     as Keras, not the same numbers.
 
-    >>> q = Orthogonal()((3, 3), ad.float32)
+    >>> q = ad.keras.initializers.Orthogonal(seed=0)((3, 3), ad.float32)
     >>> bool(ad.reduce_max(ad.abs(ad.matmul(q, q, transpose_a=True) - ad.eye(3))) < 1e-6)
     True
     """

@@ -6,10 +6,13 @@ A Keras 3 custom training loop runs with ``keras.`` replaced by ``ad.keras.``:
     ...                              ad.keras.layers.Dense(8, activation="relu"),
     ...                              ad.keras.layers.Dense(1)])
     >>> opt = ad.keras.optimizers.Adam(1e-3)
+    >>> x, y = ad.ones([4, 3]), ad.zeros([4, 1])
     >>> with ad.GradientTape() as tape:
     ...     loss = ad.keras.losses.MeanSquaredError()(y, model(x, training=True))
     >>> grads = tape.gradient(loss, model.trainable_variables)
-    >>> opt.apply_gradients(zip(grads, model.trainable_variables))
+    >>> _ = opt.apply_gradients(zip(grads, model.trainable_variables))
+    >>> int(opt.iterations)
+    1
 
 and so does Keras' own loop: ``model.compile(...)``, ``model.fit(...)``
 (``training/``), ``model.save(...)`` (``saving/``).

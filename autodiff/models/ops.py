@@ -6,7 +6,7 @@ with Keras' argument names and defaults (``keepdims``, ``axis=None`` over
 everything, ``concatenate(xs, axis=0)``), so tapes record the usual ops:
 
     >>> ops = ad.keras.ops
-    >>> ops.sum(ops.square(ad.constant([1.0, 2.0])))
+    >>> print(ops.sum(ops.square(ad.constant([1.0, 2.0]))))
     ad.Tensor(5.0, shape=(), dtype=float32)
 
 Owns the name table only; every derivative is the engine's.

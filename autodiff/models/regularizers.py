@@ -35,6 +35,7 @@ class Regularizer:
 class L1L2(Regularizer):
     """``l1 * sum(|x|) + l2 * sum(x^2)``.
 
+    >>> L1L2 = ad.keras.regularizers.L1L2
     >>> float(L1L2(l1=0.5, l2=0.25)(ad.constant([1.0, -2.0])))
     2.75
     """

@@ -1,7 +1,13 @@
 """``ad.saved_model``: save a module's traced functions and variables; load them anywhere.
 
-    >>> ad.saved_model.save(module, "saved_model")
+    >>> class Square(ad.Module):
+    ...     @ad.function(input_signature=[ad.TensorSpec([None])])
+    ...     def __call__(self, x):
+    ...         return x * x
+    >>> ad.saved_model.save(Square(), "saved_model")
     >>> loaded = ad.saved_model.load("saved_model")    # in any process, no Python code needed
+    >>> loaded(ad.constant([1.0, 2.0])).numpy()
+    array([1., 4.], dtype=float32)
 
 Reading order: ``save.py`` (what is saved, and the format), ``load.py``
 (reading it back, checked at every step), ``upgrade.py`` (an older format

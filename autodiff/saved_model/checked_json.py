@@ -15,9 +15,10 @@ problem:
 - ``short_text`` and ``short_repr`` cut long values in messages: a name in
   a file may be a megabyte long, its message stays readable.
 
+    >>> from autodiff.saved_model.checked_json import parse_json
     >>> parse_json(b'{"n_y": 1, "n_x": 1, "n_y": 2}')
     Traceback (most recent call last):
-    FormatError: the key 'n_y' appears twice in one object
+    autodiff.saved_model.checked_json.FormatError: the key 'n_y' appears twice in one object
 
 It reads no files (``safe_files.py`` does) and knows nothing of graphs.
 """

@@ -31,8 +31,16 @@ FileNotFoundError); an entry the process may not open raises the usual
 ``PermissionError``. Where ``dir_fd`` is missing (Windows) the same checks
 run on paths, which a concurrent swap could race.
 
-    >>> with Directory.open("m") as top, top.subdirectory("v-000001-3fa2c91d") as version:
+    >>> import os
+    >>> from autodiff.saved_model.safe_files import Directory
+    >>> model = ad.Module()
+    >>> model.w = ad.Variable(1.0)
+    >>> ad.saved_model.save(model, "m")
+    >>> name = os.path.basename(ad.saved_model.current_version("m"))   # v-000001-...
+    >>> with Directory.open("m") as top, top.subdirectory(name) as version:
     ...     raw = version.read("saved_model.json", max_bytes=1 << 28)
+    >>> raw[:1]
+    b'{'
 """
 
 import errno

@@ -46,6 +46,7 @@ def to_current(document, version):
     """The parsed ``saved_model.json`` of format ``version`` (1 or 2), rewritten in place
     as the current version (2) reads it; returns it.
 
+    >>> from autodiff.saved_model.upgrade import to_current
     >>> doc = {"functions": {}, "constants": []}
     >>> to_current(doc, 1) is doc
     True

@@ -6,8 +6,15 @@ the best so far by more than ``min_delta`` in the right direction:
 from the name as Keras does (``'max'`` for names with "acc", "auc" or
 "precision"... in them, else ``'min'``).
 
+    >>> ad.random.set_seed(0)
+    >>> x, y = ad.random.normal([20, 3]), ad.random.normal([20, 1])   # nothing to learn
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(1)])
+    >>> model.compile(optimizer="sgd", loss="mse")
     >>> stop = ad.keras.callbacks.EarlyStopping(patience=2, restore_best_weights=True)
-    >>> model.fit(x, y, validation_split=0.2, epochs=100, callbacks=[stop])
+    >>> history = model.fit(x, y, validation_split=0.2, epochs=100, callbacks=[stop],
+    ...                     verbose=0)
+    >>> len(history.history["val_loss"])    # epoch 0 was best; two more without gain
+    3
 """
 
 import math

@@ -69,7 +69,11 @@ def get_activation(activation):
 def refuse(layer_type, **given):
     """NotImplementedError naming each Keras argument given a value this library lacks.
 
+    >>> from autodiff.models.layers.base import refuse
     >>> refuse("Dense", kernel_constraint=None, lora_rank=None)   # nothing given: fine
+    >>> refuse("Dense", lora_rank=4)
+    Traceback (most recent call last):
+    NotImplementedError: Dense: lora_rank=4 is not implemented
     """
     used = [f"{k}={v!r}" for k, v in given.items() if v is not None and v is not False]
     if used:

@@ -214,10 +214,10 @@ class SimpleRNN(_OwnCellRNN):
     The cell is named ``'simple_rnn_cell'``, its variables
     ``'simple_rnn/simple_rnn_cell/kernel'`` and so on, as Keras' paths.
 
-    >>> layer = ad.layers.SimpleRNN(3, return_state=True, name="rnn")
+    >>> layer = ad.layers.SimpleRNN(3, return_state=True)
     >>> output, state = layer(ad.ones([2, 5, 4]))
     >>> output.shape, [v.path for v in layer.trainable_variables][1]
-    (TensorShape([2, 3]), 'rnn/simple_rnn_cell/recurrent_kernel')
+    (TensorShape([2, 3]), 'simple_rnn/simple_rnn_cell/recurrent_kernel')
     """
 
     def __init__(self, units, activation="tanh", use_bias=True,

@@ -74,7 +74,7 @@ class Loss:
     >>> class Cubed(ad.losses.Loss):
     ...     def call(self, y_true, y_pred):
     ...         return ad.reduce_mean((y_pred - y_true) ** 3, axis=-1)
-    >>> Cubed()([[0.0]], [[2.0]]).numpy()
+    >>> float(Cubed()([[0.0]], [[2.0]]))
     8.0
     """
 
@@ -131,7 +131,7 @@ class _LossFunctionWrapper(Loss):
 class MeanSquaredError(_LossFunctionWrapper):
     """``mean_squared_error``, weighted and reduced as ``Loss``.
 
-    >>> ad.losses.MeanSquaredError()([[0.0, 1.0]], [[1.0, 1.0]]).numpy()
+    >>> float(ad.losses.MeanSquaredError()([[0.0, 1.0]], [[1.0, 1.0]]))
     0.5
     """
 
@@ -142,7 +142,7 @@ class MeanSquaredError(_LossFunctionWrapper):
 class MeanAbsoluteError(_LossFunctionWrapper):
     """``mean_absolute_error``, weighted and reduced as ``Loss``.
 
-    >>> ad.losses.MeanAbsoluteError(reduction="sum")([[0.0], [1.0]], [[1.0], [3.0]]).numpy()
+    >>> float(ad.losses.MeanAbsoluteError(reduction="sum")([[0.0], [1.0]], [[1.0], [3.0]]))
     3.0
     """
 
@@ -154,7 +154,7 @@ class Huber(_LossFunctionWrapper):
     """``huber``, weighted and reduced as ``Loss``. Like Keras 3's, its ``get_config()``
     leaves ``delta`` out (``from_config`` then gives the default, 1.0).
 
-    >>> ad.losses.Huber(delta=2.0)([[0.0]], [[3.0]]).numpy()   # 2 * 3 - 0.5 * 4
+    >>> float(ad.losses.Huber(delta=2.0)([[0.0]], [[3.0]]))   # 2 * 3 - 0.5 * 4
     4.0
     """
 
@@ -179,7 +179,7 @@ class _Crossentropy(_LossFunctionWrapper):
 class BinaryCrossentropy(_Crossentropy):
     """``binary_crossentropy`` (same arguments), weighted and reduced as ``Loss``.
 
-    >>> ad.losses.BinaryCrossentropy(from_logits=True)([[1.0]], [[0.0]]).numpy()
+    >>> print(ad.losses.BinaryCrossentropy(from_logits=True)([[1.0]], [[0.0]]).numpy())
     0.6931472
     """
 
@@ -192,7 +192,7 @@ class BinaryCrossentropy(_Crossentropy):
 class CategoricalCrossentropy(_Crossentropy):
     """``categorical_crossentropy`` (same arguments), weighted and reduced as ``Loss``.
 
-    >>> ad.losses.CategoricalCrossentropy()([[0.0, 1.0]], [[0.5, 0.5]]).numpy()
+    >>> print(ad.losses.CategoricalCrossentropy()([[0.0, 1.0]], [[0.5, 0.5]]).numpy())
     0.6931472
     """
 
@@ -209,7 +209,7 @@ class SparseCategoricalCrossentropy(_LossFunctionWrapper):
     cast to ``dtype`` first, as Keras does (float32 holds them exactly below 2**24).
 
     >>> scce = ad.losses.SparseCategoricalCrossentropy(ignore_class=-1)
-    >>> scce([1, -1], [[0.5, 0.5], [0.9, 0.1]]).numpy()    # the mean over the one kept
+    >>> print(scce([1, -1], [[0.5, 0.5], [0.9, 0.1]]).numpy())    # the mean over the one kept
     0.6931472
     """
 

@@ -7,8 +7,13 @@ under threads and inside ``ad.function``), then the update rules:
 ``gradient_descent.py`` (SGD, RMSprop, Adagrad) and ``adam.py`` (Adam,
 AdamW, Lion); ``schedules.py`` (learning rates that follow the step).
 
+    >>> w = ad.Variable([3.0, 4.0])
+    >>> grads = [ad.constant([30.0, 40.0])]         # norm 50: clipped to norm 1
     >>> opt = ad.optimizers.Adam(learning_rate=0.01, global_clipnorm=1.0)
-    >>> opt.apply_gradients(zip(grads, model.trainable_variables))
+    >>> opt.apply_gradients(zip(grads, [w]))
+    <ad.Variable 'adam/iteration:0' shape=() dtype=int64, numpy=1>
+    >>> w.numpy().round(4)                          # Adam's first step: lr * sign(g)
+    array([2.99, 3.99], dtype=float32)
 """
 
 from . import schedules

@@ -33,7 +33,8 @@ class Adam(Optimizer):
             ``global_clipnorm``, ``clipvalue``).
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.Adam(0.1).apply_gradients([(ad.constant(2.0), w)])
+    >>> ad.optimizers.Adam(0.1).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'adam/iteration:0' shape=() dtype=int64, numpy=1>
     >>> round(float(w.numpy()), 4)          # the first step is about lr * sign(g)
     0.9
     """
@@ -106,7 +107,8 @@ class AdamW(Adam):
         beta_1, beta_2, epsilon, amsgrad: as ``Adam``.
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.AdamW(0.1, weight_decay=0.5).apply_gradients([(ad.constant(2.0), w)])
+    >>> ad.optimizers.AdamW(0.1, weight_decay=0.5).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'adamw/iteration:0' shape=() dtype=int64, numpy=1>
     >>> round(float(w.numpy()), 4)          # 1 - 1 * 0.5 * 0.1, then Adam's first step
     0.85
     """
@@ -134,7 +136,8 @@ class Lion(Optimizer):
         **kwargs: the base class's (``weight_decay``, ``clipnorm``, ...).
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.Lion(0.1).apply_gradients([(ad.constant(2.0), w)])
+    >>> ad.optimizers.Lion(0.1).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'lion/iteration:0' shape=() dtype=int64, numpy=1>
     >>> round(float(w.numpy()), 4)
     0.9
     """

@@ -15,6 +15,7 @@ node takes the lock and runs the eager step inside it. Nothing of the step
 is frozen at trace time: the learning rate, the schedule and the step
 counter are all read when the node runs.
 
+    >>> w = ad.Variable(1.0)
     >>> opt = ad.optimizers.SGD(0.1)
     >>> @ad.function
     ... def train_step(g):

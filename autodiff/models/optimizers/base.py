@@ -3,10 +3,15 @@ slots, gradient clipping, weight decay and ``apply_gradients``.
 
 An optimizer turns gradients into Variable updates, outside every tape:
 
+    >>> w = ad.Variable(1.0)
+    >>> x, y = ad.constant([1.0, 2.0]), ad.constant([2.0, 4.0])
     >>> opt = ad.optimizers.Adam(learning_rate=0.01)
     >>> with ad.GradientTape() as tape:
     ...     loss = ad.reduce_sum((w * x - y) ** 2)
     >>> opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+    <ad.Variable 'adam/iteration:0' shape=() dtype=int64, numpy=1>
+    >>> round(float(w), 4)             # a step towards w = 2
+    1.01
 
 Updates use ``Variable.assign`` / ``assign_add`` / ``assign_sub`` with this
 library's ops, in the order Keras 3 computes them, so float32 results match

@@ -9,6 +9,7 @@ of its piece of the rule's fresh result as its new value:
     >>> opt = ad.optimizers.Adam(0.1)
     >>> a, b = ad.Variable([1.0, 2.0]), ad.Variable(3.0)
     >>> opt.apply_gradients([(ad.constant([1.0, 1.0]), a), (ad.constant(1.0), b)])
+    <ad.Variable 'adam/iteration:0' shape=() dtype=int64, numpy=1>
     >>> a._value.base is b._value.base     # both views of one fresh flat array
     True
 

@@ -26,8 +26,9 @@ class SGD(Optimizer):
         **kwargs: the base class's (``weight_decay``, ``clipnorm``, ...).
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.SGD(0.1).apply_gradients([(ad.constant(2.0), w)])
-    >>> w.numpy()
+    >>> ad.optimizers.SGD(0.1).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'sgd/iteration:0' shape=() dtype=int64, numpy=1>
+    >>> print(w.numpy())                    # 1 - 0.1 * 2
     0.8
     """
 
@@ -74,7 +75,8 @@ class RMSprop(Optimizer):
         **kwargs: the base class's (``weight_decay``, ``clipnorm``, ...).
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.RMSprop(0.01).apply_gradients([(ad.constant(2.0), w)])
+    >>> ad.optimizers.RMSprop(0.01).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'rmsprop/iteration:0' shape=() dtype=int64, numpy=1>
     >>> round(float(w.numpy()), 4)          # 1 - 0.01 * 2 / sqrt(0.1 * 4)
     0.9684
     """
@@ -125,7 +127,8 @@ class Adagrad(Optimizer):
         **kwargs: the base class's (``weight_decay``, ``clipnorm``, ...).
 
     >>> w = ad.Variable(1.0)
-    >>> ad.optimizers.Adagrad(0.1).apply_gradients([(ad.constant(2.0), w)])
+    >>> ad.optimizers.Adagrad(0.1).apply_gradients([(ad.constant(2.0), w)])   # returns the step counter
+    <ad.Variable 'adagrad/iteration:0' shape=() dtype=int64, numpy=1>
     >>> round(float(w.numpy()), 4)          # 1 - 0.1 * 2 / sqrt(0.1 + 4)
     0.9012
     """

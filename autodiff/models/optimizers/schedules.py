@@ -4,7 +4,7 @@ An optimizer calls its schedule with its ``iterations`` Variable at every
 ``apply_gradients``; the schedule computes the rate with the library's ops:
 
     >>> decay = ad.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
-    >>> float(decay(ad.constant(10)))
+    >>> print(decay(ad.constant(10)).numpy())      # 0.1 * 0.5 ** (10 / 10)
     0.05
     >>> opt = ad.optimizers.SGD(learning_rate=decay)
 
@@ -99,8 +99,9 @@ def raw_rate(schedule, step):
     (``step``: the step counter's 0-d int64 array), with the floats the ops give; None
     for any other schedule (a subclass or one written by hand runs its own ops).
 
-    >>> decay = ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
-    >>> raw_rate(decay, numpy.asarray(10)) == decay(ad.constant(10)).numpy()
+    >>> from autodiff.models.optimizers.schedules import raw_rate
+    >>> decay = ad.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    >>> bool(raw_rate(decay, np.asarray(10)) == decay(ad.constant(10)).numpy())
     True
     """
     if type(schedule) not in (ExponentialDecay, InverseTimeDecay, CosineDecay):
@@ -165,7 +166,8 @@ class InverseTimeDecay(ExponentialDecay):
         decay_rate: the decay's strength.
         staircase: floor ``step / decay_steps``, so the rate drops in steps.
 
-    >>> float(InverseTimeDecay(0.1, decay_steps=10, decay_rate=1.0)(ad.constant(10)))
+    >>> decay = ad.optimizers.schedules.InverseTimeDecay(0.1, decay_steps=10, decay_rate=1.0)
+    >>> print(decay(ad.constant(10)).numpy())      # 0.1 / (1 + 1.0 * 10 / 10)
     0.05
     """
 

@@ -17,6 +17,7 @@ asks for the square with ``squared(xp, g, scalars)``. The variables are
 written whole, as for a dense gradient (Keras writes only the rows with
 ``scatter_sub``; the numbers are the same).
 
+    >>> from autodiff.models.optimizers.sparse import densify
     >>> g = ad.IndexedSlices(ad.constant([[1.0], [2.0]]), ad.constant([0, 0]), (2, 1))
     >>> dense, g_squared = densify(g, ad.float32)
     >>> dense.numpy().ravel().tolist(), g_squared.numpy().ravel().tolist()   # 3, not 9

@@ -3,7 +3,8 @@ arrays of a variable's dtype: made with ops (``_scalar``), or, when nothing can 
 the step (``raw_scalars``), on host 0-d NumPy arrays with the very ufuncs those ops'
 forwards call, so the floats are the same without an op's overhead a scalar.
 
-    >>> v = ad.Variable(numpy.zeros(3, numpy.float32))
+    >>> from autodiff.models.optimizers.step_scalars import _scalar_value
+    >>> v = ad.Variable(np.zeros(3, np.float32))
     >>> _scalar_value(0.5, v)
     array(0.5, dtype=float32)
 """

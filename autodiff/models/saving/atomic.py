@@ -6,8 +6,12 @@ leaves any earlier file at that path untouched: the new content goes to
 then replaces the target with ``os.replace`` (atomic on POSIX and Windows
 within one file system). On failure the temporary file is removed.
 
-    >>> with atomic_path("model.keras") as tmp:
-    ...     write_zip(tmp)             # a crash here: model.keras is as it was
+    >>> from autodiff.models.saving.atomic import atomic_path
+    >>> with atomic_path("notes.txt") as tmp:
+    ...     with open(tmp, "w") as f:  # a crash here: notes.txt is as it was
+    ...         _ = f.write("new")
+    >>> open("notes.txt").read()
+    'new'
 """
 
 import contextlib

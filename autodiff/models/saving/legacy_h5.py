@@ -19,7 +19,8 @@ and checks the counts and shapes first, so a file that does not fit changes
 nothing, unless ``skip_mismatch`` asks to skip the weights whose shape
 differs, with a warning, as Keras 3.
 
-    >>> model.load_weights("keras2_weights.h5")
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(1)])
+    >>> model.load_weights("keras2_weights.h5")      # doctest: +SKIP
 """
 
 import warnings

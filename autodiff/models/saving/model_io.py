@@ -1,10 +1,17 @@
 """``save_weights`` / ``load_weights`` (``.weights.h5``) and ``save`` / ``load_model``
 (``.keras``), in Keras 3's formats.
 
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)),
+    ...                              ad.keras.layers.Dense(4, activation="relu"),
+    ...                              ad.keras.layers.Dense(1)])
+    >>> model.compile(optimizer="adam", loss="mse")
     >>> model.save("mlp.keras")                       # architecture, weights, compile
     >>> again = ad.keras.models.load_model("mlp.keras")
     >>> model.save_weights("mlp.weights.h5")
     >>> again.load_weights("mlp.weights.h5")
+    >>> x = ad.ones([2, 3])
+    >>> bool(ad.reduce_all(again(x) == model(x)))
+    True
 
 A ``.keras`` file is a zip of ``metadata.json``, ``config.json`` (the
 architecture, ``config.py``) and ``model.weights.h5`` (``weights_h5.py``),
