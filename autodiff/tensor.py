@@ -146,6 +146,9 @@ class Tensor:
     def __bool__(self):
         if _tape.thread_state.active:
             _refuse_if_traced(self)
+        if self._value.size != 1:   # TensorFlow passes NumPy's ValueError on
+            raise ValueError(f"The truth value of a tensor of shape {tuple(self.shape)} is "
+                             "ambiguous: reduce it first (ad.reduce_any or ad.reduce_all)")
         return bool(self._scalar("bool"))
 
     def __float__(self):

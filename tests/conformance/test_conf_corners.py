@@ -233,3 +233,20 @@ def test_reduce_mean_of_nothing_is_nan_without_a_warning(m):
         warnings.simplefilter("error")  # NumPy's "Mean of empty slice" would fail here
         return [m.reduce_mean(m.zeros([0])), m.reduce_mean(m.zeros([2, 0]), axis=1),
                 m.reduce_mean(m.zeros([2, 0]), axis=0)]
+
+
+@same_on_both
+def test_truth_value_of_a_tensor_of_two_elements_raises(m):
+    # TensorFlow hands NumPy's ValueError on (a TypeError here once)
+    return bool(m.constant([1.0, 2.0]) > 0)
+
+
+@same_on_both
+def test_tensor_in_a_list_of_tensors_of_two_elements_raises(m):
+    x = m.constant([1.0, 2.0])
+    return x in [m.constant([3.0, 4.0])]
+
+
+@same_on_both
+def test_truth_value_of_one_element_tensors(m):
+    return [bool(m.constant([2.0]) > 1), bool(m.constant([[0]])), bool(m.constant(0.5))]
