@@ -119,3 +119,35 @@ def test_per_output_losses_average_batches_as_keras_compiled_step_does(tf):
     np.testing.assert_allclose(ours["regress_loss"], compiled["regress_loss"], rtol=2e-6)
     np.testing.assert_allclose(ours["loss"], eager["loss"], rtol=2e-6)
     np.testing.assert_allclose(compiled["loss"], eager["loss"], rtol=2e-6)
+
+
+def test_layer_output_makes_a_feature_model_and_count_params_equal_keras(tf):
+    theirs, ours = _two_towers(tf.keras), _two_towers(ad.keras)
+    ours.set_weights(theirs.get_weights())
+    assert ours.count_params() == theirs.count_params()
+    assert [layer.count_params() for layer in ours.layers] == \
+        [layer.count_params() for layer in theirs.layers]
+    features = []
+    for model, k in ((theirs, tf.keras), (ours, ad.keras)):
+        mix = model.get_layer("mix")
+        assert tuple(mix.output.shape) == (None, 5) and tuple(mix.input.shape) == (None, 10)
+        features.append(k.Model(model.inputs, [mix.output, model.get_layer("shared").output]))
+    for got, want in zip(features[1]([A, B]), features[0]([A, B])):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    for k in (tf.keras, ad.keras):
+        fresh = k.layers.Dense(2)
+        assert not hasattr(fresh, "output")            # never called: AttributeError
+        with pytest.raises(ValueError, match="isn't built"):
+            fresh.count_params()
+
+
+def test_activity_regularizer_is_divided_by_the_batch_size_as_keras(tf):
+    losses = []
+    for k in (tf.keras, ad.keras):
+        x = k.Input((4,))
+        dense = k.layers.Dense(3, kernel_initializer="ones",
+                               activity_regularizer=k.regularizers.L1(0.01))
+        model = k.Model(x, dense(x))
+        model(A)
+        losses.append(sorted(float(v) for v in model.losses))
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)

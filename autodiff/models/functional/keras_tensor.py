@@ -178,9 +178,9 @@ class InputLayer(Layer):
         self.batch_shape = tuple(batch_shape)
         self.shape = self.batch_shape     # older name, kept for Sequential
         self.built = True
-        node = Node(self, (), (), {}, None)
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=self.name, history=(node, 0))
-        node.outputs = self.output
+        node = Node(self, (), (), {}, None)   # its output is ``layer.output`` (Layer's)
+        node.outputs = KerasTensor(self.batch_shape, self.dtype, name=self.name,
+                                   history=(node, 0))
         self._ad_inbound.append(node)
 
     def call(self, inputs):

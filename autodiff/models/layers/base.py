@@ -17,6 +17,7 @@ layer computes nothing: it records the call for a functional model
 import inspect
 import itertools
 import re
+import math
 import threading
 
 from ... import dtypes, nest
@@ -46,6 +47,15 @@ KERAS_DEFAULTS = {"kernel_constraint": None, "bias_constraint": None, "recurrent
 
 _name_counters = {}  # base name -> itertools.count, so names are unique per run (Keras' uids)
 _calls = threading.local()   # .depth: nesting of layer calls in this thread (losses reset at 0)
+
+
+def _per_example(loss, output):
+    """An activity penalty divided by the batch size, as Keras 3 records it."""
+    if output.ndim == 0:
+        return loss
+    from ...ops.shape import shape
+    from ...ops.special import divide_no_nan
+    return divide_no_nan(loss, elementwise.cast(shape(output)[0], loss.dtype))
 
 
 def keras_snake(name):
@@ -268,11 +278,39 @@ class Layer(Module):
         if self._ad_activity_regularizer is not None:
             for output in nest.flatten(outputs):
                 if isinstance(output, Tensor):
-                    self.add_loss(self._ad_activity_regularizer(output))
+                    self.add_loss(_per_example(self._ad_activity_regularizer(output), output))
         return outputs
 
     def build(self, input_shape):
         pass
+
+    def count_params(self):
+        """The number of scalars in the layer's weights (Keras' ``count_params``).
+
+        Raises:
+            ValueError: the layer is not built yet (its weights do not exist).
+        """
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the "
+                             "layer isn't built. Build it first (call it on data, or build()).")
+        return int(sum(math.prod(v.shape) for v in self.weights))
+
+    @property
+    def input(self):
+        """The KerasTensor(s) of the layer's first call in the functional API."""
+        return self._ad_first_node("input").inputs
+
+    @property
+    def output(self):
+        """The KerasTensor(s) of the layer's first call in the functional API (Keras'
+        ``layer.output``: ``Model(model.inputs, model.get_layer("h").output)``)."""
+        return self._ad_first_node("output").outputs
+
+    def _ad_first_node(self, what):
+        if not self._ad_inbound:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no "
+                                 f"defined {what}.")
+        return self._ad_inbound[0]
 
     def call(self, inputs):
         raise NotImplementedError(f"{type(self).__name__} must define call(self, inputs, ...)")
