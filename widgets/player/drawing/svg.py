@@ -50,9 +50,19 @@ def frame_state(data, k, only=None):
     frames = data["frames"]
     frame = frames[k % len(frames)]
     done = frame["done_ops"]
-    order = {n["id"]: n["order"] for n in data["nodes"] if n["type"] == "op"}
-    producer = {e["to"]: order[e["op"]] for e in data["edges"] if e["kind"] == "out"
-                and (only is None or e["to"] in only)}
+    if only is None:
+        order = {n["id"]: n["order"] for n in data["nodes"] if n["type"] == "op"}
+        producer = {e["to"]: order[e["op"]] for e in data["edges"] if e["kind"] == "out"}
+    else:
+        # an overview's few: the order of only the ops they need (a long tape has 10,000)
+        made_by = {e["to"]: e["op"] for e in data["edges"]
+                   if e["kind"] == "out" and e["to"] in only}
+        wanted = set(made_by.values())
+        wanted.update(e["op"] for e in data["edges"] if e["id"] in only)
+        wanted.update(only)
+        order = {n["id"]: n["order"] for n in data["nodes"] if n["id"] in wanted
+                 and n["type"] == "op"}
+        producer = {t: order[op] for t, op in made_by.items()}
     receiving = {c["node"] for c in frame["contributions"] if c["value"] is not None}
     highlighted = set(frame["nodes"])
     nodes = {}
@@ -138,10 +148,10 @@ def replay_svg(replay, frame=-1, *, standalone=True, caption=True):
         out.append(f'<path class="{classes}" data-id="{e["id"]}" d="{path}" '
                    'fill="none" stroke="#8c959f"/>')
     out.append('</g><g class="tp-nodes">')
-    by_id = {n["id"]: n for n in data["nodes"]}
-    for c in lay.get("copies", ()):     # where a widely read input is read again
-        if c["id"] in positions:
-            out.append(_copy(by_id[c["node"]], {**c, **positions[c["id"]]}, state["nodes"][c["node"]]))
+    copies = [c for c in lay.get("copies", ()) if c["id"] in positions]
+    by_id = {n["id"]: n for n in data["nodes"]} if copies else {}
+    for c in copies:     # where a widely read input is read again
+        out.append(_copy(by_id[c["node"]], {**c, **positions[c["id"]]}, state["nodes"][c["node"]]))
     for n in data["nodes"]:
         if n["id"] not in positions:
             continue
@@ -222,9 +232,10 @@ def title_text(frame):
 def _edges(data, view):
     """``(edge, path)`` for every edge drawn: each edge of the layout, or in an
     overview one per pair of shown ends (the first edge stands for the others)."""
-    by_id = {e["id"]: e for e in data["edges"]}
     if view is None:
         return [(e, data["layout"]["edges"][e["id"]]) for e in data["edges"]]
+    first = {ids[0] for _, _, ids in view["edges"]}
+    by_id = {e["id"]: e for e in data["edges"] if e["id"] in first}
     rects, out = view["rects"], []
     for a, b, ids in view["edges"]:
         ra, rb = rects[a], rects[b]

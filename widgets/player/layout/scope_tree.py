@@ -346,6 +346,8 @@ def boxes_only(boxes_json):
 def drawn_ends(edges, home):
     """Each edge's drawn ``(from, to)``: a copy of a widely read input where there is one."""
     copied = {item[:item.index("@")] for item in home if "@" in item}   # inputs with copies
+    if not copied:
+        return [(e["from"], e["to"]) for e in edges]
     ends = []
     for e in edges:
         a = e["from"]
