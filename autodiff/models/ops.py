@@ -16,13 +16,14 @@ from .. import linalg as _linalg
 from .. import math as _math
 from .. import nn as _nn
 import autodiff as _ad
+from .functional.keras_tensor import symbolic_aware
 
 __all__ = []
 
 
 def _export(fn):
     __all__.append(fn.__name__)
-    return fn
+    return symbolic_aware(fn)   # on KerasTensors: a node of a functional model, as in Keras
 
 
 # Elementwise and linear algebra: the engine's op under Keras' name, looked up on first use
@@ -50,12 +51,16 @@ def __getattr__(name):
     target = _ad
     for part in _SAME[name].split("."):
         target = getattr(target, part)
+    target = symbolic_aware(target)
+    globals()[name] = target      # looked up once
     return target
 
 
-@_export
-def shape(x):
+def shape(x):   # a KerasTensor's too: a tuple with None where unknown, as in Keras
     return tuple(x.shape)
+
+
+__all__.append("shape")
 
 
 @_export

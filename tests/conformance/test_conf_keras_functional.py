@@ -151,3 +151,28 @@ def test_activity_regularizer_is_divided_by_the_batch_size_as_keras(tf):
         model(A)
         losses.append(sorted(float(v) for v in model.losses))
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)
+
+
+def _ops_on_placeholders(k):
+    a, b = k.Input((4,), name="a"), k.Input((3,), name="b")
+    h = k.layers.Dense(3, name="proj")(a) * 2 + 1          # Python numbers beside a placeholder
+    h = k.ops.concatenate([h, 0.5 - b], axis=-1)
+    h = k.ops.tanh(h) * k.ops.mean(b, axis=-1, keepdims=True)
+    out = k.ops.sum(k.layers.Dense(2, name="head")(h), axis=-1, keepdims=True)
+    return k.Model([a, b], out)
+
+
+def test_keras_ops_and_numbers_on_placeholders_build_the_same_model_as_keras(tf):
+    theirs, ours = _ops_on_placeholders(tf.keras), _ops_on_placeholders(ad.keras)
+    ours.set_weights(theirs.get_weights())
+    assert [layer.name for layer in ours.layers] == [layer.name for layer in theirs.layers]
+    assert tuple(ours.outputs[0].shape) == tuple(theirs.outputs[0].shape) == (None, 1)
+    results = []
+    for model, m in ((theirs, tf), (ours, ad)):
+        with m.GradientTape() as tape:
+            y = model([A, B])
+            loss = m.reduce_sum(y * y)
+        results.append((y, tape.gradient(loss, model.trainable_variables)))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
+    for got, want in zip(results[1][1], results[0][1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

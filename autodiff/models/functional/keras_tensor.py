@@ -17,7 +17,8 @@ that changes with them is unknown (``None``) too. The call is kept as a
 ``Node`` (the layer, its arguments with their KerasTensors), which
 ``functional.py`` walks to make a ``Model(inputs, outputs)``.
 
-Owns: KerasTensor, Node, Input, InputLayer, ``symbolic_call``.
+Owns: KerasTensor, Node, Input, InputLayer, ``symbolic_call``, and ``Operation``: a
+``keras.ops`` function called on KerasTensors (``symbolic_aware`` wraps them).
 """
 
 from ... import dtypes, nest
@@ -25,7 +26,8 @@ from ...ops import creation
 from ..layers.base import Layer, _unique_name
 from ..module import not_recorded
 
-__all__ = ["KerasTensor", "Node", "Input", "InputLayer", "has_symbolic", "symbolic_call"]
+__all__ = ["KerasTensor", "Node", "Input", "InputLayer", "Operation", "has_symbolic",
+           "symbolic_aware", "symbolic_call"]
 
 
 class KerasTensor:
@@ -51,24 +53,62 @@ class KerasTensor:
         raise TypeError("A KerasTensor is symbolic: it has no value to test. Build the model "
                         "with Model(inputs, outputs), then call it on data")
 
-    # Arithmetic on placeholders makes nodes too, as in Keras (x + y for a residual).
+    # Arithmetic on placeholders makes nodes too, as in Keras (x + y for a residual); a
+    # Python number takes the placeholder's dtype, as beside a tensor (x * 2 for float x).
     def __add__(self, other):
-        return _operator("add")([self, other])
+        return _operator("add")([self, self._partner(other)])
 
     def __radd__(self, other):
-        return _operator("add")([other, self])
+        return _operator("add")([self._partner(other), self])
 
     def __sub__(self, other):
-        return _operator("subtract")([self, other])
+        return _operator("subtract")([self, self._partner(other)])
 
     def __rsub__(self, other):
-        return _operator("subtract")([other, self])
+        return _operator("subtract")([self._partner(other), self])
 
     def __mul__(self, other):
-        return _operator("multiply")([self, other])
+        return _operator("multiply")([self, self._partner(other)])
 
     def __rmul__(self, other):
-        return _operator("multiply")([other, self])
+        return _operator("multiply")([self._partner(other), self])
+
+    def _partner(self, other):
+        if isinstance(other, (bool, int, float)) and not isinstance(other, KerasTensor):
+            return _constant(other, self.dtype)
+        return other
+
+
+def _constant(value, dtype):
+    from ...tensor import convert_to_tensor
+    return convert_to_tensor(value, dtype=dtype)
+
+
+class Operation(Layer):
+    """A ``keras.ops`` function called on KerasTensors: one node of the graph that runs the
+    function when the model runs (Keras records its operations the same way); like the
+    operators above, it is not listed in ``model.layers``."""
+
+    def __init__(self, fn):
+        super().__init__(name=_unique_name(fn.__name__))
+        self._ad_fn, self._ad_operation = fn, True
+
+    def call(self, inputs, *args, **kwargs):
+        return self._ad_fn(inputs, *args, **kwargs)
+
+
+def symbolic_aware(fn):
+    """``fn`` (a ``keras.ops`` function), which makes an ``Operation`` node when an argument
+    is a KerasTensor (``ops.concatenate([a, b])`` included) and runs as it is otherwise."""
+    def call(*args, **kwargs):
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, KerasTensor) or (isinstance(arg, (list, tuple)) and any(
+                    isinstance(a, KerasTensor) for a in arg)):
+                return Operation(fn)(*args, **kwargs)
+        return fn(*args, **kwargs)
+    call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    call.__wrapped__ = fn
+    return call
 
 
 def _operator(kind):
