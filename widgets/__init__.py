@@ -39,9 +39,18 @@ matplotlib only inside the functions that draw, so ``import widgets`` stays
 cheap and works without them.
 
     >>> import widgets
+    >>> x = ad.Variable(2.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.sin(x * x)
     >>> player = widgets.TapePlayer(tape, y, x)     # in a notebook: display(player)
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(1)])
+    >>> with ad.GradientTape() as tape:
+    ...     loss = ad.reduce_mean(model(ad.ones([4, 3])) ** 2)
+    >>> grads = tape.gradient(loss, model.trainable_variables)
     >>> recorder = widgets.TrainingRecorder()
-    >>> recorder.record(grads, model)               # each step: one line in the loop
+    >>> _ = recorder.record(grads, model)           # each step: one line in the loop
+    >>> recorder.steps
+    [0]
 """
 
 import importlib

@@ -10,10 +10,17 @@ It owns three things:
   so two of them can be told apart; and a name longer than ``NAME_LIMIT``
   characters is shown by its start and its length.
 
-      >>> class Cell(ad.Module):                  # called inside ad.name_scope("gru")
+      >>> from widgets.tape_names import tape_names
+      >>> class Cell(ad.Module):
       ...     def __init__(self):
       ...         super().__init__()
       ...         self.w, self.u = ad.Variable(1.0), ad.Variable(2.0)
+      ...     def __call__(self, x):
+      ...         return x * self.w + self.u
+      >>> cell = Cell()
+      >>> with ad.GradientTape() as tape:
+      ...     with ad.name_scope("gru"):
+      ...         y = cell(ad.constant(1.0))
       >>> sorted(tape_names(tape).values())[:2]   # tape.names(): Variable, Variable
       ['gru/cell/Variable', 'gru/cell/Variable_1']
 
@@ -98,6 +105,7 @@ def module_paths(module, prefix=None):
     Attributes are walked in a layer's own order (kernel before bias), a plain
     module's in sorted order, as ``Module.variables`` does.
 
+    >>> from widgets.tape_names import module_paths
     >>> list(module_paths(ad.keras.Sequential([ad.layers.Dense(2, input_dim=3)], name="net")))
     ['net/dense/kernel', 'net/dense/bias']
     """
@@ -137,6 +145,9 @@ def expand_names(user_names):
     Returns:
         ``{name: tensor}``; a module's variables named ``<name>/<attribute path>``.
 
+    >>> from widgets.tape_names import expand_names
+    >>> model = ad.keras.Sequential([ad.layers.Dense(2, input_dim=3)], name="net")
+    >>> loss = ad.reduce_sum(model(ad.ones([1, 3])))
     >>> sorted(expand_names({"loss": loss, "net": model}))
     ['loss', 'net/dense/bias', 'net/dense/kernel']
     """
@@ -152,8 +163,9 @@ def expand_names(user_names):
 def _shown(name):
     """``name``, or its first characters and its length when it is longer than NAME_LIMIT.
 
+    >>> from widgets.tape_names import _shown
     >>> _shown("w" * 100000)[-20:]
-    'www…(100,000 chars)'
+    'wwww…(100,000 chars)'
     """
     if len(name) <= NAME_LIMIT:
         return name

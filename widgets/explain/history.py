@@ -17,6 +17,9 @@ NumPy and a ``Variable.assign`` all leave the same empty gap.
   ``autodiff.tape.observers``, where the History listens while it is open.
   Printing a tensor is not counted as leaving the library.
 
+    >>> from widgets.explain import explain_none_gradient
+    >>> from widgets.explain.history import record_history
+    >>> x = ad.constant(1.0)
     >>> with record_history() as history:
     ...     with ad.GradientTape() as tape:
     ...         tape.watch(x)
@@ -187,6 +190,9 @@ def record_history():
     Returns (as the ``with`` target) a History to pass to
     ``explain_none_gradient(..., history=history)``.
 
+    >>> from widgets.explain import explain_none_gradient
+    >>> from widgets.explain.history import record_history
+    >>> x = ad.constant(1.0)
     >>> with record_history() as history:
     ...     with ad.GradientTape() as tape:
     ...         tape.watch(x)

@@ -34,6 +34,7 @@ How it decides, in order:
    too late); or, when no op connects them, whether the value left the
    library, went through ``assign``, decided a branch, or is unconnected.
 
+    >>> from widgets.explain import explain_none_gradient
     >>> x = ad.constant(3.0)
     >>> with ad.GradientTape() as tape:
     ...     y = x * x                      # x never watched
@@ -152,6 +153,7 @@ def explain_none_gradient(tape, target, source, history=None, source_name=None, 
         paragraph), ``.path`` (PathSteps, the break marked); it prints as
         text and shows as HTML in a notebook.
 
+    >>> from widgets.explain import explain_none_gradient
     >>> w = ad.Variable(1.0, trainable=False)
     >>> with ad.GradientTape() as tape:
     ...     y = w * 2.0
@@ -179,6 +181,11 @@ def explain_each(tape, target, sources, history=None, source_names=None, target_
     Returns:
         One Explanation per source, or the exception explaining that source raised.
 
+    >>> from widgets.explain.none_gradient import explain_each
+    >>> w, b = ad.Variable(1.0, trainable=False), ad.Variable(2.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = w * 2.0
+    ...     c = b + 1.0                    # recorded, but y does not need it
     >>> [e.reason for e in explain_each(tape, y, [w, b])]
     ['not_trainable', 'not_recorded']
     """

@@ -6,7 +6,14 @@ records a target needs going back, the PathSteps of a chain, which records on
 the path pass no gradient on, and the real backward sweep with every recorder
 paused. None of them uses up a tape or records anything.
 
+    >>> from widgets.explain.tape_sweeps import _forward
+    >>> x = ad.Variable(2.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x * x
+    ...     z = ad.sin(y)
     >>> reached, parent = _forward(tape.records, x._id)     # ids computed from x
+    >>> reached == {x._id, y._id, z._id}
+    True
 """
 
 from autodiff import backend, ops

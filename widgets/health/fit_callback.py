@@ -1,9 +1,20 @@
 """``TrainingRecorder`` inside ``model.fit``: a Keras callback that records every step.
 
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
+    >>> model.compile(optimizer="sgd", loss="mse")
     >>> recorder = widgets.TrainingRecorder()
-    >>> model.fit(x, y, epochs=3, callbacks=[recorder.callback()])
+    >>> history = model.fit(x, y, epochs=3, callbacks=[recorder.callback()], verbose=0)
     >>> print(recorder)          # the same table as in a custom loop
-    >>> recorder.plot()
+    TrainingRecorder: 3 steps (0..2), 2 layers; at step 2:
+      layer            |grad| |weights|    grad/w  update/w  zero   NaN
+      mlp/dense ...
+      mlp/dense_1 ...
+    no layer flagged
+    >>> fig = recorder.plot()
 
 ``fit`` runs its step compiled, so the callback cannot take the gradients
 itself: it says ``wants_gradients``, and ``fit`` then traces a step that also

@@ -21,6 +21,7 @@ value, how far off it is, and the median it is compared with:
 median per row over the rest would be quadratic: an unrolled RNN has
 thousands of groups); ``compact`` writes a number as the health panel does.
 
+    >>> from widgets.health.outliers import relative_flags
     >>> rows = [{"rms": r, "ratio": None, "grad_of": "weights", "update_ratio": None,
     ...          "flags": []} for r in (0.5, 0.4, 40.0, 0.45)]
     >>> relative_flags(rows); rows[2]["flags"]

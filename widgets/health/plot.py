@@ -58,7 +58,15 @@ def plot_recorder(recorder, layers=None, histograms=True, max_histograms=6):
         The matplotlib Figure. ``fig.axes[0]`` is the gradient-norm panel, one
         line per layer labelled with the layer's name.
 
-    >>> fig = plot_recorder(recorder)
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
+    >>> model.compile(optimizer="sgd", loss="mse")
+    >>> recorder = widgets.TrainingRecorder()
+    >>> history = model.fit(x, y, epochs=2, callbacks=[recorder.callback()], verbose=0)
+    >>> fig = widgets.plot_recorder(recorder)
     >>> [line.get_label() for line in fig.axes[0].lines][:2]
     ['mlp/dense', 'mlp/dense_1']
     """

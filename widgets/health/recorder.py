@@ -9,15 +9,26 @@ entries, so a trend goes on past a NaN), whether a gradient was
 None, and a small histogram of the gradient's finite values. Vanishing,
 exploding and dead layers then show as trends:
 
-    >>> recorder = TrainingRecorder()
-    >>> for step in range(100):
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
+    >>> loss_fn, optimizer = ad.keras.losses.MeanSquaredError(), ad.keras.optimizers.SGD(0.1)
+    >>> recorder = widgets.TrainingRecorder()
+    >>> for step in range(5):
     ...     with ad.GradientTape() as tape:
     ...         loss = loss_fn(y, model(x))
     ...     grads = tape.gradient(loss, model.trainable_variables)
-    ...     recorder.record(grads, model.trainable_variables, step)
-    ...     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    ...     _ = recorder.record(grads, model.trainable_variables, step)
+    ...     _ = optimizer.apply_gradients(zip(grads, model.trainable_variables))
     >>> print(recorder)          # the layers flagged, and why
-    >>> recorder.plot()          # a matplotlib Figure; nothing is written to disk
+    TrainingRecorder: 5 steps (0..4), 2 layers; at step 4:
+      layer            |grad| |weights|    grad/w  update/w  zero   NaN
+      dense ...
+      dense_1 ...
+    no layer flagged
+    >>> fig = recorder.plot()    # a matplotlib Figure; nothing is written to disk
 
 A layer is a variable's name up to its last ``/`` (``dense_1/kernel`` ->
 ``dense_1``); pass the model itself as ``variables`` to name them by module
@@ -86,16 +97,24 @@ class TrainingRecorder:
             statistics of ``KEYS`` (None where a layer had no value that step);
             ``hist`` holds ``(low, high, counts)`` or None.
 
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
+    >>> optimizer = ad.keras.optimizers.SGD(0.1)
     >>> recorder = widgets.TrainingRecorder()
     >>> for step in range(3):
     ...     with ad.GradientTape() as tape:
     ...         loss = ad.reduce_mean(model(x) ** 2)
     ...     grads = tape.gradient(loss, model.trainable_variables)
-    ...     recorder.record(grads, model)              # the one line: named by module path
-    ...     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    ...     _ = recorder.record(grads, model)          # the one line: named by module path
+    ...     _ = optimizer.apply_gradients(zip(grads, model.trainable_variables))
     >>> recorder.steps, list(recorder.layers)[:2]
     ([0, 1, 2], ['mlp/dense', 'mlp/dense_1'])
     >>> steps, norms = recorder.series("mlp/dense", "grad_norm")
+    >>> steps
+    array([0., 1., 2.])
     >>> recorder.flags()             # {layer: [reasons]} for the layers a rule flags
     {}
     """
@@ -112,7 +131,16 @@ class TrainingRecorder:
     def callback(self, every=1):
         """A Keras callback recording each step of ``model.fit`` here (``fit_callback.py``).
 
-        >>> model.fit(x, y, epochs=3, callbacks=[recorder.callback()])
+        >>> import widgets
+        >>> ad.random.set_seed(0)
+        >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+        ...                              ad.keras.layers.Dense(1)], name="mlp")
+        >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> recorder = widgets.TrainingRecorder()
+        >>> history = model.fit(x, y, epochs=3, callbacks=[recorder.callback()], verbose=0)
+        >>> recorder.steps                 # one batch per epoch here
+        [0, 1, 2]
         """
         from .fit_callback import RecorderCallback
         return RecorderCallback(self, every)
@@ -136,7 +164,13 @@ class TrainingRecorder:
         Returns:
             The recorder, so ``print(recorder.record(...))`` works.
 
-        >>> recorder.record(grads, model.trainable_variables, step=3).steps[-1]
+        >>> import widgets
+        >>> w = ad.Variable([1.0, 2.0], name="dense/kernel")
+        >>> with ad.GradientTape() as tape:
+        ...     loss = ad.reduce_sum(w * w)
+        >>> grads = tape.gradient(loss, [w])
+        >>> recorder = widgets.TrainingRecorder()
+        >>> recorder.record(grads, [w], step=3).steps[-1]
         3
         """
         if self._tracing() and not self._warned:
@@ -231,7 +265,13 @@ class TrainingRecorder:
     def series(self, layer, key):
         """``(steps, values)`` of one statistic of one layer, as float arrays (NaN where none).
 
+        >>> import widgets
+        >>> w = ad.Variable([3.0, 4.0], name="dense_1/kernel")
+        >>> recorder = widgets.TrainingRecorder()
+        >>> _ = recorder.record([ad.constant([3.0, 4.0])], [w])
         >>> steps, norms = recorder.series("dense_1", "grad_norm")
+        >>> steps, norms
+        (array([0.]), array([5.]))
         """
         values = [np.nan if v is None else float(v) for v in self.layers[layer][key]]
         return np.asarray(self.steps, float), np.asarray(values, float)
@@ -310,6 +350,10 @@ class TrainingRecorder:
         at every step, stacked over the steps as TensorBoard draws them
         (later steps lower and darker), for at most ``max_histograms`` layers.
 
+        >>> import widgets
+        >>> w = ad.Variable([3.0, 4.0], name="dense/kernel")
+        >>> recorder = widgets.TrainingRecorder()
+        >>> _ = recorder.record([ad.constant([3.0, 4.0])], [w])
         >>> fig = recorder.plot(); fig.savefig("trends.png")   # saving is yours
         """
         from .plot import plot_recorder

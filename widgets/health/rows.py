@@ -50,6 +50,12 @@ Cost: one pass over the backward steps and one over the edges and nodes
 Nothing here differentiates; values cross into NumPy only through
 ``autodiff.backend.to_numpy``.
 
+    >>> from widgets import replay
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> _ = model.layers[1].kernel.assign(np.full((4, 1), np.nan, np.float32))
+    >>> with ad.GradientTape() as tape:
+    ...     loss = ad.reduce_mean(model(ad.ones([2, 3])))
     >>> rows = replay(tape, loss, model.trainable_variables).data["debug"]["health"]
     >>> rows[1]["scope"], rows[1]["status"], rows[1]["flags"][0]["reason"]   # a NaN kernel
     ('mlp/dense_1', 'nan', 'weights hold NaN (dense_1/kernel)')
@@ -158,6 +164,14 @@ def group_health(data, trace, sources, updates=None, square_sums=None):
         ``zero_fraction``, ``nonfinite_fraction``, ``status`` and ``flags``
         (``[{"rule", "reason"}]``).
 
+    >>> from widgets import group_health, replay
+    >>> w0, w1 = ad.Variable([1.0, 2.0], name="w0"), ad.Variable(3.0, name="w1")
+    >>> with ad.GradientTape() as tape:
+    ...     with ad.name_scope("a"):
+    ...         y = ad.reduce_sum(w0 * w0)
+    ...     with ad.name_scope("b"):
+    ...         z = w1 * 2.0               # y does not need it: no gradient
+    >>> r = replay(tape, y, [w0, w1])
     >>> [row["status"] for row in group_health(r.data, r.trace, [w0, w1])]
     ['ok', 'none']
     """

@@ -26,9 +26,17 @@ weights make the ratio small; the weights are the cause).
 
 ``cause_order(rows)`` is the order itself; ``health.js`` sorts the same way.
 
-    >>> rows = group_health(data, trace, sources)          # triage already applied
-    >>> [rows[i]["scope"] for i in cause_order(rows)][:2]
-    ['lm/block_5/attention', 'lm/block_10/mlp/up']
+    >>> from widgets import group_health, replay
+    >>> from widgets.health.triage import cause_order
+    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
+    ...                              ad.keras.layers.Dense(1)], name="mlp")
+    >>> _ = model.layers[1].kernel.assign(np.full((4, 1), np.nan, np.float32))
+    >>> with ad.GradientTape() as tape:
+    ...     loss = ad.reduce_mean(model(ad.ones([2, 3])))
+    >>> r = replay(tape, loss, model.trainable_variables)
+    >>> rows = group_health(r.data, r.trace, model.trainable_variables)  # triage applied
+    >>> [rows[i]["scope"] for i in cause_order(rows)][:2]      # the NaN layer first
+    ['mlp/dense_1', 'mlp/dense']
 """
 
 __all__ = ["triage", "cause_order", "RULES", "QUIET_RANK", "OK_RANK"]

@@ -161,7 +161,14 @@ def _dense_slices(trace):
     up to, the gradient ``tape.gradient`` stands for."""
     def dense(g):
         return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
-    for step in trace.steps:       # most steps hold none: left as they are
+    # Every cotangent and total the backward pass holds was some step's contribution
+    # (or a seed, a Tensor): a trace none of whose steps sent an IndexedSlices holds
+    # none at all, and the one look at each step is at what it sent.
+    steps = trace.steps
+    sent = [c for step in steps for _, c in step.contributions]
+    if _PLAIN.issuperset(map(type, sent)):
+        steps = ()
+    for step in steps:       # most steps hold none: left as they are
         values = [*step.cotangents, *step.totals.values(), *(c for _, c in step.contributions)]
         if not _PLAIN.issuperset(map(type, values)) and any(
                 isinstance(g, IndexedSlices) for g in values):

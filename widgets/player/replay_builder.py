@@ -5,6 +5,8 @@ tensor and op, with previews, numbers and tooltip statistics), the edges, the fl
 they report into the plain, JSON-able model the tape player draws.
 """
 
+from numpy import ndarray
+
 from autodiff import nest
 from autodiff.tensor import ArraySpec, Tensor, Variable
 
@@ -67,9 +69,13 @@ class Builder:
             spec = tensor._value
             kind, dtype_name = _dtype_words(spec.dtype)
             self.kinds[tid] = kind
+            name = self.names.get(tid)
+            # an ndarray's shape holds Python ints already (a placeholder's may not)
+            shape = list(spec.shape) if spec.__class__ is ndarray else list(map(int, spec.shape))
             node = self.tensors[tid] = {
-                "id": f"t{tid}", "type": "tensor", "tid": tid, "name": self.name(tensor),
-                "shape": list(map(int, spec.shape)), "dtype": dtype_name,
+                "id": f"t{tid}", "type": "tensor", "tid": tid,
+                "name": self.name(tensor) if name is None else name,
+                "shape": shape, "dtype": dtype_name,
                 "preview": None, "data": None, "stats": None, "flags": [], "tapes": []}
         # A tensor is seen once per record that reads it; its value is looked at once
         # (a placeholder's is not there: a later record may hold it), all at once in

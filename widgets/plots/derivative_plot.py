@@ -71,6 +71,7 @@ def derivatives(f, x, order=3):
         ``[f(x), f'(x), f''(x), ...]``. A derivative that does not depend on
         x any more (the third of ``x ** 2``) is zeros, not None.
 
+    >>> from widgets.plots.derivative_plot import derivatives
     >>> ys = derivatives(ad.sin, np.linspace(0, 1, 5), order=2)
     >>> np.allclose(ys[2], -np.sin(np.linspace(0, 1, 5)))
     True
@@ -144,7 +145,10 @@ def plot_derivatives(f, x, order=3, ax=None, labels=None):
         The matplotlib Figure; line n of ``fig.axes[0].lines`` holds the
         n-th derivative's values.
 
-    >>> fig = plot_derivatives(ad.tanh, np.linspace(-5, 5, 201), order=4)
+    >>> import widgets
+    >>> fig = widgets.plot_derivatives(ad.tanh, np.linspace(-5, 5, 201), order=4)
+    >>> [line.get_label() for line in fig.axes[0].lines][:3]
+    ['tanh(x)', "tanh'(x)", "tanh''(x)"]
     """
     x_values = np.asarray(_as_tensor(x).numpy())
     curves = derivatives(f, x, order)
@@ -193,7 +197,8 @@ class DerivativeExplorer(ipywidgets.VBox):
     in spirit: f'(x0) and f(x0)); ``x0_slider`` and ``order_slider`` are the
     controls, linked both ways.
 
-    >>> explorer = DerivativeExplorer(ad.tanh, order=2)
+    >>> import widgets
+    >>> explorer = widgets.DerivativeExplorer(ad.tanh, order=2)
     >>> explorer.x0 = 0.5                 # moves the slider and redraws
     >>> round(explorer.slope, 4)          # 1 - tanh(0.5)**2
     0.7864

@@ -56,6 +56,7 @@ def flatten_jacobian(j, n_out_dims=None):
     Returns:
         A 2-D NumPy array.
 
+    >>> from widgets.plots.jacobian_view import flatten_jacobian
     >>> flatten_jacobian(np.zeros((7, 10, 5, 10))).shape
     (70, 50)
     """
@@ -120,9 +121,15 @@ def jacobian_image(j, ax=None, title=None, n_out_dims=None):
         Jacobian and its colour limits are ``(-m, m)`` with m the largest
         magnitude.
 
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> layer, x = ad.keras.layers.Dense(10), ad.random.normal([7, 5])
     >>> with ad.GradientTape() as tape:
+    ...     tape.watch(x)
     ...     y = layer(x)                          # x: (7, 5), y: (7, 10)
-    >>> fig = jacobian_image(tape.jacobian(y, x))   # a 70 x 35 image
+    >>> fig = widgets.jacobian_image(tape.jacobian(y, x))
+    >>> fig.axes[0].images[0].get_array().shape     # a 70 x 35 image
+    (70, 35)
     """
     raw = _array(j)
     m = flatten_jacobian(raw, n_out_dims)
@@ -199,9 +206,17 @@ def batch_jacobian_patches(j_full, ax=None, title=None, atol=None):
         block-diagonal: batch_jacobian would be wrong", and an
         ``ad.AutodiffWarning`` is raised.
 
+    >>> import warnings, widgets
+    >>> ad.random.set_seed(0)
+    >>> bn, x = ad.keras.layers.BatchNormalization(), ad.random.normal([4, 3])
     >>> with ad.GradientTape() as tape:
+    ...     tape.watch(x)
     ...     y = bn(x, training=True)                # mixes the examples
-    >>> batch_jacobian_patches(tape.jacobian(y, x))   # warns, and says so on the image
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fig = widgets.batch_jacobian_patches(tape.jacobian(y, x))
+    >>> caught[0].category.__name__                 # it warns, and says so on the image
+    'AutodiffWarning'
     """
     from matplotlib.patches import Rectangle
 
@@ -282,9 +297,15 @@ def hessian_image(h_blocks, names=None, ax=None, title=None):
         flattened Hessian, block ``(i, j)`` at rows of variable i and columns
         of variable j. Blocks are separated by lines and labelled on both axes.
 
+    >>> import widgets
+    >>> ad.random.set_seed(0)
+    >>> x = ad.random.normal([2, 3])
+    >>> w, b = ad.Variable(ad.random.normal([3, 2])), ad.Variable(ad.zeros([2]))
     >>> with ad.GradientTape(persistent=True) as tape:
     ...     loss = ad.reduce_sum(ad.tanh(x @ w + b))
-    >>> fig = hessian_image(tape.hessian(loss, [w, b]), names=["w", "b"])
+    >>> fig = widgets.hessian_image(tape.hessian(loss, [w, b]), names=["w", "b"])
+    >>> fig.axes[0].images[0].get_array().shape     # 6 + 2 parameters
+    (8, 8)
     """
     blocks, sizes = _hessian_blocks(h_blocks)
     n = len(blocks)

@@ -8,6 +8,10 @@ looked at (each backward step's values, once) and makes a frame's dict
 reads it. It reads as the list of frames it stands for: ``len``, indexing,
 slices, iteration and ``==`` with a list.
 
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x * x
     >>> r = replay(tape, y, x, words=False)
     >>> r.frames[0]["phase"], r.frames.n_forward
     ('forward', 1)

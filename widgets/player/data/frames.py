@@ -37,7 +37,13 @@ def grads_at(data, k, only=None):
     """Every gradient known at frame ``k`` of a replay dict: ``{node id: preview}``
     (``only``: a set of the node ids wanted; None for all).
 
-    >>> grads_at(r.data, -1)[f"t{x._id}"]
+    >>> from widgets import replay
+    >>> from widgets.player.data.frames import grads_at
+    >>> x = ad.Variable(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x * x
+    >>> r = replay(tape, y, x)
+    >>> grads_at(r.data, -1)[f"t{x._id}"]      # at the last frame: dy/dx = 2x
     '6.0'
     """
     frames = data["frames"]

@@ -23,6 +23,7 @@ preview) was most of the work. ``look_many`` takes a list of values and:
 The results are ``_inspect``'s, value for value (``tests/widgets/test_looks.py``).
 Pure NumPy over values the engine already computed; nothing here differentiates.
 
+    >>> from widgets.player.data.looks import look_many
     >>> [v["preview"] for v, *_ in look_many([ad.constant(np.arange(100.0))])]
     ['[0.0, 1.0, 2.0, 3.0, …]']
 """
@@ -154,6 +155,7 @@ def float_previews(heads):
     ``'.0'`` after a whole number (``'6'`` -> ``'6.0'``; not ``'1e+05'``, ``'nan'``),
     one regex pass over all of them.
 
+    >>> from widgets.player.data.looks import float_previews
     >>> float_previews(np.array([1.0, -0.0, 0.5, 1e5]))
     ['[1.0, 0.0, 0.5, 1e+05, …]']
     """

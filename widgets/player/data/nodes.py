@@ -4,6 +4,7 @@ words, its params as one line, the set of tapes that recorded it.
 Small lookups ``replay``'s builder makes once per node; pure Python (NumPy
 only to name a dtype), no layout and no drawing.
 
+    >>> from widgets.player.data.nodes import dtype_words
     >>> dtype_words("float32")
     ('f', 'float32')
 """

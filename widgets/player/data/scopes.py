@@ -17,8 +17,14 @@ weight norms, ratios and flagged reasons, is ``widgets/health/rows.py``.
 
 Pure Python over the replay dict; nothing here differentiates.
 
+    >>> from widgets import replay
+    >>> x = ad.Variable(1.0)
+    >>> with ad.GradientTape() as tape:
+    ...     with ad.name_scope("layer"):
+    ...         y = ad.sin(x * x) + x
+    >>> data = replay(tape, y, x).data
     >>> data["groups"][0]["scope"], len(data["groups"][0]["ops"])
-    ('rnn/step_0', 5)
+    ('layer', 3)
 """
 
 from math import isfinite, isnan
@@ -134,8 +140,21 @@ def debug_marks(frames, groups, forward_bad, backward_bad, contributions_norms):
         series is empty when no backward step ran in the group (nothing flowed
         back through it: a None gradient).
 
-    >>> marks["group_norms"]       # d0 sent 0.5 then 0.5; d1 sent a NaN; aux nothing
-    {'g0': [[9, 0.5], [10, 0.7071]], 'g1': [[8, 'NaN']], 'g2': []}
+    ``replay`` keeps what it returns in ``data["debug"]``:
+
+    >>> from widgets import replay
+    >>> w, v, u = ad.Variable(2.0), ad.Variable(-1.0), ad.Variable(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     with ad.name_scope("d0"):
+    ...         a = w * 0.5
+    ...     with ad.name_scope("d1"):
+    ...         b = ad.sqrt(v)                # NaN
+    ...     with ad.name_scope("aux"):
+    ...         c = u * 2.0                   # not on the way to y
+    ...     y = a + a + b
+    >>> marks = replay(tape, y, [w, v, u]).data["debug"]
+    >>> marks["group_norms"]       # d0 sent 1.0 (0.5 twice, added); d1 a NaN; aux nothing
+    {'g0': [[9, 1.0]], 'g1': [[8, 'NaN']], 'g2': []}
     """
     group_of = {op: g["id"] for g in groups for op in g["ops"]}
     squares = {}

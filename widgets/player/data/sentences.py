@@ -35,6 +35,7 @@ def rule_text(doc, inputs):
     and only their generic operands (``x``, ``y``; ``A``, ``B``), all at once,
     so names that swap places (inputs ``(y, x)``) stay right.
 
+    >>> from widgets.player.data.sentences import rule_text
     >>> rule_text("d(x y) = y dx + x dy", ["v2", "x"])
     'd(v2·x) = x·dv2 + v2·dx'
     >>> rule_text("d/dx sin x = cos x", ["v0"])

@@ -16,8 +16,17 @@ fallback); where the widget runs, the live view replaces it.
 This module only draws: it reads the replay dict and ``svg.frame_state``,
 never a tape. matplotlib is imported lazily (``widgets`` itself needs none).
 
-    >>> png, (w, h) = replay_png(r, frame=-1)       # bytes, logical size in px
-    >>> open("tape.png", "wb").write(png)
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> rep = replay(tape, y, x)
+    >>> from widgets.player.drawing.png import replay_png
+    >>> png, (w, h) = replay_png(rep, frame=-1)     # bytes, logical size in px
+    >>> png[:4]
+    b'\x89PNG'
+    >>> with open("tape.png", "wb") as f:
+    ...     _ = f.write(png)
 """
 
 import io

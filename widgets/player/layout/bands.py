@@ -12,6 +12,7 @@ stage. ``static/tree.js`` runs the same steps in the browser.
 
 Pure Python, deterministic, and linear in the nodes (a few sweeps per band).
 
+    >>> from widgets.player.layout.bands import flow_layout
     >>> f = flow_layout([["a"], ["b"], ["c"]], {n: (40, 40) for n in "abc"},
     ...                 {"b": ["a"], "c": ["b"]}, band_width=140)
     >>> len(f.bands), f.positions["c"]

@@ -19,6 +19,12 @@ owns what is particular to tapes:
 
 Pure Python, deterministic, computed once: nodes never move between frames.
 
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> rep = replay(tape, y, x)
+    >>> from widgets.player.layout.graph_layout import graph_layout
     >>> lay = graph_layout(rep.nodes, rep.edges)
     >>> sorted(lay)
     ['copies', 'edges', 'height', 'nodes', 'tree', 'width']
@@ -59,6 +65,12 @@ def graph_layout(nodes, edges, aspect=ASPECT, geometry=True):
         "tree": [box, ...]}``: positions with every box open (``scope_tree``).
         Without geometry, ``{"copies": [{"id", "node", "op", w, h}], "tree"}``.
 
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> rep = replay(tape, y, x)
+    >>> from widgets.player.layout.graph_layout import graph_layout
     >>> sorted(graph_layout(rep.nodes, rep.edges, geometry=False))
     ['copies', 'tree']
     """

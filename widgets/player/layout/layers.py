@@ -85,6 +85,7 @@ def layered_layout(nodes, edges, sizes=None, layer_gap=48.0, node_gap=22.0,
     Returns:
         A Layout.
 
+    >>> from widgets.player.layout.layers import layered_layout
     >>> lay = layered_layout(["a", "b", "c"], [("a", "b"), ("b", "c")])
     >>> [lay.positions[n][1] for n in "abc"]      # a chain: one straight line
     [36.0, 36.0, 36.0]
@@ -330,6 +331,7 @@ def _place_in_order(layer_nodes, wanted, size_of, node_gap, weights=None):
 def layer_order(nodes, edges, sweeps=8):
     """Steps 1 to 3 alone: the layers, each a list of real nodes from top to bottom.
 
+    >>> from widgets.player.layout.layers import layer_order
     >>> layer_order(["a", "b", "c"], [("a", "c"), ("b", "c")])
     [['a', 'b'], ['c']]
     """

@@ -13,7 +13,21 @@ boxes). The browser (``static/tree.js``) runs the same placement when a box
 opens; Python uses it for the static pictures and for every node's position
 in the replay's layout.
 
-    >>> rects, width, height = place(tree, sizes, default_open(tree))
+    >>> from widgets import replay
+    >>> from widgets.player.drawing.svg import node_sizes
+    >>> from widgets.player.layout.placement import place
+    >>> from widgets.player.layout.scope_tree import from_json
+    >>> x = ad.Variable(1.0)
+    >>> with ad.GradientTape() as tape:
+    ...     with ad.name_scope("first"):
+    ...         y = ad.sin(x * 2.0)
+    ...     with ad.name_scope("second"):
+    ...         z = ad.cos(y) * 3.0
+    >>> rep = replay(tape, z, x)
+    >>> tree = from_json(rep.layout["tree"], rep.nodes, rep.edges)
+    >>> [box["label"] for box in tree.boxes]         # b0 (the tape), b1, b2
+    ['', 'first', 'second']
+    >>> rects, width, height = place(tree, node_sizes(rep.data), {0, 1})   # b2 closed
     >>> rects["b1"]["open"], rects["b2"]["open"]
     (True, False)
 """

@@ -25,6 +25,8 @@ makes the tree again from a replay's JSON (the static pictures do), and
     ['', 'gru', 'gru_cell']
 """
 
+from operator import itemgetter
+
 from . import layers as _layers
 
 __all__ = ["ScopeTree", "build_tree", "summary", "from_json", "rep", "reps", "outer_closed",
@@ -34,6 +36,7 @@ CHUNK_ABOVE = 40       # a box with more ops of its own is cut into calls or blo
 BLOCK = 32             # records per block when the ops do not repeat
 MAX_CHILDREN = 64      # more boxes than this in one box are grouped into ranges
 RANGE = 48             # boxes per range
+_ID = itemgetter("id")
 
 
 class ScopeTree:
@@ -97,7 +100,7 @@ def build_tree(nodes, edges, ends, copies):
             _cut(boxes, b, its, op_box)
     for b in range(len(boxes)):
         _group_ranges(boxes, b)
-    rank = {n["id"]: i for i, n in enumerate(nodes)}
+    rank = dict(zip(map(_ID, nodes), range(len(nodes))))      # node id -> its place
     rank.update({c["id"]: rank[c["op"]] - 0.5 for c in copies})
     home = {}
     for item in list(rank):
@@ -263,14 +266,22 @@ def _order(tree, rank, ends):
     for k, box in enumerate(boxes):
         its = sorted(items[k], key=rank.__getitem__)
         pairs = list(dict.fromkeys(inner[k]))
-        index = {item: i for i, item in enumerate(its)}
-        shape = (tuple([kind[i] for i in its]),
+        index = dict(zip(its, range(len(its))))
+        shape = (tuple(map(kind.__getitem__, its)),
                  tuple([(index[x], index[y]) for x, y in pairs]))
-        if shape not in seen:
+        found = seen.get(shape)
+        if found is None:
             layers = _layers.layer_order(list(range(len(its))), list(shape[1]),
                                          sweeps=8 if len(its) < 300 else 2) if its else []
-            seen[shape] = layers
-        box["layers"] = [[its[i] for i in lay] for lay in seen[shape]]
+            # the positions layer by layer, and where each layer ends among them
+            ends, n = [], 0
+            for lay in layers:
+                n += len(lay)
+                ends.append(n)
+            found = seen[shape] = ([i for lay in layers for i in lay], list(zip([0] + ends, ends)))
+        flat, spans = found
+        placed = list(map(its.__getitem__, flat))
+        box["layers"] = [placed[a:b] for a, b in spans]
         left = {}
         for x, y in pairs:
             left.setdefault(y, []).append(x)

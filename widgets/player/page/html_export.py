@@ -21,7 +21,13 @@ line). Here that last line is dropped, the module body goes inside a
 function, and a tiny stand-in for anywidget's model (``get``, ``set``,
 ``on``, ``save_changes``) holds the frame, speed and play state locally.
 
-    >>> html = export_html(tape, "tape.html", target=y, sources=x)
+    >>> import widgets
+    >>> x = ad.Variable(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> html = widgets.export_html(tape, "tape.html", target=y, sources=x)
+    >>> html.startswith("<!DOCTYPE html>")
+    True
 """
 
 import base64
@@ -121,8 +127,15 @@ def page_model(data):
     ``[tensor id, value, ...]``; a value is ``null`` (None), its preview (a
     string; the shape is its node's) or ``{"preview", "shape"}``.
 
-    >>> page_model(rep.data)["edges"][0]
-    ['t2', 'op0', 0]
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> rep = replay(tape, y, x)
+    >>> from widgets.player.page.html_export import page_model
+    >>> edge = page_model(rep.data)["edges"][0]
+    >>> edge == [f"t{x._id}", "op0", 0]               # x ** 2: from x into op0, slot 0
+    True
     """
     docs, nodes, shapes = {}, [], {}
     for n in data["nodes"]:
@@ -347,8 +360,14 @@ def _fallback(rep, picture):
 def describe(rep):
     """A short plain-text description of a replay (``text/plain``, the picture's alt text).
 
-    >>> describe(r)
-    'Tape player: y = x ** 2 (1 record, 4 frames). result: dy/dx = 6.0'
+    >>> from widgets import replay
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> rep = replay(tape, y, x, names={"y": y})
+    >>> from widgets.player.page.html_export import describe
+    >>> describe(rep)
+    'Tape player (1 record, 4 frames). result: dy/dx = 6.0'
     """
     n = sum(t["records"] for t in rep.data.get("tapes", ())) or \
         sum(1 for f in rep.frames if f["phase"] == "forward")
@@ -374,7 +393,13 @@ def export_html(tape_or_replay, path=None, target=None, sources=None, *, title=N
     Returns:
         The HTML text.
 
-    >>> html = export_html(tape, "x_squared.html", target=y, sources=x)
+    >>> import widgets
+    >>> x = ad.Variable(3.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = x ** 2
+    >>> html = widgets.export_html(tape, "x_squared.html", target=y, sources=x)
+    >>> open("x_squared.html", encoding="utf-8").read() == html
+    True
     """
     # The collector stays paused for the whole export (replay and page: many small
     # containers, no cycles), and the replay made here is freed before it runs again:

@@ -15,13 +15,16 @@ an untrusted notebook, a code host or nbviewer shows that picture, and
 ``text/plain`` is a one-line description. ``to_html`` and ``save_html`` give
 the page directly.
 
+    >>> from widgets import TapePlayer
     >>> x = ad.Variable(3.0, name="x")
     >>> with ad.GradientTape() as tape:
     ...     y = x ** 2
     >>> player = TapePlayer(tape, y, x, names={"y": y})
-    >>> player.step(); player.frame
+    >>> player.step()            # returns the frame it moved to
     1
-    >>> display(player)          # in a notebook; press Play or the space bar
+    >>> from IPython.display import display
+    >>> display(player)          # in a notebook the player; press Play or the space bar
+    <TapePlayer frame 1/3: seed: dy/dy = 1.0>
 """
 
 import base64
