@@ -59,13 +59,12 @@ def plot_recorder(recorder, layers=None, histograms=True, max_histograms=6):
         line per layer labelled with the layer's name.
 
     >>> import widgets
-    >>> ad.random.set_seed(0)
-    >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
-    ...                              ad.keras.layers.Dense(1)], name="mlp")
-    >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
-    >>> model.compile(optimizer="sgd", loss="mse")
+    >>> kernel = ad.Variable(np.ones((3, 2), np.float32), name="mlp/dense/kernel")
+    >>> bias = ad.Variable(np.zeros(2, np.float32), name="mlp/dense_1/bias")
     >>> recorder = widgets.TrainingRecorder()
-    >>> history = model.fit(x, y, epochs=2, callbacks=[recorder.callback()], verbose=0)
+    >>> for step in range(2):
+    ...     grads = [ad.ones((3, 2)) * (step + 1.0), ad.ones(2)]
+    ...     _ = recorder.record(grads, [kernel, bias])
     >>> fig = widgets.plot_recorder(recorder)
     >>> [line.get_label() for line in fig.axes[0].lines][:2]
     ['mlp/dense', 'mlp/dense_1']

@@ -132,13 +132,12 @@ class TrainingRecorder:
         """A Keras callback recording each step of ``model.fit`` here (``fit_callback.py``).
 
         >>> import widgets
-        >>> ad.random.set_seed(0)
-        >>> model = ad.keras.Sequential([ad.keras.Input((3,)), ad.keras.layers.Dense(4),
-        ...                              ad.keras.layers.Dense(1)], name="mlp")
-        >>> x, y = ad.random.normal([8, 3]), ad.random.normal([8, 1])
-        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> model = ad.keras.Sequential([ad.keras.layers.Dense(1, input_dim=2)])
+        >>> model.compile(optimizer="adam", loss="mae")
         >>> recorder = widgets.TrainingRecorder()
-        >>> history = model.fit(x, y, epochs=3, callbacks=[recorder.callback()], verbose=0)
+        >>> callbacks = [recorder.callback()]
+        >>> _ = model.fit(ad.ones([6, 2]), ad.zeros([6, 1]), epochs=3, callbacks=callbacks,
+        ...               verbose=0)
         >>> recorder.steps                 # one batch per epoch here
         [0, 1, 2]
         """

@@ -18,6 +18,7 @@ subtract) go through ``value_stats``.
 
 Pure NumPy over values the engine already computed; nothing here differentiates.
 
+    >>> from widgets.player.data.statistics import value_stats
     >>> value_stats(ad.constant([0.0, 1.0, 1.0, 2.0]))["hist"]
     [1, 0, 0, 0, 2, 0, 0, 1]
 """
@@ -47,6 +48,7 @@ def value_stats(tensor, bins=BINS):
     Returns None for a tensor without a concrete float value. The histogram
     counts as ``np.histogram`` does.
 
+    >>> from widgets.player.data.statistics import value_stats
     >>> value_stats(ad.constant([0.0, 1.0, 1.0, 2.0, np.nan]))["nonfinite"]
     1
     """
@@ -74,6 +76,7 @@ def _stats(nonfinite, lo, hi, mean, hist):
 def many_stats(tensors, bins=BINS):
     """``[value_stats(t) for t in tensors]``, computed a block of tensors at a time.
 
+    >>> from widgets.player.data.statistics import many_stats
     >>> [s["max"] for s in many_stats([ad.constant([1.0, 2.0]), ad.constant([3.0])])]
     [2.0, 3.0]
     """
@@ -159,6 +162,7 @@ def histogram(values, lo, hi, bins):
     list, for finite ``values`` within ``[lo, hi]``: the same index arithmetic and
     edge correction, without its checks.
 
+    >>> from widgets.player.data.statistics import histogram
     >>> histogram(np.array([0.0, 1.0, 1.0, 2.0]), 0.0, 2.0, 4)
     [1, 0, 2, 1]
     """

@@ -17,12 +17,11 @@ This module only draws: it reads the replay dict and ``svg.frame_state``,
 never a tape. matplotlib is imported lazily (``widgets`` itself needs none).
 
     >>> from widgets import replay
-    >>> x = ad.Variable(3.0, name="x")
-    >>> with ad.GradientTape() as tape:
-    ...     y = x ** 2
-    >>> rep = replay(tape, y, x)
     >>> from widgets.player.drawing.png import replay_png
-    >>> png, (w, h) = replay_png(rep, frame=-1)     # bytes, logical size in px
+    >>> x, w = ad.Variable(3.0), ad.Variable(0.5)
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.tanh(w * x)
+    >>> png, (width, height) = replay_png(replay(tape, y, [x, w]), frame=-1)   # size in px
     >>> png[:4]
     b'\x89PNG'
     >>> with open("tape.png", "wb") as f:

@@ -20,11 +20,11 @@ owns what is particular to tapes:
 Pure Python, deterministic, computed once: nodes never move between frames.
 
     >>> from widgets import replay
-    >>> x = ad.Variable(3.0, name="x")
-    >>> with ad.GradientTape() as tape:
-    ...     y = x ** 2
-    >>> rep = replay(tape, y, x)
     >>> from widgets.player.layout.graph_layout import graph_layout
+    >>> x = ad.Variable(2.0)
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.sin(x) * x                 # x read twice: two edges
+    >>> rep = replay(tape, y, x)
     >>> lay = graph_layout(rep.nodes, rep.edges)
     >>> sorted(lay)
     ['copies', 'edges', 'height', 'nodes', 'tree', 'width']
@@ -65,12 +65,13 @@ def graph_layout(nodes, edges, aspect=ASPECT, geometry=True):
         "tree": [box, ...]}``: positions with every box open (``scope_tree``).
         Without geometry, ``{"copies": [{"id", "node", "op", w, h}], "tree"}``.
 
-    >>> from widgets import replay
-    >>> x = ad.Variable(3.0, name="x")
-    >>> with ad.GradientTape() as tape:
-    ...     y = x ** 2
-    >>> rep = replay(tape, y, x)
+    >>> import widgets
     >>> from widgets.player.layout.graph_layout import graph_layout
+    >>> x = ad.constant([1.0, 2.0])
+    >>> with ad.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = ad.reduce_sum(x * x)
+    >>> rep = widgets.replay(tape, y, x)
     >>> sorted(graph_layout(rep.nodes, rep.edges, geometry=False))
     ['copies', 'tree']
     """

@@ -128,12 +128,11 @@ def page_model(data):
     string; the shape is its node's) or ``{"preview", "shape"}``.
 
     >>> from widgets import replay
-    >>> x = ad.Variable(3.0, name="x")
+    >>> from widgets.player.page.html_export import page_model
+    >>> x = ad.Variable(3.0)
     >>> with ad.GradientTape() as tape:
     ...     y = x ** 2
-    >>> rep = replay(tape, y, x)
-    >>> from widgets.player.page.html_export import page_model
-    >>> edge = page_model(rep.data)["edges"][0]
+    >>> edge = page_model(replay(tape, y, x).data)["edges"][0]
     >>> edge == [f"t{x._id}", "op0", 0]               # x ** 2: from x into op0, slot 0
     True
     """
@@ -360,13 +359,12 @@ def _fallback(rep, picture):
 def describe(rep):
     """A short plain-text description of a replay (``text/plain``, the picture's alt text).
 
-    >>> from widgets import replay
-    >>> x = ad.Variable(3.0, name="x")
-    >>> with ad.GradientTape() as tape:
-    ...     y = x ** 2
-    >>> rep = replay(tape, y, x, names={"y": y})
+    >>> import widgets
     >>> from widgets.player.page.html_export import describe
-    >>> describe(rep)
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape(persistent=True) as tape:
+    ...     y = x ** 2
+    >>> describe(widgets.replay(tape, y, x, names={"y": y}))
     'Tape player (1 record, 4 frames). result: dy/dx = 6.0'
     """
     n = sum(t["records"] for t in rep.data.get("tapes", ())) or \
