@@ -21,9 +21,11 @@ from ..ops.shape import squeeze
 from ..tensor import convert_to_tensor
 from ..variable import Variable
 from .layers.base import _unique_name
+from .losses import per_sample
 from .module import camel_to_snake
 
-__all__ = ["Metric", "Mean", "Sum", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
+__all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "MeanSquaredError", "MeanAbsoluteError",
+           "RootMeanSquaredError", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy"]
 
 
@@ -114,6 +116,53 @@ class Mean(Metric):
         return special.divide_no_nan(self.total.read_value(), self.count.read_value())
 
 
+class MeanMetricWrapper(Mean):
+    """The running mean of ``fn(y_true, y_pred, **kwargs)``, one value per example (Keras').
+
+    Args:
+        fn: a function of ``(y_true, y_pred)`` giving a value per example.
+        name, dtype: as ``Mean``'s; ``kwargs`` go to ``fn``.
+    """
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or _unique_name(getattr(fn, "__name__", "metric")),
+                         dtype=dtype)
+        self._fn, self._fn_kwargs = fn, kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+
+
+class MeanSquaredError(MeanMetricWrapper):
+    """The mean of ``(y_true - y_pred) ** 2`` over the last axis, averaged over examples."""
+
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(per_sample.mean_squared_error, name=name, dtype=dtype)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    """The mean of ``|y_true - y_pred|`` over the last axis, averaged over examples."""
+
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(per_sample.mean_absolute_error, name=name, dtype=dtype)
+
+
+class RootMeanSquaredError(Mean):
+    """``sqrt`` of the mean of every squared error so far (Keras' running RMSE)."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
+        if y_true.dtype != y_pred.dtype:
+            y_true = elementwise.cast(y_true, y_pred.dtype)
+        super().update_state(elementwise.square(y_pred - y_true), sample_weight)
+
+    def result(self):
+        return elementwise.sqrt(super().result())
+
+
 class _MeanOfMatches(Mean):
     """A mean of 1.0 (right) and 0.0 (wrong) per example; subclasses say what matches."""
 
@@ -182,4 +231,6 @@ def _weighted(values, sample_weight, dtype):
     weights = weights if weights.dtype == dtype else elementwise.cast(weights, dtype)
     while weights.ndim > values.ndim and weights.shape[-1] == 1:
         weights = squeeze(weights, -1)
+    if values.ndim > weights.ndim:   # as Keras: a value per weight, the mean of the rest
+        values = reduce.reduce_mean(values, axis=list(range(weights.ndim, values.ndim)))
     return values, weights + creation.zeros_like(values)

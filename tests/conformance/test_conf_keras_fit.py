@@ -198,3 +198,13 @@ def test_training_before_compile_raises_value_error_as_keras(tf, call):
         model = _functional(k)
         with pytest.raises(ValueError, match="must call `compile\\(\\)`"):
             getattr(model, call)(X, Y_REG)
+
+
+def test_fit_with_error_metric_objects_and_rmse_logs_as_keras(tf):
+    theirs, ours = _pair(tf, _functional)
+    for model, k in ((theirs, tf.keras), (ours, ad.keras)):
+        model.compile(k.optimizers.SGD(0.05), "mse",
+                      metrics=[k.metrics.MeanAbsoluteError(name="my_mae"),
+                               k.metrics.MeanSquaredError(), "root_mean_squared_error"])
+    kwargs = dict(batch_size=16, epochs=2, validation_split=0.2, shuffle=False, verbose=0)
+    _assert_logs_equal(ours.fit(X, Y_REG, **kwargs).history, theirs.fit(X, Y_REG, **kwargs).history)

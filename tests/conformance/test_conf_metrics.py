@@ -22,13 +22,15 @@ def _batches(kind, k):
         return LABELS[k], LOGITS[k]
     if kind == "CategoricalAccuracy":
         return np.eye(4, dtype=np.float32)[LABELS[k]], LOGITS[k]
-    if kind == "BinaryAccuracy":
+    if kind in ("BinaryAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+                "RootMeanSquaredError"):
         return BINARY[k], PROBS[k]
     return LABELS[k], np.argmax(LOGITS[k], axis=-1).astype(np.int32)     # Accuracy
 
 
 KINDS = ["Mean", "Sum", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
-         "SparseCategoricalAccuracy"]
+         "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+         "RootMeanSquaredError"]
 
 
 @pytest.mark.parametrize("weighted", [False, True])

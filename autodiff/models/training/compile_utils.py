@@ -158,7 +158,8 @@ def _metric(identifier, y_true, y_pred, prefix):
         return _accuracy_for(y_true, y_pred, prefix + identifier)
     named = {"binary_accuracy": _metrics.BinaryAccuracy,
              "categorical_accuracy": _metrics.CategoricalAccuracy,
-             "sparse_categorical_accuracy": _metrics.SparseCategoricalAccuracy}
+             "sparse_categorical_accuracy": _metrics.SparseCategoricalAccuracy,
+             "root_mean_squared_error": _metrics.RootMeanSquaredError}
     if identifier in named:
         return named[identifier](name=prefix + identifier)
     if isinstance(identifier, str) and identifier in _FUNCTIONS:
