@@ -65,18 +65,11 @@ NUMPY_ONLY = {
 
 # Docstrings whose examples still fail: name -> (the backends it fails on, why).
 TRACING_BUSY = "autodiff/tracing/ is being split by someone else; fix after"
-WIDGETS_BUSY = ("svg.py, scope_tree.py and replay.py of widgets/player had someone else's "
-                "uncommitted edits; fix after")
 RELU_BUG = ("library bug: ReLU(max_value=...) gives -0.0 for negative inputs and NaN at "
             "+-inf (Keras: 0.0, 0.0, max_value); the example shows Keras' answer")
 KNOWN_FAILING = {
     'autodiff.models.layers.activation': (BACKENDS, RELU_BUG),
     'autodiff.tracing.signature': (BACKENDS, TRACING_BUSY),
-    'widgets.player.drawing.svg': (BACKENDS, WIDGETS_BUSY),
-    'widgets.player.layout.scope_tree': (BACKENDS, WIDGETS_BUSY),
-    'widgets.player.layout.scope_tree.reps': (BACKENDS, WIDGETS_BUSY),
-    'widgets.player.replay': (BACKENDS, WIDGETS_BUSY),
-    'widgets.player.replay.replay': (BACKENDS, WIDGETS_BUSY),
 }
 
 

@@ -19,6 +19,7 @@ Every number a frame shows comes from ``tape.records`` or the
 so the frames are tested without a display. Values cross into NumPy only
 through ``autodiff.backend.to_numpy`` (a CuPy tape works too).
 
+    >>> from widgets import replay
     >>> x = ad.Variable(3.0, name="x")
     >>> with ad.GradientTape() as tape:
     ...     y = x ** 2
@@ -143,7 +144,11 @@ def replay(tape, target, sources, output_gradients=None, *, names=None, tape_nam
     Returns:
         A Replay.
 
-    >>> r = replay(tape, y, x)          # y = x ** 2 at x = 3
+    >>> import widgets
+    >>> x = ad.Variable(3.0, name="x")
+    >>> with ad.GradientTape(persistent=True) as tape:
+    ...     y = x * x
+    >>> r = widgets.replay(tape, y, x, names={"y": y})
     >>> r.frames[-1]["sentence"]
     'Done: dy/dx = 6.0.'
     """

@@ -13,8 +13,15 @@ or carrying the cotangent in a frame; ``createFrameState`` in
 ``placement.SMALL_TAPE`` ops in name scopes) is drawn as the player opens
 it: ``overview`` places its scope boxes, closed, and the edges between them.
 
-    >>> svg = replay_svg(r, frame=-1)          # the last frame: gradients shown
-    >>> open("tape.svg", "w").write(svg)
+    >>> import widgets
+    >>> x = ad.Variable([1.0, 2.0])
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.reduce_sum(ad.exp(x))
+    >>> svg = widgets.replay_svg(widgets.replay(tape, y, x), frame=-1)   # gradients shown
+    >>> svg.startswith("<svg")
+    True
+    >>> with open("tape.svg", "w", encoding="utf-8") as f:
+    ...     _ = f.write(svg)
 """
 
 from html import escape

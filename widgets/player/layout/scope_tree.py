@@ -20,6 +20,14 @@ then go, for any choice of open ones, is ``placement.py``'s. ``from_json``
 makes the tree again from a replay's JSON (the static pictures do), and
 ``rep`` says what shows for a node when some boxes are closed.
 
+    >>> from widgets import replay
+    >>> from widgets.player.layout.graph_layout import _copy_inputs
+    >>> from widgets.player.layout.scope_tree import build_tree
+    >>> layer = ad.keras.layers.GRU(2)
+    >>> with ad.GradientTape() as tape:
+    ...     y = ad.reduce_sum(layer(ad.ones([1, 3, 2])))
+    >>> rep = replay(tape, y, layer.trainable_variables)
+    >>> ends, copies = _copy_inputs(rep.edges)
     >>> tree = build_tree(rep.nodes, rep.edges, ends, copies)
     >>> [b["label"] for b in tree.boxes[:3]]
     ['', 'gru', 'gru_cell']
@@ -380,7 +388,16 @@ def reps(tree, opened):
     """``rep`` for many items: a function that walks each box's ancestors once
     (an overview asks for both ends of every edge: 51,000 walks at 10,000 records).
 
-    >>> show = reps(tree, opened); show("op3") == rep(tree, "op3", opened)
+    >>> import widgets
+    >>> from widgets.player.layout.scope_tree import from_json, rep, reps
+    >>> x = ad.Variable(1.0)
+    >>> with ad.GradientTape() as tape:
+    ...     with ad.name_scope("outer"):
+    ...         y = ad.sin(x) * 2.0
+    >>> r = widgets.replay(tape, y, x)
+    >>> tree, opened = from_json(r.layout["tree"], r.nodes, r.edges), {0}   # outer closed
+    >>> show = reps(tree, opened)
+    >>> show("op1") == rep(tree, "op1", opened) == "b1"      # op1 shows as its box
     True
     """
     outer = {}
