@@ -68,8 +68,8 @@ TRACING_BUSY = "autodiff/tracing/ is being split by someone else; fix after"
 RELU_BUG = ("library bug: ReLU(max_value=...) gives -0.0 for negative inputs and NaN at "
             "+-inf (Keras: 0.0, 0.0, max_value); the example shows Keras' answer")
 KNOWN_FAILING = {
-    'autodiff.models.layers.activation': (BACKENDS, RELU_BUG),
-    'autodiff.tracing.signature': (BACKENDS, TRACING_BUSY),
+    "autodiff.models.layers.activation": (BACKENDS, RELU_BUG),
+    "autodiff.tracing.signature": (BACKENDS, TRACING_BUSY),
 }
 
 

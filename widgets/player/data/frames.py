@@ -182,7 +182,6 @@ class Frames:
         # a value whose node's stats (taken from this value) say finite: most of them
         clean = {tid for tid, node in tensors.items()
                  if node["stats"] is not None and not node["stats"]["nonfinite"]}
-        held = {}      # tid -> self.bad of a placeholder (the same for each of one tensor)
         all_clean = clean.issuperset
         for k, (key, _) in enumerate(ops):
             rec = records[key]
@@ -192,9 +191,9 @@ class Frames:
             for j, t in enumerate(rec.inputs + rec.outputs):
                 tid = t._id
                 if isinstance(t._value, ArraySpec):
-                    found = held.get(tid)
-                    if found is None:
-                        found = held[tid] = self.bad(t)
+                    # no value here to look at (self.bad's look at a placeholder finds no
+                    # float array: False); an output is judged by its stats below
+                    found = False
                 elif tid in clean:
                     continue
                 else:
