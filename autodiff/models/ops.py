@@ -97,6 +97,15 @@ def convert_to_tensor(x, dtype=None, sparse=None):
     return _ad.convert_to_tensor(x, dtype=dtype)
 
 
+def convert_to_numpy(x):
+    """``x`` as a NumPy array (Keras' ``ops.convert_to_numpy``)."""
+    import numpy as np
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
+__all__.append("convert_to_numpy")
+
+
 @_export
 def cast(x, dtype):
     return _ad.cast(x, dtype)
@@ -148,7 +157,8 @@ def logsumexp(x, axis=None, keepdims=False):
 
 def _arg(op, x, axis, keepdims):
     """Keras' argmax/argmin: over the flattened tensor when ``axis`` is None."""
-    out = op(_ad.reshape(x, [-1]) if axis is None else x, axis=0 if axis is None else axis)
+    out = op(_ad.reshape(x, [-1]) if axis is None else x, axis=0 if axis is None else axis,
+             output_type=_ad.int32)   # Keras 3's index dtype
     return _ad.expand_dims(out, axis) if keepdims and axis is not None else out
 
 

@@ -1,4 +1,4 @@
-"""``ad.keras.utils``: Keras 3's ``set_random_seed`` and ``to_categorical``.
+"""``ad.keras.utils``: Keras 3's ``set_random_seed``, ``to_categorical`` and ``clear_session``.
 
     >>> ad.keras.utils.set_random_seed(42)     # Python's, NumPy's and ad.random's streams
     >>> ad.keras.utils.to_categorical([0, 2, 1], num_classes=3)
@@ -11,7 +11,7 @@ import random as _python_random
 
 import numpy as np
 
-__all__ = ["set_random_seed", "to_categorical"]
+__all__ = ["set_random_seed", "to_categorical", "clear_session"]
 
 
 def set_random_seed(seed):
@@ -28,6 +28,14 @@ def set_random_seed(seed):
     _python_random.seed(seed)
     np.random.seed(seed)
     _random.set_seed(seed)
+
+
+def clear_session(free_memory=True):
+    """Starts Keras' automatic names over (the next ``Dense()`` is ``'dense'`` again), as
+    ``keras.backend.clear_session()`` / ``keras.utils.clear_session()`` do; models already
+    made keep their names and weights."""
+    from .layers import base
+    base._name_counters.clear()
 
 
 def to_categorical(x, num_classes=None):

@@ -136,3 +136,42 @@ def test_set_random_seed_repeats_every_stream_and_refuses_a_float_as_keras(tf):
     for module in (ad.keras, keras):
         with pytest.raises(ValueError, match="Expected `seed` argument to be an integer"):
             module.utils.set_random_seed(1.5)
+
+
+def test_argmax_argmin_give_keras_int32_and_convert_to_numpy_an_array(tf):
+    for k in (tf.keras, ad.keras):
+        o = k.ops
+        for out in (o.argmax(X), o.argmax(X, axis=1), o.argmin(X, axis=0, keepdims=True)):
+            assert getattr(out.dtype, "name", out.dtype) == "int32"
+        array = o.convert_to_numpy(o.argmax(X, axis=1))
+        assert isinstance(array, np.ndarray)
+        np.testing.assert_array_equal(array, np.argmax(X, axis=1))
+
+
+def test_keras_variable_names_dtypes_and_an_optimizer_step_as_keras(tf):
+    made = []
+    for k in (tf.keras, ad.keras):
+        variables = [k.Variable(np.array([1.0, -2.0], np.float32)), k.Variable(3.0, name="w"),
+                     k.Variable("ones", shape=(2,), name="o"), k.Variable(np.array([1, 2]))]
+        optimizer = k.optimizers.Adam(0.1)
+        for step in range(3):
+            grad = np.array([0.5, -1.0], np.float32) * (step + 1)
+            optimizer.apply_gradients([(grad, variables[0]), (grad, variables[2])])
+        made.append([(v.name, v.path, str(k.ops.convert_to_numpy(v).dtype),
+                      k.ops.convert_to_numpy(v).tolist()) for v in variables])
+        with pytest.raises(ValueError):
+            k.Variable("zeros")                     # an initializer needs a shape
+    assert [entry[:3] for entry in made[1]] == [entry[:3] for entry in made[0]]
+    for ours, theirs in zip(made[1], made[0]):
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)
+
+
+def test_clear_session_starts_the_automatic_names_over_as_keras(tf):
+    names = []
+    for k in (tf.keras, ad.keras):
+        k.layers.Dense(1), k.layers.Dense(1)
+        k.backend.clear_session()
+        first = k.layers.Dense(1).name
+        k.utils.clear_session()
+        names.append((first, k.layers.Dense(1).name, k.layers.Dense(1).name))
+    assert names[1] == names[0] == ("dense", "dense", "dense_1")

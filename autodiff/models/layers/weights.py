@@ -19,7 +19,7 @@ from ... import dtypes
 from ...variable import Variable
 from .. import initializers, regularizers
 
-__all__ = ["KerasVariable", "parse_add_weight"]
+__all__ = ["KerasVariable", "StandaloneVariable", "parse_add_weight"]
 
 
 class KerasVariable(Variable):
@@ -52,6 +52,38 @@ class KerasVariable(Variable):
                 f"dtype={self.dtype.name}, value={self._numpy_text(True)}>")
 
     __str__ = __repr__
+
+
+class StandaloneVariable(KerasVariable):
+    """``ad.keras.Variable``: Keras 3's ``keras.Variable(initializer, shape=None, dtype=None,
+    trainable=True, name=None)``, a variable outside any layer (``name`` and ``path`` are both
+    ``name``, by default ``'variable'``, ``'variable_1'``, ...).
+
+    ``initializer`` is a value (a number, a list, an array, a tensor) or an initializer
+    (a name such as ``'zeros'`` or an instance), which then needs ``shape``.
+
+    Raises:
+        ValueError: an initializer without a ``shape``, or a value with another ``shape``.
+    """
+
+    def __init__(self, initializer, shape=None, dtype=None, trainable=True, autocast=True,
+                 aggregation="none", synchronization="auto", name=None, **kwargs):
+        if name is None:   # 'variable', 'variable_1', ... as Keras names them
+            from .base import _unique_name
+            name = _unique_name("variable")
+        if isinstance(initializer, str) or (callable(initializer) and
+                                            not hasattr(initializer, "shape")):
+            if shape is None:
+                raise ValueError(f"When creating a Variable from an initializer, the `shape` "
+                                 f"argument should be specified. Received: "
+                                 f"initializer={initializer} and shape={shape}")
+            value = initializers.get(initializer)(tuple(shape), dtype=dtype or "float32")
+        else:
+            value = initializer
+        super().__init__(value, name, name, trainable=trainable, dtype=dtype)
+        if shape is not None and tuple(self.shape) != tuple(shape):
+            raise ValueError(f"Initial value has shape {tuple(self.shape)}, but the variable "
+                             f"was given shape {tuple(shape)}.")
 
 
 _NOT_HERE = {"constraint": None, "aggregation": "none", "overwrite_with_gradient": False}
