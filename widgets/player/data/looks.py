@@ -10,8 +10,8 @@ preview) was most of the work. ``look_many`` takes a list of values and:
 
 - formats the previews of every float value of more than four numbers with
   ONE ``%`` over a template of as many previews (their first four numbers
-  gathered into one float64 array), adds ``.0`` to the whole numbers with one
-  regex pass, then splits the text;
+  gathered into one float64 array), splits the text, and adds ``.0`` to the
+  whole numbers (a regex over the previews with fewer than four points);
 - takes each such value's NaN/Inf check and, where asked, its float64 sum of
   squares, exactly as ``_inspect`` does (``np.dot`` on the same array, so the
   same bits);
@@ -153,7 +153,7 @@ def float_previews(heads):
     ``heads`` is a float64 array of ``4 * n`` numbers (value by value); returns
     the ``n`` previews ``_preview_of`` writes: one ``%`` for all of them, and
     ``'.0'`` after a whole number (``'6'`` -> ``'6.0'``; not ``'1e+05'``, ``'nan'``),
-    one regex pass over all of them.
+    by a regex over the previews that can hold one.
 
     >>> from widgets.player.data.looks import float_previews
     >>> float_previews(np.array([1.0, -0.0, 0.5, 1e5]))
@@ -164,7 +164,11 @@ def float_previews(heads):
         return []
     # + 0.0: no '-0.0' for a zero gradient (as _preview_of)
     text = ("\n".join([_ONE] * n)) % tuple((heads + 0.0).tolist())
-    return _WHOLE.sub(r"\1.0", text).split("\n")
+    # A preview with four points has no whole number (each number holds one, and none
+    # holds two): most of them, which the regex need not read (one pass over all the
+    # text took 10 ms of a 10,017-record tape's 14,000 previews).
+    sub = _WHOLE.sub
+    return [shown if shown.count(".") == 4 else sub(r"\1.0", shown) for shown in text.split("\n")]
 
 
 def look_many(tensors, norms=None, checks=True):
