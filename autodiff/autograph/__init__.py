@@ -10,7 +10,9 @@ traces a converted copy of the function, so this is correct on every call:
     ...     return -x
     >>> f(ad.constant([-1.0])).numpy(), f(ad.constant([1.0])).numpy()
     (array([1.], dtype=float32), array([2.], dtype=float32))
-    >>> print(ad.autograph.to_code(f))      # the converted source, to read     # doctest: +SKIP
+    >>> code = ad.autograph.to_code(f)      # the converted source, to read (print it)
+    >>> "ag__.if_stmt(" in code              # the tensor `if` became a call
+    True
 
 Reading order: ``converter.py`` (the source rewrite), ``operators.py`` (what
 the rewritten code calls: a Python condition stays Python, a tensor

@@ -91,8 +91,18 @@ def plan(ops, locate, budget, reroll=True):
     Returns:
         ``([Straight | Loop], n)``: segments covering ``ops[:n]``, ``n >= 1``.
 
-    >>> plan(ops_of_sin_mul_add_500_times, locate, 120)    # doctest: +SKIP
-    ([<Loop period 3, count 500>], 1500)
+    >>> import ast
+    >>> from autodiff.compiler.fused.reroll import plan
+    >>> lines, y = [], "x"
+    >>> for k in range(500):                # y = sin(y) * c0 + c1, 500 times
+    ...     lines += [f"s{k} = np.sin({y})", f"m{k} = s{k} * c0", f"a{k} = m{k} + c1"]
+    ...     y = f"a{k}"
+    >>> spec = ((8,), np.dtype(np.float32))
+    >>> pairs = [line.split(" = ") for line in lines]
+    >>> ops = [(target, ast.parse(expr, mode="eval").body, spec) for target, expr in pairs]
+    >>> segments, n = plan(ops, lambda ref: None, 120)
+    >>> [(type(s).__name__, s.period, s.count) for s in segments], n
+    ([('Loop', 3, 500)], 1500)
     """
     shapes = _Shapes(ops)
     defs = {target: k for k, (target, _, _) in enumerate(ops)}
