@@ -131,8 +131,10 @@ class Builder:
             for t in op["tapes"]:
                 for x in inputs + outputs:
                     node = tensors.get(x._id)
-                    # seen before, on this tape, its value looked at: nothing new
-                    if node is None or x._id not in looked or t not in node["tapes"]:
+                    # seen before, on this tape, its value looked at (or a placeholder
+                    # again, with no value to look at): nothing new
+                    if node is None or t not in node["tapes"] or (
+                            x._id not in looked and not isinstance(x._value, ArraySpec)):
                         tensor(x, t)
             op["label"] = rec.label(names)
             op["rule"] = rule_text(op["doc"], [names[i] for i in input_ids])
