@@ -157,7 +157,8 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 for floats).
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 for floats;
+    integer ends give float64, as in TensorFlow).
 
     >>> ad.linspace(0.0, 1.0, 3).numpy()
     array([0. , 0.5, 1. ], dtype=float32)
@@ -166,6 +167,9 @@ def linspace(start, stop, num, name=None, axis=0):
     stop = convert_to_tensor(stop, dtype_hint=start.dtype)
     if start.dtype != stop.dtype:
         raise ValueError(f"linspace: start is {start.dtype.name} but stop is {stop.dtype.name}")
+    if start.dtype.is_integer:   # TensorFlow casts integer ends to float64
+        from .elementwise import cast
+        start, stop = cast(start, dtypes.float64), cast(stop, dtypes.float64)
     num = _validate.as_int("LinSpace", "num", num)
     if num < 0:
         raise InvalidArgumentError(f"LinSpace: num must be >= 0, got num={num}")

@@ -298,3 +298,9 @@ def test_relu_of_signed_zero_and_integer_negative_powers(m):
             attempt(lambda: m.pow(m.constant([2, 3]), m.constant([1, -1]))),
             attempt(lambda: m.sign(m.constant([True, False]))),
             attempt(lambda: m.argmax(m.zeros([0, 0]), axis=0)), m.argmax(m.zeros([0, 3]), axis=1)]
+
+
+@same_on_both
+def test_linspace_of_integer_ends_is_float64(m):
+    return [m.linspace(0, 10, 5), m.linspace(m.constant(-3), m.constant(4), 3),
+            m.linspace(np.int64(1), 2, 4)]
