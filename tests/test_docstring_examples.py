@@ -64,13 +64,7 @@ NUMPY_ONLY = {
 }
 
 # Docstrings whose examples still fail: name -> (the backends it fails on, why).
-TRACING_BUSY = "autodiff/tracing/ is being split by someone else; fix after"
-RELU_BUG = ("library bug: ReLU(max_value=...) gives -0.0 for negative inputs and NaN at "
-            "+-inf (Keras: 0.0, 0.0, max_value); the example shows Keras' answer")
-KNOWN_FAILING = {
-    "autodiff.models.layers.activation": (BACKENDS, RELU_BUG),
-    "autodiff.tracing.signature": (BACKENDS, TRACING_BUSY),
-}
+KNOWN_FAILING = {}
 
 
 def _module_names():

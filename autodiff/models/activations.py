@@ -12,8 +12,8 @@ functions, the name table, ``get`` and ``serialize``.
 """
 
 from .. import nn
-from ..ops import elementwise
-from ..ops import predicates
+from ..ops import clip, elementwise, predicates
+from ..tensor import convert_to_tensor
 
 __all__ = ["relu", "relu6", "elu", "selu", "sigmoid", "hard_sigmoid", "tanh", "softmax",
            "log_softmax", "softplus", "softsign", "gelu", "silu", "swish", "leaky_relu", "mish",
@@ -29,11 +29,25 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """
     if negative_slope == 0 and max_value is None and threshold == 0:
         return nn.relu(x)
-    above = predicates.where(predicates.greater(x, threshold), x, x * 0.0)
-    if negative_slope:
-        above = above + predicates.where(predicates.greater(x, threshold), x * 0.0,
-                                         (x - threshold) * negative_slope)
-    return above if max_value is None else elementwise.minimum(above, x * 0.0 + max_value)
+    # Keras 3's own steps (its ReLU.static_call), so that the edges agree with it too:
+    # -inf, inf and NaN, a signed zero, and which op a gradient flows through.
+    x = convert_to_tensor(x)
+    if negative_slope != 0:
+        if max_value is None and threshold == 0:
+            return nn.leaky_relu(x, alpha=negative_slope)
+        negative_part = nn.relu(-x + threshold) if threshold != 0 else nn.relu(-x)
+    clip_max = max_value is not None
+    if threshold != 0:
+        x = predicates.where(predicates.greater(x, threshold), x, 0.0)
+    elif max_value == 6:
+        x, clip_max = nn.relu6(x), False
+    else:
+        x = nn.relu(x)
+    if clip_max:
+        x = clip.clip_by_value(x, 0.0, max_value)
+    if negative_slope != 0:
+        x = x - negative_slope * negative_part
+    return x
 
 
 def relu6(x):

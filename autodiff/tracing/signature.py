@@ -6,6 +6,7 @@ Python value kept as it is. The key is plain JSON-able data, so a saved
 model can store it and a loaded function can pick the trace that matches
 a call:
 
+    >>> from autodiff.tracing.signature import bind, describe, describe_text
     >>> describe_text(describe(bind((ad.ones([7, 3]), 2), {}, None, (), "f")))
     '(float32[7, 3], 2)'
 

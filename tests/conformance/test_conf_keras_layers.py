@@ -32,6 +32,12 @@ CASES = {
     "leaky_relu": (lambda k: k.layers.LeakyReLU(), [SEQ], None),
     "softmax": (lambda k: k.layers.Softmax(axis=1), [SEQ], None),
     "reshape": (lambda k: k.layers.Reshape((10, -1)), [SEQ], None),
+    "permute": (lambda k: k.layers.Permute((2, 1)), [SEQ], None),
+    "permute_3d": (lambda k: k.layers.Permute((3, 1, 2)), [IMG], None),
+    "repeat_vector": (lambda k: k.layers.RepeatVector(3), [SEQ[:, 0]], None),
+    "rescaling": (lambda k: k.layers.Rescaling(1 / 255.0, offset=-0.5), [IMG], None),
+    "identity": (lambda k: k.layers.Identity(), [SEQ], None),
+    "lambda": (lambda k: k.layers.Lambda(lambda t: k.ops.tanh(t) * 2.0), [SEQ], None),
     "global_average_pooling2d": (lambda k: k.layers.GlobalAveragePooling2D(), [IMG], None),
     "global_max_pooling2d": (lambda k: k.layers.GlobalMaxPooling2D(keepdims=True), [IMG], None),
     "conv1d_same": (lambda k: k.layers.Conv1D(3, 3, padding="same", activation="relu"),
@@ -159,3 +165,33 @@ def test_mha_attention_scores_over_attention_axes_equal_keras(tf, axes):
     keras_axes = theirs.get_config()["attention_axes"]
     assert (None if ours_axes is None else list(ours_axes)) == \
         (None if keras_axes is None else list(keras_axes))   # a JSON list in either file
+
+
+EDGES = np.array([-np.inf, -2.0, -0.5, 0.0, 0.3, 0.5, 0.7, 3.0, 6.0, 9.0, np.inf, np.nan],
+                 np.float32)
+RELU_OPTIONS = [dict(max_value=6.0), dict(max_value=4.0), dict(threshold=0.5),
+                dict(negative_slope=0.1), dict(negative_slope=0.1, max_value=6.0),
+                dict(negative_slope=0.1, threshold=0.5),
+                dict(threshold=0.5, max_value=2.0),
+                dict(negative_slope=0.1, threshold=0.5, max_value=2.0)]
+
+
+@pytest.mark.parametrize("options", RELU_OPTIONS,
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_relu_options_at_the_edges_equal_keras(tf, options):
+    """Keras' relu with a cap, a threshold or a slope at -inf, inf and NaN (where a
+    ``x * 0.0`` gave NaN and -0.0), and its gradient at finite points, bounds included."""
+    want = tf.keras.activations.relu(tf.constant(EDGES), **options).numpy()
+    got = ad.keras.activations.relu(ad.constant(EDGES), **options).numpy()
+    np.testing.assert_array_equal(got, want)
+    layer = ad.keras.layers.ReLU(**options)
+    np.testing.assert_array_equal(layer(ad.constant(EDGES)).numpy(), want)
+    finite = EDGES[np.isfinite(EDGES)]
+    scale = np.arange(1, finite.size + 1, dtype=np.float32)
+    grads = []
+    for m, layer in ((tf, tf.keras.activations.relu), (ad, ad.keras.activations.relu)):
+        x = m.Variable(finite)
+        with m.GradientTape() as tape:
+            loss = m.reduce_sum(layer(x, **options) * scale)
+        grads.append(tape.gradient(loss, x).numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
