@@ -33,6 +33,12 @@ def _sequential(k):
                          k.layers.Dropout(0.2), k.layers.Dense(2)])
 
 
+def _reshaping(k):   # Keras writes data_format="channels_last" in Flatten's config
+    return k.Sequential([k.Input((5,)), k.layers.RepeatVector(2), k.layers.Permute((2, 1)),
+                         k.layers.Rescaling(0.5, offset=0.1), k.layers.Identity(),
+                         k.layers.Flatten(), k.layers.Dense(2)])
+
+
 def _trained(k, make):
     model = make(k)
     model.compile(k.optimizers.Adam(0.01), "mse", metrics=["mae"])
@@ -51,7 +57,8 @@ def _same_state(ours, theirs):
         np.testing.assert_array_equal(a.numpy(), np.asarray(t))
 
 
-@pytest.mark.parametrize("make", [_model, _sequential], ids=["functional", "sequential"])
+@pytest.mark.parametrize("make", [_model, _sequential, _reshaping],
+                         ids=["functional", "sequential", "reshaping"])
 def test_a_keras_file_written_by_keras_loads_here(tf, tmp_path, make):
     theirs = _trained(tf.keras, make)
     theirs.save(tmp_path / "k.keras")
@@ -64,7 +71,8 @@ def test_a_keras_file_written_by_keras_loads_here(tf, tmp_path, make):
                                    rtol=2e-5)
 
 
-@pytest.mark.parametrize("make", [_model, _sequential], ids=["functional", "sequential"])
+@pytest.mark.parametrize("make", [_model, _sequential, _reshaping],
+                         ids=["functional", "sequential", "reshaping"])
 def test_a_keras_file_written_here_loads_in_keras(tf, tmp_path, make):
     ours = _trained(ad.keras, make)
     ours.save(tmp_path / "ad.keras")

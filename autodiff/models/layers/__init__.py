@@ -20,7 +20,8 @@ attribute name as a plain ``ad.Module`` would.
 Files, one concept each: ``base.py`` (building, add_weight, losses,
 configs), ``weights.py``, ``core.py``, ``activation.py``, ``conv.py``,
 ``pooling.py``, ``normalization.py``, ``merging.py``, ``attention.py``,
-``recurrent_cells.py``, ``recurrent.py``, ``wrappers.py``.
+``recurrent_cells.py``, ``recurrent.py``, ``wrappers.py``, ``reshaping.py`` (Permute,
+RepeatVector, Rescaling, Identity, Lambda).
 
 Everything a layer computes is ordinary ops, so a tape differentiates a
 layer like any other code, to any order (the guides take Jacobians and
@@ -38,6 +39,7 @@ from .normalization import BatchNormalization, GroupNormalization, LayerNormaliz
 from .pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
                       GlobalMaxPooling2D)
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
+from .reshaping import Identity, Lambda, Permute, RepeatVector, Rescaling
 from .recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from .wrappers import Bidirectional, TimeDistributed
 
@@ -53,7 +55,8 @@ __all__ = ["Layer", "Dense", "Flatten", "Dropout", "Embedding", "Conv2D", "MaxPo
            "Concatenate", "Input", "InputLayer", "Activation", "ReLU", "LeakyReLU", "Softmax",
            "Reshape", "Conv1D", "MultiHeadAttention", "GroupNormalization", "SpatialDropout2D",
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "GlobalAveragePooling1D",
-           "GlobalMaxPooling1D", "TimeDistributed", "Bidirectional"]
+           "GlobalMaxPooling1D", "TimeDistributed", "Bidirectional", "Permute", "RepeatVector",
+           "Rescaling", "Identity", "Lambda"]
 
 
 def __dir__():   # dir(ad.layers) and tab completion show the layers, not the package's modules

@@ -351,7 +351,9 @@ def check_keras_only(layer_type, kwargs):
     if unknown:
         raise ValueError(f"Unrecognized keyword arguments passed to {layer_type}: {unknown}")
     refuse(layer_type, **{k: v for k, v in kwargs.items()
-                          if not _is_default(v, KERAS_DEFAULTS[k])})
+                          if not _is_default(v, KERAS_DEFAULTS[k])
+                          and not (k == "data_format" and v == "channels_last")})
+    # (Keras 3 writes data_format="channels_last", the only layout here, in its configs)
 
 
 def _is_default(value, default):

@@ -26,7 +26,8 @@ def _layer_classes():
     from .. import layers
     from ..functional.model import Functional
     from ..model import Sequential
-    classes = {name: getattr(layers, name) for name in layers.__all__}
+    # Lambda's config is Python code (Keras stores its bytecode): never made from a file
+    classes = {name: getattr(layers, name) for name in layers.__all__ if name != "Lambda"}
     classes.update({"Functional": Functional, "Sequential": Sequential, "Model": Functional,
                     "InputLayer": InputLayer})
     return classes
