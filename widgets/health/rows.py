@@ -209,8 +209,13 @@ class _Index:
     group reads and makes, the source variables it reads, the first NaN frames."""
 
     def __init__(self, data, sources):
-        self.ops = {n["id"]: n for n in data["nodes"] if n["type"] == "op"}
-        self.tensors = {n["id"]: n for n in data["nodes"] if n["type"] == "tensor"}
+        self.ops, self.tensors = {}, {}
+        for n in data["nodes"]:       # one pass: 23,000 nodes at 10,000 records
+            kind = n["type"]
+            if kind == "op":
+                self.ops[n["id"]] = n
+            elif kind == "tensor":
+                self.tensors[n["id"]] = n
         self.group_of = {op: g["id"] for g in data["groups"] for op in g["ops"]}
         self.variables = {s._id: s for s in sources if isinstance(s, Variable)}
         self.op_of_output, self.reads, self.outputs, self.divisor = {}, {}, {}, {}

@@ -60,23 +60,33 @@ def frame_state(data, k, only=None):
     if only is None:
         order = {n["id"]: n["order"] for n in data["nodes"] if n["type"] == "op"}
         producer = {e["to"]: order[e["op"]] for e in data["edges"] if e["kind"] == "out"}
+        shown_nodes, shown_edges = data["nodes"], data["edges"]
     else:
-        # an overview's few: the order of only the ops they need (a long tape has 10,000)
-        made_by = {e["to"]: e["op"] for e in data["edges"]
-                   if e["kind"] == "out" and e["to"] in only}
+        # an overview's few: one pass over the edges and one over the nodes pick them
+        # out, with the order of only the ops they need (a long tape has 10,000)
+        made_by, shown_edges = {}, []
+        for e in data["edges"]:
+            if e["id"] in only:
+                shown_edges.append(e)
+            if e["kind"] == "out" and e["to"] in only:
+                made_by[e["to"]] = e["op"]
         wanted = set(made_by.values())
-        wanted.update(e["op"] for e in data["edges"] if e["id"] in only)
-        wanted.update(only)
-        order = {n["id"]: n["order"] for n in data["nodes"] if n["id"] in wanted
-                 and n["type"] == "op"}
+        wanted.update(e["op"] for e in shown_edges)
+        order, shown_nodes = {}, []
+        for n in data["nodes"]:
+            nid = n["id"]
+            if nid in only:
+                shown_nodes.append(n)
+                if n["type"] == "op":
+                    order[nid] = n["order"]
+            elif nid in wanted and n["type"] == "op":
+                order[nid] = n["order"]
         producer = {t: order[op] for t, op in made_by.items()}
     receiving = {c["node"] for c in frame["contributions"] if c["value"] is not None}
     highlighted = set(frame["nodes"])
     nodes = {}
-    for n in data["nodes"]:
+    for n in shown_nodes:
         nid = n["id"]
-        if only is not None and nid not in only:
-            continue
         step = order.get(nid, producer.get(nid, -1))
         classes = ["tp-pending" if step >= done else "tp-done"]
         if nid == frame["op"]:
@@ -88,9 +98,7 @@ def frame_state(data, k, only=None):
         nodes[nid] = classes
     lit = set(frame["edges"])
     edges = {}
-    for e in data["edges"]:
-        if only is not None and e["id"] not in only:
-            continue
+    for e in shown_edges:
         classes = ["tp-pending" if order[e["op"]] >= done else "tp-done"]
         if e["id"] in lit:
             classes.append("tp-active" if frame["phase"] == "forward" else "tp-flow")
