@@ -178,6 +178,7 @@ class Accuracy(_MeanOfMatches):
         super().__init__(name=name, dtype=dtype)
 
     def _matches(self, y_true, y_pred):
+        y_true, y_pred = _same_rank(y_true, y_pred)
         return predicates.equal(y_true, elementwise.cast(y_pred, y_true.dtype))
 
 
@@ -193,9 +194,9 @@ class BinaryAccuracy(_MeanOfMatches):
         self.threshold = float(threshold)
 
     def _matches(self, y_true, y_pred):
+        y_true, y_pred = _same_rank(y_true, y_pred)
         predicted = elementwise.cast(predicates.greater(y_pred, self.threshold), y_true.dtype)
-        matches = elementwise.cast(predicates.equal(y_true, predicted), self.dtype)
-        return reduce.reduce_mean(matches, axis=-1)
+        return elementwise.cast(predicates.equal(y_true, predicted), self.dtype)
 
 
 class CategoricalAccuracy(_MeanOfMatches):
@@ -219,6 +220,16 @@ class SparseCategoricalAccuracy(_MeanOfMatches):
             y_true = squeeze(y_true, -1)
         predicted = elementwise.cast(reduce.argmax(y_pred, axis=-1), y_true.dtype)
         return predicates.equal(y_true, predicted)
+
+
+def _same_rank(y_true, y_pred):
+    """Labels ``(n,)`` beside predictions ``(n, 1)`` (or the other way round) made the same
+    rank, as Keras does, so they do not broadcast to ``(n, n)``."""
+    if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
+        y_pred = squeeze(y_pred, -1)
+    elif y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
+        y_true = squeeze(y_true, -1)
+    return y_true, y_pred
 
 
 def _weighted(values, sample_weight, dtype):

@@ -208,3 +208,21 @@ def test_fit_with_error_metric_objects_and_rmse_logs_as_keras(tf):
                                k.metrics.MeanSquaredError(), "root_mean_squared_error"])
     kwargs = dict(batch_size=16, epochs=2, validation_split=0.2, shuffle=False, verbose=0)
     _assert_logs_equal(ours.fit(X, Y_REG, **kwargs).history, theirs.fit(X, Y_REG, **kwargs).history)
+
+
+def test_binary_accuracy_of_labels_without_a_last_axis_equals_keras(tf):
+    # labels (n,) beside sigmoid outputs (n, 1): they broadcast to (n, n) here once, and
+    # the accuracy came out fractional (0.485 of 40 examples); uneven last batch (16, 16, 8)
+    def make(k):
+        return k.Sequential([k.Input((4,)), k.layers.Dense(3, activation="relu"),
+                             k.layers.Dense(1, activation="sigmoid")])
+    theirs, ours = _pair(tf, make)
+    labels = (X[:, 0] > 0).astype(np.float32)
+    for model, k in ((theirs, tf.keras), (ours, ad.keras)):
+        model.compile(k.optimizers.Adam(0.05), "binary_crossentropy",
+                      metrics=["accuracy", k.metrics.BinaryAccuracy(name="bacc")])
+    kwargs = dict(batch_size=16, epochs=3, shuffle=False, verbose=0)
+    _assert_logs_equal(ours.fit(X, labels, **kwargs).history,
+                       theirs.fit(X, labels, **kwargs).history)
+    np.testing.assert_allclose(ours.evaluate(X, labels, verbose=0),
+                               theirs.evaluate(X, labels, verbose=0), rtol=2e-5)
