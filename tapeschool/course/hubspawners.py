@@ -40,23 +40,27 @@ from .sandbox import package_folders
 BWRAP, SETPRIV = "/usr/bin/bwrap", "/usr/bin/setpriv"
 
 
-def python_mounts():
+def python_mounts(hidden=()):
     """bubblewrap arguments that make this Python's environment, and the packages the lessons
     import (an editable install's checkout may lie in a folder only root can enter, such as
     a fresh clone under ``mktemp -d``), reachable by any account: each outermost folder above
     them that others cannot enter becomes an empty one, with them bound read-only inside
-    (none where every folder can be entered)."""
+    (none where every folder can be entered).
+
+    ``hidden``: folders the sandbox has already replaced by empty ones (a pod's own ``/tmp``);
+    a package inside one (a checkout in ``/tmp/course``) is bound into it again, read-only.
+    """
     prefixes = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
                        *(Path(root) for root in package_folders())})
     closed = {folder for prefix in prefixes for folder in reversed(prefix.parents)
               if folder != Path("/") and not os.stat(folder).st_mode & 0o001}
     tops = sorted(folder for folder in closed if not any(
         other in folder.parents for other in closed))
-    if not tops:
-        return []
+    hidden = [Path(folder) for folder in hidden]
     args = [arg for top in tops for arg in ("--tmpfs", str(top))]
     for prefix in prefixes:
-        if any(top in prefix.parents for top in tops):
+        if any(top in prefix.parents for top in tops) or \
+                any(folder == prefix or folder in prefix.parents for folder in hidden):
             args += folders_to(prefix) + ["--ro-bind", str(prefix), str(prefix)]
     return args
 
@@ -169,4 +173,5 @@ class PodSpawner(_Bubblewrapped):
         for folder in self.shown:
             args += folders_to(folder) + ["--ro-bind", folder, folder]
         home = self.home()
-        return args + python_mounts() + folders_to(home) + ["--bind", home, home]
+        return args + python_mounts(hidden=["/tmp", "/dev/shm", *self.hidden]) + \
+            folders_to(home) + ["--bind", home, home]
