@@ -11,14 +11,15 @@ An initializer is called with a shape and a dtype and returns a tensor:
 The distributions, scales and fans are Keras' (``VarianceScaling`` is the
 general rule: glorot = fan_avg, he = 2 / fan_in, lecun = 1 / fan_in); the
 random numbers are this library's, so the same seed gives other values than
-Keras. Owns: the initializer classes, their snake_case names, ``get``.
+Keras. As in Keras 3, a seeded initializer gives the same values at every call
+(two layers sharing one start equal). Owns: the initializer classes, their snake_case names, ``get``.
 """
 
 import math as _math
 
 from .. import dtypes
 from ..ops import creation, elementwise, linalg
-from ..ops import random as _random
+from . import random as _random   # keras.random: an int seed repeats its draw, as in Keras
 from ..ops.matmul import matmul
 from ..ops.shape import matrix_transpose, reshape
 

@@ -175,3 +175,16 @@ def test_clear_session_starts_the_automatic_names_over_as_keras(tf):
         k.utils.clear_session()
         names.append((first, k.layers.Dense(1).name, k.layers.Dense(1).name))
     assert names[1] == names[0] == ("dense", "dense", "dense_1")
+
+
+@pytest.mark.parametrize("name", ["RandomNormal", "RandomUniform", "TruncatedNormal",
+                                  "GlorotUniform", "HeNormal", "LecunNormal", "Orthogonal"])
+def test_a_seeded_initializer_repeats_its_values_as_in_keras(tf, name):
+    for k in (tf.keras, ad.keras):
+        init = getattr(k.initializers, name)(seed=5)
+        np.testing.assert_array_equal(np.asarray(init((4, 3))), np.asarray(init((4, 3))))
+        first, second = k.layers.Dense(3, kernel_initializer=init), \
+            k.layers.Dense(3, kernel_initializer=init)
+        first.build((None, 4))
+        second.build((None, 4))
+        np.testing.assert_array_equal(first.get_weights()[0], second.get_weights()[0])
