@@ -226,3 +226,17 @@ def test_binary_accuracy_of_labels_without_a_last_axis_equals_keras(tf):
                        theirs.fit(X, labels, **kwargs).history)
     np.testing.assert_allclose(ours.evaluate(X, labels, verbose=0),
                                theirs.evaluate(X, labels, verbose=0), rtol=2e-5)
+
+
+def test_csv_logger_without_validation_has_keras_na_columns(tf, tmp_path):
+    lines = []
+    for model, k in zip(_pair(tf, _functional), (tf.keras, ad.keras)):
+        model.compile(k.optimizers.SGD(0.05), "mse", metrics=["mae"])
+        path = tmp_path / f"{k.__name__}.csv"
+        model.fit(X, Y_REG, batch_size=25, epochs=2, shuffle=False, verbose=0,
+                  callbacks=[k.callbacks.CSVLogger(str(path))])
+        lines.append(path.read_text().splitlines())
+    ours, theirs = lines[1], lines[0]
+    assert ours[0] == theirs[0] == "epoch,loss,mae,val_loss,val_mae"
+    assert [row.split(",")[-2:] for row in ours[1:]] == \
+        [row.split(",")[-2:] for row in theirs[1:]] == [["NA", "NA"]] * 2

@@ -176,3 +176,8 @@ def test_keras_ops_and_numbers_on_placeholders_build_the_same_model_as_keras(tf)
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
     for got, want in zip(results[1][1], results[0][1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_output_names_equal_keras(tf):
+    theirs, ours = _two_towers(tf.keras), _two_towers(ad.keras)
+    assert ours.output_names == list(theirs.output_names) == ["regress", "classify"]

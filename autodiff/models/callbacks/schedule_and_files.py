@@ -175,6 +175,9 @@ class CSVLogger(Callback):
         logs = logs or {}
         if self.keys is None:
             self.keys = sorted(logs)
+            if not any(key.startswith("val_") for key in self.keys):
+                # as Keras: val_ columns from the start (NA until validation runs)
+                self.keys += ["val_" + key for key in self.keys]
             self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self.keys,
                                           delimiter=self.sep)
             if not self._has_header:

@@ -72,6 +72,12 @@ class Functional(Model):
         return list(self._ad_outputs)
 
     @property
+    def output_names(self):
+        """The names of the layers that make the outputs, in order (Keras'); compile's
+        per-output losses and metrics go by them."""
+        return self._output_names()
+
+    @property
     def input_shape(self):
         shapes = [t.shape for t in self._ad_inputs]
         return shapes[0] if len(shapes) == 1 else shapes
