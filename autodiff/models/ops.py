@@ -257,5 +257,73 @@ def split(x, indices_or_sections, axis=0):
     return _ad.split(x, indices_or_sections, axis=axis)
 
 
+@_export
+def full(shape, fill_value, dtype=None):
+    """Keras' ``ops.full``: float32 unless ``dtype`` says otherwise (an int fill too)."""
+    return _ad.cast(_ad.fill(list(shape), _ad.convert_to_tensor(fill_value)),
+                    dtype or _ad.float32)
+
+
+@_export
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """Keras' ``ops.linspace`` (float32 unless ``dtype`` says otherwise); ``endpoint=False``
+    and ``retstep=True`` are not implemented."""
+    if not endpoint or retstep:
+        raise NotImplementedError("keras.ops.linspace: endpoint=False and retstep=True are "
+                                  "not implemented")
+    dtype = dtype or _ad.float32
+    return _ad.linspace(_ad.cast(start, dtype), _ad.cast(stop, dtype), num, axis=axis)
+
+
+@_export
+def any(x, axis=None, keepdims=False):  # noqa: A001 - Keras' name
+    return _ad.reduce_any(_ad.cast(x, _ad.bool), axis=axis, keepdims=keepdims)
+
+
+@_export
+def all(x, axis=None, keepdims=False):  # noqa: A001 - Keras' name
+    return _ad.reduce_all(_ad.cast(x, _ad.bool), axis=axis, keepdims=keepdims)
+
+
+@_export
+def sort(x, axis=-1):
+    return _ad.sort(x, axis=axis)
+
+
+@_export
+def argsort(x, axis=-1):
+    return _ad.argsort(x, axis=axis, stable=True)
+
+
+@_export
+def flip(x, axis=None):
+    x = _ad.convert_to_tensor(x)
+    axes = list(range(x.ndim)) if axis is None else \
+        (list(axis) if isinstance(axis, (list, tuple)) else [axis])
+    return _ad.reverse(x, axes)
+
+
+@_export
+def isnan(x):
+    return _math.is_nan(x)
+
+
+@_export
+def isinf(x):
+    return _math.is_inf(x)
+
+
+@_export
+def isfinite(x):
+    return _math.is_finite(x)
+
+
+@_export
+def moments(x, axes, keepdims=False, synchronized=False):
+    if synchronized:
+        raise NotImplementedError("keras.ops.moments: synchronized=True is not implemented")
+    return _nn.moments(x, axes, keepdims=keepdims)
+
+
 def __dir__():
     return sorted(__all__)

@@ -33,6 +33,14 @@ OPS = {
     "one_hot_cast": lambda o, x, y: o.cast(o.one_hot(o.argmax(x, axis=1), 4), "float32") * y,
     "cumsum": lambda o, x, y: o.cumsum(x, axis=1),
     "square_sqrt_abs": lambda o, x, y: o.sqrt(o.abs(x)) + o.square(y),
+    "full_linspace": lambda o, x, y: x * o.full((3, 4), 2.0) + o.linspace(0, 1, 4),
+    "any_all": lambda o, x, y: o.where(o.logical_and(o.any(x > 1.0, axis=1, keepdims=True),
+                                                     o.all(y > -3.0)), x, y),
+    "sort_flip": lambda o, x, y: o.sort(x, axis=0) + o.flip(y, axis=1) + o.flip(y),
+    "argsort_take": lambda o, x, y: o.take(x, o.argsort(y[0]), axis=1),
+    "isnan_isinf_isfinite": lambda o, x, y: o.where(o.logical_or(o.isnan(x / y), o.isinf(y)),
+                                                    0.0, x) * o.cast(o.isfinite(x), "float32"),
+    "moments": lambda o, x, y: o.concatenate(o.moments(x * y, axes=[0], keepdims=True), 0),
 }
 
 ACTIVATIONS = ["relu", "relu6", "elu", "selu", "sigmoid", "hard_sigmoid", "tanh", "softmax",
@@ -136,6 +144,15 @@ def test_set_random_seed_repeats_every_stream_and_refuses_a_float_as_keras(tf):
     for module in (ad.keras, keras):
         with pytest.raises(ValueError, match="Expected `seed` argument to be an integer"):
             module.utils.set_random_seed(1.5)
+
+
+def test_new_ops_give_keras_dtypes(tf):
+    dtypes = []
+    for o in (tf.keras.ops, ad.keras.ops):
+        outs = [o.full((2,), 3), o.full((2,), 3, dtype="int32"), o.linspace(0, 1, 3),
+                o.argsort(X), o.any(X > 0), o.isnan(X), o.sort(X), o.flip(X)]
+        dtypes.append([getattr(t.dtype, "name", t.dtype) for t in outs])
+    assert dtypes[1] == dtypes[0]
 
 
 def test_argmax_argmin_give_keras_int32_and_convert_to_numpy_an_array(tf):
