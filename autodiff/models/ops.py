@@ -41,7 +41,8 @@ _SAME = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide":
          "zeros_like": "zeros_like", "ones_like": "ones_like", "eye": "eye", "tile": "tile",
          "broadcast_to": "broadcast_to", "stop_gradient": "stop_gradient", "relu": "nn.relu",
          "relu6": "nn.relu6", "sigmoid": "nn.sigmoid", "softplus": "nn.softplus",
-         "silu": "nn.silu", "swish": "nn.silu", "elu": "nn.elu", "selu": "nn.selu"}
+         "silu": "nn.silu", "swish": "nn.silu", "elu": "nn.elu", "selu": "nn.selu",
+         "isnan": "math.is_nan", "isinf": "math.is_inf", "isfinite": "math.is_finite"}
 __all__ += sorted(_SAME)
 
 
@@ -301,21 +302,6 @@ def flip(x, axis=None):
     axes = list(range(x.ndim)) if axis is None else \
         (list(axis) if isinstance(axis, (list, tuple)) else [axis])
     return _ad.reverse(x, axes)
-
-
-@_export
-def isnan(x):
-    return _math.is_nan(x)
-
-
-@_export
-def isinf(x):
-    return _math.is_inf(x)
-
-
-@_export
-def isfinite(x):
-    return _math.is_finite(x)
 
 
 @_export
