@@ -90,7 +90,7 @@ def test_input_must_come_first_and_pop_removes_the_last_layer():
 def test_a_non_trainable_layer_makes_non_trainable_variables():
     layer = keras.layers.Dense(2, trainable=False)
     layer(ad.ones([1, 3]))
-    assert layer.trainable_variables == () and len(layer.non_trainable_variables) == 2
+    assert layer.trainable_variables == [] and len(layer.non_trainable_variables) == 2
 
 
 def test_dropout_only_drops_while_training_and_keeps_the_expected_sum():

@@ -64,7 +64,7 @@ def test_module_walk_survives_cycles():
 
 def test_dense_builds_on_first_call_with_keras_names_and_shapes():
     layer = ad.layers.Dense(10, activation="relu")
-    assert not layer.built and layer.trainable_variables == ()
+    assert not layer.built and layer.trainable_variables == []
     y = layer(ad.random.normal([7, 5]))
     assert layer.built and y.shape == (7, 10)
     assert layer.kernel.shape == (5, 10) and layer.bias.shape == (10,)
@@ -127,7 +127,7 @@ def test_dense_without_bias_and_on_rank_3_inputs():
     layer = ad.layers.Dense(2, use_bias=False)
     x = ad.random.normal([3, 4, 5])
     y = layer(x)
-    assert layer.trainable_variables == (layer.kernel,) and layer.bias is None
+    assert layer.trainable_variables == [layer.kernel] and layer.bias is None
     np.testing.assert_allclose(y.numpy(), x.numpy() @ layer.kernel.numpy(), rtol=1e-5, atol=1e-6)
 
 

@@ -181,3 +181,19 @@ def test_keras_ops_and_numbers_on_placeholders_build_the_same_model_as_keras(tf)
 def test_output_names_equal_keras(tf):
     theirs, ours = _two_towers(tf.keras), _two_towers(ad.keras)
     assert ours.output_names == list(theirs.output_names) == ["regress", "classify"]
+
+
+def test_layer_and_model_variables_are_lists_as_keras(tf):
+    kinds = []
+    for model, m in ((_two_towers(tf.keras), tf), (_two_towers(ad.keras), ad)):
+        extra = m.Variable(1.0)
+        sources = model.trainable_variables + [extra]        # a tuple here once: TypeError
+        with m.GradientTape() as tape:
+            loss = m.reduce_sum(model([A, B])[0]) * extra
+        grads = tape.gradient(loss, sources)
+        dense = model.get_layer("mix")
+        kinds.append([type(x).__name__ for x in (model.variables, model.trainable_variables,
+                                                  model.non_trainable_variables, grads,
+                                                  dense.trainable_variables, dense.weights)])
+        assert len(grads) == len(sources)
+    assert kinds[1] == kinds[0] == ["list"] * 6

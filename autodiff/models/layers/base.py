@@ -204,6 +204,20 @@ class Layer(Module):
             if not key.startswith("_ad_"):
                 yield from _flatten(value)
 
+    # Keras 3 hands variables out as lists (tf.Module and ad.Module as tuples), so
+    # ``model.trainable_variables + [extra]`` works and tape.gradient returns a list
+    @property
+    def variables(self):
+        return list(Module.variables.fget(self))
+
+    @property
+    def trainable_variables(self):
+        return [v for v in self.variables if v.trainable]
+
+    @property
+    def non_trainable_variables(self):
+        return [v for v in self.variables if not v.trainable]
+
     @property
     def weights(self):
         """All variables, in Keras' order."""
