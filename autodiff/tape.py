@@ -172,6 +172,7 @@ class GradientTape:
         self._watched = set()        # ids of watched tensors (grows as ops run)
         self._variables = {}         # id -> Variable, for watched_variables()
         self._recording = False
+        self._entered = False        # whether its `with` block was ever entered
         self._used = False           # a non-persistent tape computes gradients once
         self._warned_inside = False
 
@@ -188,7 +189,7 @@ class GradientTape:
             self._pop()
 
     def _push(self):
-        self._recording = True
+        self._recording = self._entered = True
         thread_state.active.append(self)
 
     def _pop(self):
@@ -223,9 +224,27 @@ class GradientTape:
     def watch(self, tensor):
         """Ensures ``tensor`` (or every tensor in a nested structure) is watched.
 
+        As in TensorFlow, a tape watches only while it records: a ``watch`` inside
+        ``stop_recording()``, or between two ``with`` blocks of a persistent tape, does
+        nothing (TensorFlow's tape is off its stack then).
+
+        >>> x = ad.constant(2.0)
+        >>> with ad.GradientTape() as tape:
+        ...     with tape.stop_recording():
+        ...         tape.watch(x)          # not recording: not watched
+        ...     y = x * x
+        >>> print(tape.gradient(y, x))
+        None
+
         Raises:
             ValueError: for something that is not a Tensor or Variable.
+            RuntimeError: on a tape whose ``with`` block has never been entered (where
+                TensorFlow fails with an AttributeError of its own internals).
         """
+        if not self._recording and not self._entered:
+            raise RuntimeError("GradientTape.watch: this tape has not started recording; call "
+                               "watch inside its `with` block (with ad.GradientTape() as "
+                               "tape: tape.watch(x) ...)")
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: can only watch ad.Tensor or ad.Variable "
@@ -236,6 +255,8 @@ class GradientTape:
                               f"will be None", AutodiffWarning, stacklevel=2)
             if self._records is None:
                 raise RuntimeError("this non-persistent tape was already used by gradient()")
+            if not self._recording:
+                continue
             self._watched.add(t._id)
             if isinstance(t, Variable):
                 self._variables[t._id] = t

@@ -826,3 +826,9 @@ def test_variable_keeps_its_id_through_reads_and_assign():
         y = v * 1.0
     assert tape.records[0].input_ids[0] == first
     assert y.numpy() == 2.0
+
+
+def test_watch_on_a_tape_never_entered_says_to_enter_it():
+    tape = ad.GradientTape()
+    with pytest.raises(RuntimeError, match="inside its `with` block"):
+        tape.watch(ad.constant(1.0))

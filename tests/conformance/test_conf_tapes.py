@@ -287,3 +287,40 @@ def test_complex_gradient_is_conjugated(m):
         t.watch(x)
         y = x * x
     return t.gradient(y, x)
+
+
+@same_on_both
+def test_a_watch_inside_stop_recording_does_nothing(m):
+    x, v = m.constant(2.0), m.Variable(3.0)
+    with m.GradientTape(persistent=True) as t:
+        with t.stop_recording():
+            t.watch(x)
+        y = x * x
+    with m.GradientTape(watch_accessed_variables=False) as quiet:
+        with quiet.stop_recording():
+            quiet.watch(v)
+        z = v * v
+    return [t.gradient(y, x), quiet.gradient(z, v), len(quiet.watched_variables())]
+
+
+@same_on_both
+def test_a_watch_between_two_blocks_of_a_persistent_tape_does_nothing(m):
+    x = m.constant(2.0)
+    t = m.GradientTape(persistent=True)
+    with t:
+        pass
+    t.watch(x)
+    with t:
+        y = x * x
+    return t.gradient(y, x)
+
+
+@same_on_both
+def test_another_tapes_stop_recording_does_not_stop_a_watch(m):
+    x = m.constant(2.0)
+    with m.GradientTape() as outer:
+        with m.GradientTape() as inner:
+            with inner.stop_recording():
+                outer.watch(x)
+            y = x * x
+    return outer.gradient(y, x)
