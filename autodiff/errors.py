@@ -6,7 +6,7 @@ derives from ``tf.errors.OpError`` only, and ``except ValueError`` misses it.
 """
 
 __all__ = ["InvalidArgumentError", "OpError", "OutOfRangeError", "ResourceExhaustedError",
-           "OperatorNotAllowedInGraphError"]
+           "OperatorNotAllowedInGraphError", "InaccessibleTensorError"]
 
 
 class OpError(Exception):
@@ -33,6 +33,18 @@ class OperatorNotAllowedInGraphError(TypeError):
     With ``autograph=True`` (the default) a Python ``if``, ``while`` or ``for`` on such a
     tensor becomes ``ad.cond`` / ``ad.while_loop``; elsewhere, and with ``autograph=False``,
     the trace refuses to keep one call's answer for every later call.
+    """
+
+
+class InaccessibleTensorError(ValueError):
+    """A tensor made inside a loop or branch body of a traced function was used outside that
+    body (TensorFlow's error of the same name, which is also a ValueError only).
+
+    Inside ``ad.function`` a body (of ``ad.while_loop``, ``ad.cond``, ``ad.map_fn`` ... or
+    of a Python ``if``/``for``/``while`` that AutoGraph converted) is traced once; a tensor
+    it leaks through a Python list, dict, attribute or nonlocal holds that trace's value,
+    not any call's. Its way out is the body's return values, loop variables or a TensorArray.
+    TensorFlow does not list this class in ``tf.errors``; it raises it all the same.
     """
 
 

@@ -117,7 +117,10 @@ def _sequence_op(name, fn, elems, initializer, reverse, collect):
         _zero_slice(elems, flat)
     body = trace_function(fn, (acc, x), "fn")
     _same_structure(acc, body.outputs)
-    template = _stacked([body.outputs], body.outputs) if collect else body.outputs
+    # the node's outputs replace the template's tensors; made without ops, since the
+    # body's tensors may not be op inputs outside it (tracing/body_scope.py)
+    template = nest.map_structure(lambda t: Tensor(t._value[None]), body.outputs) \
+        if collect else body.outputs
     empty = [((0,) + tuple(t.shape), t.dtype.name) for t in init_flat]
     return stage(name, lambda tensors, fns: run(tensors, fns[0]), flat + init_flat, [body],
                  template, {"reverse": reverse},

@@ -117,7 +117,7 @@ def trace_function(fn, example_args, label, convert=as_tensors):
     examples = tensor_leaves(example_args)
     placeholders = [Tensor(t._value) for t in examples]
     args = pack_tensors(example_args, placeholders)
-    sub = Tracer(placeholders, parent=parent)
+    sub = Tracer(placeholders, parent=parent, body=label)
     holder = {}
 
     def run():

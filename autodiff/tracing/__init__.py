@@ -5,7 +5,8 @@ Reading order: ``function.py`` (tracing, the trace cache, finding a call's trace
 ``signature.py`` (how a call's arguments become a cache key; ``ad.TensorSpec``),
 ``polymorphic.py`` (one trace for every size a ``None`` dimension allows),
 ``graph.py`` (the graph: its nodes, the Tracer that records them, replay),
-``graph_custom_gradient.py`` (an ``ad.custom_gradient`` inside a graph).
+``graph_custom_gradient.py`` (an ``ad.custom_gradient`` inside a graph),
+``body_scope.py`` (a tensor a loop or branch body made may not leave it but as a result).
 
 May import: the engine (``autodiff``'s top-level modules and ``ops/``), and
 the compiler (``autodiff.compiler``) for ``jit_compile=True``. The engine

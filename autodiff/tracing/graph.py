@@ -48,6 +48,7 @@ from .. import tape as _tape
 from ..ops import random as random_ops
 from ..registry import REGISTRY
 from ..tensor import Tensor, Variable
+from .body_scope import mark, refuse_if_made_in_body, table_for
 from .graph_custom_gradient import CustomGradient, custom_gradient_primitive
 
 __all__ = ["Ref", "Node", "Graph", "Tracer", "trace", "prune", "CustomGradient",
@@ -222,9 +223,12 @@ class Tracer:
         placeholders: the Tensors standing for the graph's arguments.
         parent: the enclosing Tracer while a ``grad_fn`` is traced: a tensor
             it knows becomes a capture (a new argument) of this graph.
+        body: set (a label, ``body``, ``true_fn`` ...) when this tracer traces a
+            control-flow body: the tensors it makes may not leave it other than
+            as its outputs (``body_scope.py``).
     """
 
-    def __init__(self, placeholders, parent=None, open_sizes=False):
+    def __init__(self, placeholders, parent=None, open_sizes=False, body=None):
         self.graph = Graph([(tuple(t._value.shape), t.dtype) for t in placeholders])
         # open_sizes: the function's input_signature leaves a size open (None), so the
         # gradient rules and shape ops write sizes as Shape nodes, not numbers
@@ -237,6 +241,10 @@ class Tracer:
         self.captures = []   # parent tensors used here (they became arguments)
         self._pending = []   # (node, primitive, inputs): custom gradients traced at the end
         self._assigned = {}  # variable id -> (Variable, its value before tracing assigned it)
+        self.body = body
+        self._body_made = table_for(parent, _tape.thread_state.active)
+        if body is not None:
+            mark(self._body_made, placeholders, "Placeholder", body)
 
     # ---- the recorder protocol ---------------------------------------------
     def _variable_read(self, variable):
@@ -266,6 +274,8 @@ class Tracer:
             self._pending.append((node, primitive, inputs))
         for j, out in enumerate(outputs):
             self._where[out._id] = Ref("node", index, j)
+        if self.body is not None:
+            mark(self._body_made, outputs, primitive.name, self.body)
 
     def _observe(self, event, *details):
         """An assign while tracing becomes a node; the variable gets its old value back
@@ -296,6 +306,7 @@ class Tracer:
             self.graph.arg_specs.append((tuple(tensor._value.shape), tensor.dtype))
             self.captures.append(tensor)
         else:
+            refuse_if_made_in_body(self._body_made, tensor)   # it would keep one trace's value
             where = Ref("const", len(self.graph.constants))
             self.graph.constants.append(tensor if type(tensor) is Tensor else Tensor(tensor._value))
         self._where[tensor._id] = where
