@@ -18,8 +18,8 @@ How it works (the graph is described in ``graph.py``, keys in ``signature.py``):
    and dtype of every tensor argument, and the value of every Python
    argument (``f(x, 2)`` and ``f(x, 3)`` are two traces, as in TensorFlow).
    With ``input_signature`` the arguments must fit those TensorSpecs
-   (a ValueError for an incompatible shape, a TypeError for a wrong dtype
-   or number of arguments, naming the argument); Python numbers are
+   (a TypeError, as in TensorFlow 2, for an incompatible shape, a wrong
+   dtype or number of arguments, naming the argument); Python numbers are
    converted to the spec's dtype.
 2. **Tracing** (once per key). The function runs on fresh placeholder
    tensors holding the call's values, while a Tracer records every op and

@@ -11,8 +11,8 @@ a call:
     '(float32[7, 3], 2)'
 
 With an ``input_signature`` the arguments are first matched to its
-TensorSpecs (``bind`` and ``conform``): converted, and checked for dtype
-(TypeError) and shape (ValueError), naming the argument.
+TensorSpecs (``bind`` and ``conform``): converted, and checked for dtype and shape,
+naming the argument (a TypeError for either, as TensorFlow 2 raises).
 """
 
 import json
@@ -194,6 +194,6 @@ def conform(value, spec, arg_name, fn_name):
             raise TypeError(f"{fn_name}: argument {arg_name!r} = {value!r} cannot be converted "
                             f"to {spec!r}: {err}") from None
     if not shape_compatible(spec.shape, tuple(tensor.shape)):
-        raise ValueError(f"{fn_name}: argument {arg_name!r} has shape {tuple(tensor.shape)}, "
-                         f"which is incompatible with the input_signature's {spec!r}")
+        raise TypeError(f"{fn_name}: argument {arg_name!r} has shape {tuple(tensor.shape)}, "
+                        f"which is incompatible with the input_signature's {spec!r}")
     return tensor
