@@ -70,6 +70,16 @@ class Variable(Tensor):
 
     value = read_value
 
+    def __getitem__(self, key):
+        """``v[key]``: a read of part of ``v`` (a Tensor) that can also be assigned.
+
+        >>> v = ad.Variable([1.0, 2.0, 3.0])
+        >>> v[0].assign(5.0).numpy()
+        array([5., 2., 3.], dtype=float32)
+        """
+        from .variable_slice import VariableSlice
+        return VariableSlice._of(super().__getitem__(key), self, key)
+
     def assign(self, value, read_value=True):
         """Replaces the value (same shape and dtype). Not differentiable."""
         if _tape().thread_state.observers:

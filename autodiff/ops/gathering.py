@@ -1,4 +1,5 @@
-"""``gather``, ``gather_nd`` and ``boolean_mask``: TensorFlow's arguments made into gathers.
+"""``gather``, ``gather_nd``, ``boolean_mask`` and the ``tensor_scatter_nd`` family:
+TensorFlow's arguments made into gathers.
 
 Indices known when the op is built (a list, an array, a tensor made outside
 ``ad.function``) are checked here and become the key of one ``GatherV2`` op
@@ -17,6 +18,11 @@ in the key, so a batched gather is still one index:
 Indices computed inside ``ad.function`` from its arguments cannot be read
 while tracing; ``gather`` keeps them an input of a ``GatherTake`` op
 (``gather_dynamic.py``), so every call gathers at its own indices.
+
+Writing at known places is a gather too (``replace_at``): the new tensor takes
+each element from ``concat([x, part])``, from ``part`` where it was written.
+Its gradient is TensorFlow's for ``tensor_scatter_nd_update``: the cotangent
+with the written places zeroed for ``x``, gathered at them for ``part``.
 """
 
 import numpy as np
@@ -24,9 +30,10 @@ import numpy as np
 from .. import validate as _validate
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, convert_to_tensor
-from .slicing import GATHER, _encode, _index_array
+from .slicing import GATHER, GATHER_GRAD, _encode, _index_array
 
-__all__ = ["gather", "gather_nd", "boolean_mask"]
+__all__ = ["gather", "gather_nd", "boolean_mask", "tensor_scatter_nd_update",
+           "tensor_scatter_nd_add", "tensor_scatter_nd_sub"]
 
 
 def _host_indices(indices, op):
@@ -188,6 +195,91 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     return getitem(x, (slice(None),) * axis + (mask,))
 
 
+def replace_at(x, positions, part):
+    """``x`` with its flat ``positions`` (an int array, no repeats) replaced by ``part``
+    (broadcast to ``positions``' shape): one gather from ``concat([x, part])``."""
+    size = int(np.prod(x._value.shape, dtype=np.int64))
+    source = np.arange(size, dtype=np.int64)
+    source[positions.ravel()] = size + np.arange(positions.size, dtype=np.int64)
+    both = concat([reshape(x, [-1]), reshape(broadcast_to(part, positions.shape), [-1])], 0)
+    return reshape(GATHER(both, key=(_index_array(source),)), x._value.shape)
+
+
+def _scatter_positions(x, indices, updates, op):
+    """The flat positions of ``x`` that ``indices`` (last axis: K indices) name, shaped like
+    ``updates`` must be (``indices.shape[:-1] + x.shape[K:]``), and ``updates`` in x's dtype."""
+    idx = _host_indices(indices, op)
+    shape = tuple(x._value.shape)
+    u = convert_to_tensor(updates, dtype=x.dtype)
+    k = idx.shape[-1] if idx.ndim else -1
+    if k < 1 or k > len(shape):
+        raise InvalidArgumentError(f"{op}: indices (shape {idx.shape}) must have a last axis of "
+                                   f"1 to {len(shape)} indices into tensor of shape {shape}")
+    for j in range(k):
+        bad = np.argwhere((idx[..., j] < 0) | (idx[..., j] >= shape[j]))
+        if len(bad):
+            where = [int(i) for i in bad[0]] + [j]
+            raise InvalidArgumentError(f"{op}: indices{where} = {idx[tuple(where)]} does not "
+                                       f"index into tensor of shape {shape}")
+    flat = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    positions = flat[tuple(idx[..., j] for j in range(k))]
+    if not u._value.ndim:   # TensorFlow's rule, even where the shapes would fit
+        raise InvalidArgumentError(f"{op}: updates must have rank at least one, got a scalar "
+                                   f"(indices of shape {idx.shape})")
+    if tuple(u.shape) != positions.shape:
+        raise InvalidArgumentError(f"{op}: updates must have shape indices.shape[:-1] + "
+                                   f"tensor.shape[{k}:] = {positions.shape}, got {tuple(u.shape)}")
+    return positions, u
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """``tensor`` with the elements (or slices) that ``indices`` name replaced by ``updates``.
+
+    ``indices`` has shape ``(..., K)``: each row of K indexes the first K axes of
+    ``tensor``; ``updates`` has shape ``indices.shape[:-1] + tensor.shape[K:]``.
+    Indices must be known when the op is built (not computed inside ``ad.function``).
+    Gradients: the cotangent with the written places zeroed for ``tensor``, gathered at
+    them for ``updates``. A place named twice keeps the last update (TensorFlow leaves
+    the order open) and only that update gets a gradient.
+
+    >>> ad.tensor_scatter_nd_update(ad.zeros([4]), [[1], [3]], [5.0, 6.0]).numpy()
+    array([0., 5., 0., 6.], dtype=float32)
+    """
+    x = convert_to_tensor(tensor)
+    positions, u = _scatter_positions(x, indices, updates, "TensorScatterUpdate")
+    return replace_at(x, positions, u)
+
+
+def _scatter_added(x, indices, updates, op):
+    """The updates added into zeros shaped like ``x`` (repeats add up): the gather's own
+    gradient op, whose VJP gathers the cotangent back."""
+    positions, u = _scatter_positions(x, indices, updates, op)
+    size = int(np.prod(x._value.shape, dtype=np.int64))
+    added = GATHER_GRAD(reshape(u, [-1]), key=(_index_array(positions.ravel()),), shape=(size,))
+    return reshape(added, x._value.shape)
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` added at the places ``indices`` name (repeats add up).
+
+    >>> ad.tensor_scatter_nd_add(ad.ones([3]), [[0], [0]], [1.0, 2.0]).numpy()
+    array([4., 1., 1.], dtype=float32)
+    """
+    x = convert_to_tensor(tensor)
+    return x + _scatter_added(x, indices, updates, "TensorScatterAdd")
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` subtracted at the places ``indices`` name.
+
+    >>> ad.tensor_scatter_nd_sub(ad.ones([3]), [[2]], [1.0]).numpy()
+    array([1., 1., 0.], dtype=float32)
+    """
+    x = convert_to_tensor(tensor)
+    return x - _scatter_added(x, indices, updates, "TensorScatterSub")
+
+
 from .gather_dynamic import gather_traced  # noqa: E402
-from .shape import broadcast_gradient_to, reshape, transpose  # noqa: E402
+from .join import concat  # noqa: E402
+from .shape import broadcast_gradient_to, broadcast_to, reshape, transpose  # noqa: E402
 from .slicing import getitem  # noqa: E402
