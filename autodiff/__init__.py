@@ -63,6 +63,7 @@ from .ops.elementwise import abs, pow, round  # noqa: A004  (shadow builtins, as
 from .ops.creation import range  # noqa: A004
 from .ops.shape import shape  # the function; ops.shape is also a module
 from .ops.math_extra import add_n, reverse  # top level in tf too
+from .ops.printing import print_v2 as print  # noqa: A001  (tf.print)
 from .ops.trigonometry import *  # noqa: F403  (tf.asin ... tf.atan2 are top level too)
 from .ops.losses import one_hot
 from . import autodiff, functional  # ad.autodiff.ForwardAccumulator, as tf.autodiff

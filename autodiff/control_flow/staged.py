@@ -31,6 +31,7 @@ Variables it assigns get their values back, so tracing has no side effects.
 
 from .. import nest
 from .. import tape as _tape
+from ..ops.printing import quiet
 from ..registry import Primitive
 from ..tensor import Tensor, Variable, convert_to_tensor
 
@@ -227,7 +228,8 @@ def _run_untraced(run, inputs, op):
     saved = [(v, v._value) for v in op.variables()]
     state.active[:], state.observers[:] = [], []
     try:
-        return list(run(*inputs))
+        with quiet():   # ad.print in a branch or body prints when the graph runs, not now
+            return list(run(*inputs))
     finally:
         state.active[:], state.observers[:] = active, observers
         for variable, value in saved:

@@ -13,6 +13,7 @@ from . import conv, conv_forms, losses, nn_compositions, pooling  # noqa: F401,E
 from . import math_extra, special, trigonometry  # noqa: F401,E402  (ad.math's rest)
 from . import gather_dynamic, gathering, rearrange, resource_gather, sorting  # noqa: F401,E402
 from . import debugging  # noqa: F401,E402  (ad.debugging)
+from . import printing  # noqa: F401,E402  (ad.print)
 from . import recurrent  # noqa: F401,E402  (LSTMCell's fused gates)
 from .compositions import *  # noqa: F401,F403,E402
 from .rearrange import *  # noqa: F401,F403,E402

@@ -228,6 +228,8 @@ class Tracer:
             as its outputs (``body_scope.py``).
     """
 
+    builds_graph = True   # side-effect ops (ad.print) stay quiet: the graph runs them later
+
     def __init__(self, placeholders, parent=None, open_sizes=False, body=None):
         self.graph = Graph([(tuple(t._value.shape), t.dtype) for t in placeholders])
         # open_sizes: the function's input_signature leaves a size open (None), so the
