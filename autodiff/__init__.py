@@ -18,6 +18,7 @@ A reader's map, in reading order. The engine, at the front:
     ops/                 the ops, one file per family (``ops/elementwise.py`` first)
     tensor.py, variable.py, dtypes.py, records.py   values, and what a tape stores
     tensor_shape.py, traced_reads.py   shapes; what a traced tensor refuses
+    variable_slice.py    ``v[0].assign(5.0)``: a slice of a Variable that assigns
     forward.py           forward mode (``ad.autodiff.ForwardAccumulator``)
     jacobian.py          many cotangents in one backward pass
     functional.py        ``grad``, ``jacobian``, ``hessian``, ``hvp`` as functions
