@@ -20,6 +20,8 @@ from autodiff.registry import REGISTRY
 
 # Ops whose whole job is to look at the values on the host: one bool per call.
 READS_THE_HOST_BY_DESIGN = {"CheckNumerics",   # raises when a value is NaN or inf
+                            "PrintV2",   # ad.print writes the values as text (TensorFlow's
+                            # PrintV2 runs on the host too)
                             # a shape computed in a trace (ops/dynamic_shape.py) is read to
                             # allocate the result: a few ints, as TensorFlow keeps shape
                             # tensors in host memory
