@@ -54,7 +54,7 @@ import threading
 import warnings
 
 from . import nest
-from .records import BackwardTrace, TapeRecord  # noqa: F401  (TapeRecord: public here too)
+from .records import BackwardStep, BackwardTrace, TapeRecord  # noqa: F401  (public here too)
 from .tensor import ArraySpec, Tensor
 from .variable import Variable
 

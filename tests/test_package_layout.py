@@ -161,6 +161,24 @@ def test_public_paths_still_resolve():
     assert isinstance(layer, ad.Module) and layer(ad.ones([1, 3])).shape == (1, 2)
 
 
+
+def _library_modules():
+    import pkgutil
+    for package in ("autodiff", "widgets"):
+        root = importlib.import_module(package)
+        yield package
+        yield from (m.name for m in pkgutil.walk_packages(root.__path__, package + "."))
+
+
+@pytest.mark.parametrize("module", sorted(_library_modules()))
+def test_every_name_a_module_exports_exists(module):
+    """``from module import *`` reads ``__all__``: a listed name that is not there (one left
+    behind when its code moved) makes that import fail with an AttributeError."""
+    loaded = importlib.import_module(module)
+    missing = [name for name in getattr(loaded, "__all__", ()) if not hasattr(loaded, name)]
+    assert not missing, f"{module}.__all__ lists names it does not define: {missing}"
+
+
 # ---- widgets/: one package per view, imports one way -----------------------------------
 
 WIDGETS = ROOT.parent / "widgets"
