@@ -212,11 +212,11 @@ class Layer(Module):
 
     @property
     def trainable_variables(self):
-        return [v for v in self.variables if v.trainable]
+        return list(Module.trainable_variables.fget(self))
 
     @property
     def non_trainable_variables(self):
-        return [v for v in self.variables if not v.trainable]
+        return list(Module.non_trainable_variables.fget(self))
 
     @property
     def weights(self):
